@@ -1,0 +1,188 @@
+#include "platforms/platform_spec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "platforms/units.h"
+#include "workloads/json_fields.h"
+
+namespace dtsim::platforms {
+
+using nlohmann::json;
+using workloads::JsonFields;
+
+namespace {
+
+// Hosts beyond this are refused before SimGrid tries to build them.
+constexpr double kMaxHosts = 1 << 24;
+
+double product(const std::vector<unsigned>& values) {
+  double p = 1;
+  for (unsigned v : values) {
+    p *= v;
+  }
+  return p;
+}
+
+LinkSpec read_link(JsonFields& f) {
+  LinkSpec link;
+  if (auto text = f.string("link_bandwidth")) {
+    if (auto bw = parse_bandwidth(*text); bw && *bw > 0) {
+      link.bandwidth_bytes_per_sec = *bw;
+    } else {
+      f.problem("link_bandwidth",
+                "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), "
+                "got \"" + *text + "\"");
+    }
+  }
+  if (auto text = f.string("link_latency")) {
+    if (auto lat = parse_duration(*text)) {
+      link.latency_sec = *lat;
+    } else {
+      f.problem("link_latency",
+                "expected a latency >= 0 such as \"1us\" (s, ms, us, ns), got \"" + *text + "\"");
+    }
+  }
+  return link;
+}
+
+// A list of positive integers of the given length (0: any non-empty length).
+std::vector<unsigned> read_positive_list(JsonFields& f, const char* key, std::size_t length) {
+  std::vector<unsigned> out;
+  auto values = f.unsigned_array(key);
+  if (!values) {
+    return out;
+  }
+  if (length != 0 && values->size() != length) {
+    f.problem(key, "expected " + std::to_string(length) + " entries (one per level), got " +
+                       std::to_string(values->size()));
+  } else if (values->empty()) {
+    f.problem(key, "expected at least one entry");
+  }
+  for (std::size_t i = 0; i < values->size(); ++i) {
+    if ((*values)[i] == 0 || (*values)[i] > kMaxHosts) {
+      f.problem(std::string(key) + "/" + std::to_string(i),
+                "expected an integer between 1 and 16777216, got " + std::to_string((*values)[i]));
+    }
+    out.push_back(static_cast<unsigned>(std::min<std::uint64_t>((*values)[i], kMaxHosts)));
+  }
+  return out;
+}
+
+void check_host_total(JsonFields& f, const char* key, const std::vector<unsigned>& factors) {
+  if (product(factors) > kMaxHosts) {
+    f.problem(key, "describes more than 16777216 hosts");
+  }
+}
+
+Topology read_topology(JsonFields& f, const std::string& spec_path) {
+  std::string name = f.string("topology").value_or("");
+  if (name == "star") {
+    f.reject_unknown({"topology", "hosts", "link_bandwidth", "link_latency"});
+    StarSpec star;
+    auto hosts = f.unsigned_integer("hosts");
+    if (hosts && (*hosts == 0 || *hosts > kMaxHosts)) {
+      f.problem("hosts", "expected an integer between 1 and 16777216, got " +
+                             std::to_string(*hosts));
+    }
+    star.hosts = static_cast<unsigned>(std::min<std::uint64_t>(hosts.value_or(1), kMaxHosts));
+    star.link = read_link(f);
+    return star;
+  }
+  if (name == "fat-tree") {
+    f.reject_unknown(
+        {"topology", "levels", "down", "up", "parallel", "link_bandwidth", "link_latency"});
+    FatTreeSpec tree;
+    auto levels = f.unsigned_integer("levels");
+    if (levels && (*levels < 1 || *levels > 8)) {
+      f.problem("levels", "expected an integer between 1 and 8, got " + std::to_string(*levels));
+      levels.reset();
+    }
+    std::size_t n = levels.value_or(0);
+    tree.levels = static_cast<unsigned>(n);
+    tree.down = read_positive_list(f, "down", n);
+    tree.up = read_positive_list(f, "up", n);
+    tree.parallel = read_positive_list(f, "parallel", n);
+    check_host_total(f, "down", tree.down);
+    tree.link = read_link(f);
+    return tree;
+  }
+  if (name == "torus") {
+    f.reject_unknown({"topology", "dims", "link_bandwidth", "link_latency"});
+    TorusSpec torus;
+    torus.dims = read_positive_list(f, "dims", 0);
+    check_host_total(f, "dims", torus.dims);
+    torus.link = read_link(f);
+    return torus;
+  }
+  if (name == "xml") {
+    f.reject_unknown({"topology", "file"});
+    XmlSpec xml;
+    if (auto file = f.string("file")) {
+      std::filesystem::path p(*file);
+      xml.path = p.is_absolute() ? p.string()
+                                 : (std::filesystem::path(spec_path).parent_path() / p).string();
+      if (!std::filesystem::exists(xml.path)) {
+        f.problem("file", "no such file \"" + xml.path + "\"");
+      }
+    }
+    return xml;
+  }
+  if (f.has("topology") && f.value("topology")->is_string()) {
+    f.problem("topology",
+              "unknown topology \"" + name + "\" (expected one of star, fat-tree, torus, xml)");
+  }
+  return StarSpec{};
+}
+
+}  // namespace
+
+unsigned PlatformSpec::host_count() const {
+  struct Visitor {
+    unsigned operator()(const StarSpec& s) const { return s.hosts; }
+    unsigned operator()(const FatTreeSpec& s) const {
+      return static_cast<unsigned>(product(s.down));
+    }
+    unsigned operator()(const TorusSpec& s) const { return static_cast<unsigned>(product(s.dims)); }
+    unsigned operator()(const XmlSpec&) const { return 0; }
+  };
+  return std::visit(Visitor{}, topology);
+}
+
+std::string PlatformSpec::topology_name() const {
+  constexpr const char* kNames[] = {"star", "fat-tree", "torus", "xml"};
+  return kNames[topology.index()];
+}
+
+PlatformSpec read_platform_spec(const std::string& path) {
+  if (path.ends_with(".xml")) {
+    if (!std::filesystem::exists(path)) {
+      throw PlatformError(path + ": cannot open platform file");
+    }
+    return PlatformSpec{.file = path, .topology = XmlSpec{.path = path}};
+  }
+  std::ifstream in(path);
+  if (!in) {
+    throw PlatformError(path + ": cannot open platform file");
+  }
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw PlatformError(path + ": " + e.what());
+  }
+  std::vector<std::string> problems;
+  JsonFields f(doc, "", problems);
+  PlatformSpec spec{.file = path, .topology = read_topology(f, path)};
+  if (!problems.empty()) {
+    std::string message;
+    for (const std::string& p : problems) {
+      message += (message.empty() ? "" : "\n") + path + ": " + p;
+    }
+    throw PlatformError(message);
+  }
+  return spec;
+}
+
+}  // namespace dtsim::platforms

@@ -1,0 +1,83 @@
+// Platform specs: the documented JSON description of a cluster network (platforms/FORMAT.md),
+// parsed and fully validated before SimGrid sees it.
+//
+//   {"topology": "star", "hosts": 16, "link_bandwidth": "25GBps", "link_latency": "1us"}
+//   {"topology": "fat-tree", "levels": 2, "down": [16, 16], "up": [1, 16], "parallel": [1, 1],
+//    "link_bandwidth": "25GBps", "link_latency": "1us"}
+//   {"topology": "torus", "dims": [4, 4, 4], "link_bandwidth": "25GBps", "link_latency": "1us"}
+//   {"topology": "xml", "file": "cluster.xml"}          (a SimGrid XML platform, path relative
+//                                                        to the spec's folder)
+#ifndef DTSIM_PLATFORMS_PLATFORM_SPEC_H_
+#define DTSIM_PLATFORMS_PLATFORM_SPEC_H_
+
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dtsim::platforms {
+
+// A platform that cannot be used; what() starts with the file name and JSON pointer.
+class PlatformError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Every link of a generated topology has this bandwidth and latency.
+struct LinkSpec {
+  double bandwidth_bytes_per_sec = 25e9;
+  double latency_sec = 1e-6;
+  bool operator==(const LinkSpec&) const = default;
+};
+
+// One switch; each host has its own full-duplex link to it.
+struct StarSpec {
+  unsigned hosts = 16;
+  LinkSpec link;
+  bool operator==(const StarSpec&) const = default;
+};
+
+// SimGrid's generalized fat-tree (FatTreeParams): down[i] children per switch of level i+1,
+// up[i] parents per node of level i, parallel[i] links between each such pair.
+// Hosts = product(down).
+struct FatTreeSpec {
+  unsigned levels = 2;
+  std::vector<unsigned> down{4, 4};
+  std::vector<unsigned> up{1, 4};
+  std::vector<unsigned> parallel{1, 1};
+  LinkSpec link;
+  bool operator==(const FatTreeSpec&) const = default;
+};
+
+// A torus with wrap-around in every dimension; hosts = product(dims).
+struct TorusSpec {
+  std::vector<unsigned> dims{4, 4, 4};
+  LinkSpec link;
+  bool operator==(const TorusSpec&) const = default;
+};
+
+// A SimGrid XML platform file; hosts in the order the file declares them.
+struct XmlSpec {
+  std::string path;  // resolved (relative to the spec's folder, or as given)
+  bool operator==(const XmlSpec&) const = default;
+};
+
+using Topology = std::variant<StarSpec, FatTreeSpec, TorusSpec, XmlSpec>;
+
+struct PlatformSpec {
+  std::string file;   // where it was read from; labels errors and reports
+  Topology topology;
+
+  // Hosts of a generated topology; 0 for XML (known only once loaded).
+  [[nodiscard]] unsigned host_count() const;
+  // "star", "fat-tree", "torus" or "xml".
+  [[nodiscard]] std::string topology_name() const;
+};
+
+// Reads the spec at `path`. A path ending in ".xml" is taken as a SimGrid XML platform.
+// Throws PlatformError listing every problem as "<path>: <json pointer>: <problem>".
+[[nodiscard]] PlatformSpec read_platform_spec(const std::string& path);
+
+}  // namespace dtsim::platforms
+
+#endif  // DTSIM_PLATFORMS_PLATFORM_SPEC_H_

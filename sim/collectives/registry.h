@@ -1,0 +1,23 @@
+// The explicit table of collective algorithms by name (no static-initialisation magic).
+#ifndef DTSIM_SIM_COLLECTIVES_REGISTRY_H_
+#define DTSIM_SIM_COLLECTIVES_REGISTRY_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/collectives/collective_algorithm.h"
+
+namespace dtsim::sim {
+
+// Names accepted by make_algorithm, in display order: "ring", "tree".
+[[nodiscard]] const std::vector<std::string>& algorithm_names();
+
+// The algorithm called `name`, or nullptr if there is none.
+[[nodiscard]] std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
+                                                                  const AlgorithmOptions& options);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_COLLECTIVES_REGISTRY_H_

@@ -1,0 +1,30 @@
+// Binary-tree all-reduce: reduce to the root, then broadcast, both pipelined in chunks.
+// The tree is the binary heap over ranks: the parent of rank v > 0 is (v-1)/2, root 0.
+// A chunk moves up once all of a node's children delivered it; the root broadcasts a chunk as
+// soon as it is reduced, so reduction and broadcast overlap (as NCCL's tree does).
+// With p = 2 and c chunks, uncontended: (c+1) * (alpha + (bytes/c)/B).
+#ifndef DTSIM_SIM_COLLECTIVES_TREE_H_
+#define DTSIM_SIM_COLLECTIVES_TREE_H_
+
+#include <cstdint>
+
+#include "sim/collectives/collective_algorithm.h"
+
+namespace dtsim::sim {
+
+class TreeAlgorithm final : public CollectiveAlgorithm {
+ public:
+  // REQUIRES: chunk_bytes >= 1. The message is cut into ceil(bytes / chunk_bytes) chunks.
+  explicit TreeAlgorithm(std::uint64_t chunk_bytes) : chunk_bytes_(chunk_bytes) {}
+
+  [[nodiscard]] std::string_view name() const override { return "tree"; }
+  [[nodiscard]] Schedule all_reduce(int ranks, std::uint64_t bytes,
+                                    const TopologyHints& hints) const override;
+
+ private:
+  std::uint64_t chunk_bytes_;
+};
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_COLLECTIVES_TREE_H_

@@ -1,0 +1,53 @@
+// Builds the task graph of data-parallel training (PyTorch DDP over NCCL):
+// per rank and iteration, forward, backward in reverse layer order, one all-reduce per gradient
+// bucket on the rank's single communication stream, then the optimizer step.
+#ifndef DTSIM_SIM_DATA_PARALLEL_H_
+#define DTSIM_SIM_DATA_PARALLEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/buckets.h"
+#include "sim/collectives/collective_algorithm.h"
+#include "sim/task_graph.h"
+#include "workloads/trace.h"
+
+namespace dtsim::sim {
+
+struct DataParallelJob {
+  int ranks = 1;
+  std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
+  std::uint64_t first_bucket_cap_bytes = kFirstBucketCapBytes;
+  int iterations = 3;  // simulated back to back; the last one is the steady state
+};
+
+// The graph and the tasks a report needs to read times from.
+struct DataParallelGraph {
+  struct Iteration {
+    std::vector<TaskId> forward;            // per rank
+    std::vector<TaskId> backward_end;       // per rank: the last backward segment
+    std::vector<std::vector<TaskId>> ready;  // [bucket][rank]: gradients of the bucket computed
+    std::vector<CollectiveTasks> all_reduce;  // per bucket
+    std::vector<TaskId> optimizer;          // per rank
+  };
+  TaskGraph graph;
+  std::vector<Bucket> buckets;
+  std::vector<Iteration> iterations;
+};
+
+// Dependencies, per rank r and iteration:
+//  - forward (one task: the layers' sum) follows the previous optimizer step on r's compute
+//    stream; the backward pass is cut into segments that end where a bucket becomes ready;
+//  - bucket b's all-reduce enters on r once b is ready on r and r left bucket b-1's all-reduce
+//    (one communication stream per rank, as NCCL: collectives run in issue order);
+//  - the optimizer step waits for the backward pass and every all-reduce on r.
+// Consecutive layers with no bucket boundary between them are merged into one task (exact:
+// durations add). REQUIRES: job.ranks >= 1, job.iterations >= 1, caps >= 1.
+[[nodiscard]] DataParallelGraph build_data_parallel(const workloads::Workload& workload,
+                                                    const DataParallelJob& job,
+                                                    const CollectiveAlgorithm& algorithm,
+                                                    const TopologyHints& hints);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_DATA_PARALLEL_H_

@@ -1,0 +1,238 @@
+// dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
+// report. The only place that prints to stdout and the only catch of input errors (exit code 2).
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "platforms/platform_spec.h"
+#include "platforms/units.h"
+#include "sim/config_error.h"
+#include "sim/report.h"
+#include "sim/simulation.h"
+#include "workloads/trace_error.h"
+
+namespace po = boost::program_options;
+using dtsim::sim::ConfigError;
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+const char* const kUsage =
+    "dtsim: predicts distributed deep-learning training time on a simulated cluster (SimGrid).\n"
+    "\n"
+    "Usage: dtsim <verb> [flags]      dtsim <verb> --help explains a verb's flags\n"
+    "\n"
+    "Verbs:\n"
+    "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward)\n"
+    "  collective   one collective operation alone on an idle network\n"
+    "\n"
+    "Units: sizes in bytes, or with a suffix B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB\n"
+    "(powers of 1024); bandwidths in platform files as \"25GBps\" (bytes/s) or \"200Gbps\"\n"
+    "(bits/s); latencies as \"1us\", \"500ns\", \"2ms\". Reports give seconds and bytes.\n"
+    "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.\n";
+
+// Flags shared by both verbs.
+po::options_description run_flags(std::string& platform, int& ranks, std::string& algorithm,
+                                  std::string& replay, std::string& tree_chunk,
+                                  std::string& network_model, std::vector<std::string>& cfg,
+                                  std::string& report) {
+  po::options_description d("Platform and algorithm");
+  d.add_options()
+      ("platform", po::value(&platform)->required()->value_name("P.json|P.xml"),
+       "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file")
+      ("ranks", po::value(&ranks)->required()->value_name("N"),
+       "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)")
+      ("algorithm", po::value(&algorithm)->default_value("ring")->value_name("ring|tree"),
+       "all-reduce algorithm: ring (reduce-scatter + all-gather) or tree (binary tree, "
+       "reduce + broadcast, pipelined in chunks)")
+      ("replay", po::value(&replay)->default_value("collapsed")->value_name("collapsed|step"),
+       "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
+       "other traffic interleaves); step: every step's transfers (slow, exact interleaving)")
+      ("tree-chunk", po::value(&tree_chunk)->default_value("512KiB")->value_name("SIZE"),
+       "pipelining chunk of the tree algorithm, in bytes (suffixes allowed)")
+      ("network-model", po::value(&network_model)->default_value("exact")->value_name("exact|lv08"),
+       "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
+       "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors")
+      ("cfg", po::value(&cfg)->composing()->value_name("KEY:VALUE"),
+       "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)")
+      ("report", po::value(&report)->value_name("R.json"),
+       "write the full JSON report there (nothing is written if the run fails)")
+      ("help", "explain the flags");
+  return d;
+}
+
+std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
+  auto bytes = dtsim::platforms::parse_size(text);
+  if (!bytes) {
+    throw ConfigError("--" + flag + " " + text +
+                      ": expected a size such as 1048576, 100MB or 1GiB");
+  }
+  return *bytes;
+}
+
+dtsim::sim::RunOptions run_options(const std::string& platform, int ranks,
+                                   const std::string& algorithm, const std::string& replay,
+                                   const std::string& tree_chunk, const std::string& network_model,
+                                   const std::vector<std::string>& cfg) {
+  dtsim::sim::RunOptions run{.platform_path = platform, .ranks = ranks, .algorithm = algorithm};
+  if (replay != "collapsed" && replay != "step") {
+    throw ConfigError("--replay " + replay + ": expected collapsed or step");
+  }
+  run.collapse = replay == "collapsed";
+  run.tree_chunk_bytes = parse_size_flag("tree-chunk", tree_chunk);
+  auto model = dtsim::sim::parse_network_model(network_model);
+  if (!model) {
+    throw ConfigError("--network-model " + network_model + ": expected exact or lv08");
+  }
+  run.network_model = *model;
+  for (const std::string& c : cfg) {
+    run.simgrid_args.push_back("--cfg=" + c);
+  }
+  return run;
+}
+
+// Fails early, before any simulation, if the report could not be written.
+void check_report_path(const std::string& path) {
+  if (path.empty()) {
+    return;
+  }
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+    throw ConfigError("--report " + path + ": no such directory " + parent.string());
+  }
+}
+
+void write_report(const std::string& path, const nlohmann::ordered_json& report) {
+  if (path.empty()) {
+    return;
+  }
+  std::ofstream out(path);
+  out << report.dump(2) << "\n";
+  if (!out) {
+    throw ConfigError("--report " + path + ": cannot write the report");
+  }
+}
+
+// Parses `args` against `flags`; returns false if --help was given (after printing it).
+bool parse(const std::vector<std::string>& args, const po::options_description& flags,
+           const std::string& verb, const char* what) {
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(flags).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim " << verb << " [flags]\n" << what << "\n" << flags;
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+int run_simulate(const std::vector<std::string>& args) {
+  std::string platform, algorithm, replay, tree_chunk, network_model, report_path, workload;
+  std::vector<std::string> cfg;
+  int ranks = 0;
+  int iterations = 3;
+  double bucket_mb = 25;
+  po::options_description flags;
+  po::options_description job("Workload and job");
+  job.add_options()
+      ("workload", po::value(&workload)->required()->value_name("W.json"),
+       "one device's per-layer costs: a workload trace (see workloads/FORMAT.md)")
+      ("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
+       "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
+       "bucket is capped at 1 MiB as in DDP")
+      ("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
+       "iterations simulated back to back; the last one (steady state) is reported");
+  flags.add(job).add(run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg,
+                               report_path));
+  if (!parse(args, flags, "simulate",
+             "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
+             "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
+             "overlapping it, then the optimizer step. Prints a summary; --report writes the\n"
+             "JSON report (iteration_time_sec, compute_sec, exposed_comm_sec,\n"
+             "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n")) {
+    return 0;
+  }
+  if (!(bucket_mb > 0) || !std::isfinite(bucket_mb)) {
+    throw ConfigError("--bucket-mb " + std::to_string(bucket_mb) + ": expected a size > 0 (MiB)");
+  }
+  dtsim::sim::SimulateConfig config{
+      .run = run_options(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg),
+      .workload_path = workload,
+      .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
+      .iterations = iterations};
+  check_report_path(report_path);
+  const auto report = dtsim::sim::simulate_data_parallel(config);
+  write_report(report_path, report);
+  std::cout << dtsim::sim::simulate_summary(report);
+  return 0;
+}
+
+int run_collective(const std::vector<std::string>& args) {
+  std::string platform, algorithm, replay, tree_chunk, network_model, report_path, op, bytes;
+  std::vector<std::string> cfg;
+  int ranks = 0;
+  po::options_description flags;
+  po::options_description what("Collective");
+  what.add_options()
+      ("op", po::value(&op)->default_value("all-reduce")->value_name("all-reduce"),
+       "the collective operation")
+      ("bytes", po::value(&bytes)->required()->value_name("SIZE"),
+       "message size per rank in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30)");
+  flags.add(what).add(run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg,
+                                report_path));
+  if (!parse(args, flags, "collective",
+             "Simulates one collective alone on an idle network. Prints the time; --report\n"
+             "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
+    return 0;
+  }
+  dtsim::sim::CollectiveConfig config{
+      .run = run_options(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg),
+      .op = op,
+      .bytes = parse_size_flag("bytes", bytes)};
+  check_report_path(report_path);
+  const auto report = dtsim::sim::simulate_collective(config);
+  write_report(report_path, report);
+  std::cout << dtsim::sim::collective_summary(report);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kExitBadInput : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "dtsim " << DTSIM_VERSION << "\n";
+    return 0;
+  }
+  const std::string verb = args[0];
+  args.erase(args.begin());
+  try {
+    if (verb == "simulate") {
+      return run_simulate(args);
+    }
+    if (verb == "collective") {
+      return run_collective(args);
+    }
+    std::cerr << "dtsim: unknown verb \"" << verb << "\" (expected simulate or collective; "
+              << "see dtsim --help)\n";
+    return kExitBadInput;
+  } catch (const po::error& e) {
+    std::cerr << "dtsim " << verb << ": " << e.what() << " (see dtsim " << verb << " --help)\n";
+  } catch (const ConfigError& e) {
+    std::cerr << "dtsim " << verb << ": " << e.what() << "\n";
+  } catch (const dtsim::workloads::TraceError& e) {
+    std::cerr << "dtsim " << verb << ": " << e.what() << "\n";
+  } catch (const dtsim::platforms::PlatformError& e) {
+    std::cerr << "dtsim " << verb << ": " << e.what() << "\n";
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,123 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "platforms/units.h"
+
+namespace dtsim::sim {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+double max_end(const std::vector<TaskId>& ids, const ReplayTimes& times) {
+  double t = 0;
+  for (TaskId id : ids) {
+    t = std::max(t, times.end_sec[static_cast<std::size_t>(id)]);
+  }
+  return t;
+}
+
+std::string format(const char* fmt, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
+}
+
+}  // namespace
+
+DataParallelTimes measure_data_parallel(const DataParallelGraph& dp, const ReplayTimes& times) {
+  DataParallelTimes t;
+  for (const auto& iter : dp.iterations) {
+    t.iteration_end_sec.push_back(max_end(iter.optimizer, times));
+  }
+  const std::size_t last = dp.iterations.size() - 1;
+  const double start_sec = last == 0 ? 0.0 : t.iteration_end_sec[last - 1];
+  t.iteration_time_sec = t.iteration_end_sec[last] - start_sec;
+  const auto& iter = dp.iterations[last];
+  t.backward_end_sec = max_end(iter.backward_end, times) - start_sec;
+  for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
+    const CollectiveTasks& c = iter.all_reduce[b];
+    DataParallelTimes::BucketTimes bt{.ready_sec = max_end(iter.ready[b], times) - start_sec};
+    if (c.first == c.end) {  // a single rank: nothing to reduce
+      bt.start_sec = bt.end_sec = bt.ready_sec;
+    } else {
+      bt.start_sec = *std::min_element(times.start_sec.begin() + c.first,
+                                       times.start_sec.begin() + c.end) - start_sec;
+      bt.end_sec = *std::max_element(times.end_sec.begin() + c.first,
+                                     times.end_sec.begin() + c.end) - start_sec;
+    }
+    t.buckets.push_back(bt);
+  }
+  return t;
+}
+
+ordered_json data_parallel_result(const workloads::Workload& w, const DataParallelGraph& dp,
+                                  const DataParallelTimes& t) {
+  const double compute_sec = w.compute_sec();
+  ordered_json r;
+  r["iteration_time_sec"] = t.iteration_time_sec;
+  r["compute_sec"] = compute_sec;
+  r["forward_sec"] = w.forward_sec();
+  r["backward_sec"] = w.backward_sec();
+  r["optimizer_sec"] = w.optimizer_sec;
+  // Never negative: float sums of the same durations may differ in the last bit.
+  r["exposed_comm_sec"] = std::max(0.0, t.iteration_time_sec - compute_sec);
+  r["scaling_efficiency"] = t.iteration_time_sec > 0 ? compute_sec / t.iteration_time_sec : 1.0;
+  r["samples_per_sec_per_device"] =
+      t.iteration_time_sec > 0 ? w.batch_per_device / t.iteration_time_sec : 0.0;
+  r["backward_end_sec"] = t.backward_end_sec;
+  r["iteration_end_sec"] = t.iteration_end_sec;
+  ordered_json buckets = ordered_json::array();
+  for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
+    const Bucket& bucket = dp.buckets[b];
+    const auto& bt = t.buckets[b];
+    buckets.push_back({{"index", b},
+                       {"bytes", bucket.bytes},
+                       {"first_layer", w.layers[static_cast<std::size_t>(bucket.first_layer)].name},
+                       {"last_layer", w.layers[static_cast<std::size_t>(bucket.last_layer)].name},
+                       {"ready_sec", bt.ready_sec},
+                       {"start_sec", bt.start_sec},
+                       {"end_sec", bt.end_sec},
+                       {"duration_sec", bt.end_sec - bt.start_sec}});
+  }
+  r["buckets"] = std::move(buckets);
+  return r;
+}
+
+std::string simulate_summary(const ordered_json& report) {
+  const auto& r = report["result"];
+  const double iteration_sec = r["iteration_time_sec"].get<double>();
+  std::string s = "dtsim simulate: " + report["workload"]["model"].get<std::string>() + " (batch " +
+                  std::to_string(report["workload"]["batch_per_device"].get<int>()) +
+                  "/device) on " + std::to_string(report["ranks"].get<int>()) + " ranks, " +
+                  report["platform"]["topology"].get<std::string>() + ", " +
+                  report["algorithm"].get<std::string>() + " all-reduce (" +
+                  report["replay"].get<std::string>() + " replay, " +
+                  report["network_model"]["name"].get<std::string>() + " network model)\n";
+  s += "  iteration time          " + format("%.6f s", iteration_sec) + "\n";
+  s += "  compute (fwd+bwd+opt)   " + format("%.6f s", r["compute_sec"].get<double>()) + "\n";
+  s += "  exposed communication   " + format("%.6f s", r["exposed_comm_sec"].get<double>()) + "\n";
+  s += "  scaling efficiency      " +
+       format("%.1f %%", 100 * r["scaling_efficiency"].get<double>()) + "\n";
+  const auto& buckets = r["buckets"];
+  if (!buckets.empty()) {
+    const double last_end = buckets.back()["end_sec"].get<double>();
+    s += "  gradient buckets        " + std::to_string(buckets.size()) + ", last all-reduce ends " +
+         format("%.6f s", last_end - r["backward_end_sec"].get<double>()) +
+         " after the backward pass\n";
+  }
+  return s;
+}
+
+std::string collective_summary(const ordered_json& report) {
+  return "dtsim collective: " + report["op"].get<std::string>() + " of " +
+         platforms::format_bytes(report["bytes"].get<std::uint64_t>()) + " on " +
+         std::to_string(report["ranks"].get<int>()) + " ranks, " +
+         report["algorithm"].get<std::string>() + ": " +
+         format("%.9g s", report["time_sec"].get<double>()) + " (bus bandwidth " +
+         format("%.4g GB/s", report["bus_bandwidth_bytes_per_sec"].get<double>() / 1e9) + ")\n";
+}
+
+}  // namespace dtsim::sim

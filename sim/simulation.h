@@ -1,0 +1,64 @@
+// One dtsim run, end to end: read and validate the inputs, configure SimGrid, build the platform,
+// place ranks, build the task graph, replay it, and produce the report.
+// One simulation per process: SimGrid allows a single engine, and its clock never resets.
+#ifndef DTSIM_SIM_SIMULATION_H_
+#define DTSIM_SIM_SIMULATION_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/buckets.h"
+
+namespace dtsim::sim {
+
+// The SimGrid network model of a run.
+enum class NetworkModel {
+  kExact,  // CM02, no cross-traffic, no TCP window cap: flow-level alpha-beta with max-min sharing
+  kLv08,   // SimGrid's default LV08 (TCP latency/bandwidth factors, cross-traffic)
+};
+
+// "exact" or "lv08"; nothing for other names.
+[[nodiscard]] std::optional<NetworkModel> parse_network_model(const std::string& name);
+[[nodiscard]] std::string network_model_name(NetworkModel model);
+// The --cfg settings a model stands for, e.g. {"network/model:CM02", ...}.
+[[nodiscard]] std::vector<std::string> network_model_settings(NetworkModel model);
+
+// Options shared by both verbs.
+struct RunOptions {
+  std::string platform_path;
+  int ranks = 0;
+  std::string algorithm = "ring";
+  bool collapse = true;                            // collapsed ("collapsed") or step-level replay
+  std::uint64_t tree_chunk_bytes = 512 * 1024;
+  NetworkModel network_model = NetworkModel::kExact;
+  std::vector<std::string> simgrid_args;           // extra --cfg=... / --log=... for SimGrid
+};
+
+struct SimulateConfig {
+  RunOptions run;
+  std::string workload_path;
+  std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
+  int iterations = 3;
+};
+
+struct CollectiveConfig {
+  RunOptions run;
+  std::string op = "all-reduce";
+  std::uint64_t bytes = 0;
+};
+
+// Simulates data-parallel training and returns the report (see README, "Report").
+// Throws ConfigError, workloads::TraceError or platforms::PlatformError, before the simulation
+// starts, for any bad input.
+[[nodiscard]] nlohmann::ordered_json simulate_data_parallel(const SimulateConfig& config);
+
+// Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
+// Throws as simulate_data_parallel.
+[[nodiscard]] nlohmann::ordered_json simulate_collective(const CollectiveConfig& config);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_SIMULATION_H_

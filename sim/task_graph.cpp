@@ -1,0 +1,88 @@
+#include "sim/task_graph.h"
+
+#include <cassert>
+
+namespace dtsim::sim {
+
+TaskId TaskGraph::add_task(Task task, int lane, std::span<const TaskId> deps) {
+  const TaskId id = static_cast<TaskId>(tasks_.size());
+  task.lane = lane;
+  task.dep_begin = static_cast<int>(deps_.size());
+  for (TaskId d : deps) {
+    assert(d >= 0 && d < id && "dependencies must be added first");
+    deps_.push_back(d);
+  }
+  task.dep_end = static_cast<int>(deps_.size());
+  tasks_.push_back(task);
+  lanes_[static_cast<std::size_t>(lane)].tasks.push_back(id);
+  return id;
+}
+
+int TaskGraph::new_lane(int rank) {
+  lanes_.push_back(Lane{.rank = rank});
+  return static_cast<int>(lanes_.size()) - 1;
+}
+
+int TaskGraph::compute_lane(int rank) {
+  auto [it, inserted] = compute_lanes_.emplace(rank, 0);
+  if (inserted) {
+    it->second = new_lane(rank);
+  }
+  return it->second;
+}
+
+int TaskGraph::channel_lane(int src, int dst) {
+  auto [it, inserted] = channel_lanes_.emplace(std::make_pair(src, dst), 0);
+  if (inserted) {
+    it->second = new_lane(src);
+  }
+  return it->second;
+}
+
+TaskId TaskGraph::add_compute(int rank, double duration_sec, std::span<const TaskId> deps) {
+  return add_task(Task{.kind = TaskKind::kCompute, .rank = rank, .duration_sec = duration_sec},
+                  compute_lane(rank), deps);
+}
+
+CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
+                                        const std::vector<std::vector<TaskId>>& entry) {
+  assert(static_cast<int>(entry.size()) == schedule.ranks);
+  CollectiveTasks result{.first = static_cast<TaskId>(tasks_.size())};
+  std::vector<TaskId> op_task(schedule.ops.size());
+  std::vector<TaskId> deps;
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const ScheduleOp& op = schedule.ops[i];
+    deps.clear();
+    for (int d : op.deps) {
+      deps.push_back(op_task[static_cast<std::size_t>(d)]);
+    }
+    for (int r : op.entry_ranks) {
+      deps.insert(deps.end(), entry[static_cast<std::size_t>(r)].begin(),
+                  entry[static_cast<std::size_t>(r)].end());
+    }
+    if (op.kind == ScheduleOp::Kind::kTransfer) {
+      op_task[i] = add_task(
+          Task{.kind = TaskKind::kTransfer, .rank = op.src, .peer = op.dst, .bytes = op.bytes},
+          channel_lane(op.src, op.dst), deps);
+    } else {
+      const int rank = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
+      op_task[i] = add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = op.wait_sec},
+                            new_lane(rank), deps);
+    }
+  }
+  result.end = static_cast<TaskId>(tasks_.size());
+  result.exits.resize(static_cast<std::size_t>(schedule.ranks));
+  for (int r = 0; r < schedule.ranks; ++r) {
+    const auto& exits = schedule.exit_ops[static_cast<std::size_t>(r)];
+    auto& out = result.exits[static_cast<std::size_t>(r)];
+    if (exits.empty()) {
+      out = entry[static_cast<std::size_t>(r)];
+    }
+    for (int op : exits) {
+      out.push_back(op_task[static_cast<std::size_t>(op)]);
+    }
+  }
+  return result;
+}
+
+}  // namespace dtsim::sim

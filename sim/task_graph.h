@@ -1,0 +1,79 @@
+// The per-rank task graph of one or more training iterations: compute tasks, transfers and
+// waits, with dependencies and the lane (stream or channel) each runs on. Built by the job
+// builders (data_parallel.h), executed by replay.h. No SimGrid here.
+#ifndef DTSIM_SIM_TASK_GRAPH_H_
+#define DTSIM_SIM_TASK_GRAPH_H_
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sim/collectives/schedule.h"
+
+namespace dtsim::sim {
+
+using TaskId = int;
+
+enum class TaskKind { kCompute, kTransfer, kWait };
+
+struct Task {
+  TaskKind kind = TaskKind::kCompute;
+  int rank = 0;               // compute: the rank; transfer: the sender
+  int peer = 0;               // transfer: the receiver
+  std::uint64_t bytes = 0;    // transfer
+  double duration_sec = 0;    // compute and wait
+  int lane = 0;
+  int dep_begin = 0;          // deps are TaskGraph::deps()[dep_begin, dep_end)
+  int dep_end = 0;
+};
+
+// A lane runs its tasks one after another, in the order they were added: a rank's compute
+// stream, one (src, dst) network channel, or a private lane for one wait.
+struct Lane {
+  int rank = 0;  // where the lane's actor lives
+  std::vector<TaskId> tasks;
+};
+
+// The per-rank entry and exit tasks of one collective, as the builder sees it.
+struct CollectiveTasks {
+  TaskId first = 0;  // tasks [first, end) implement the collective
+  TaskId end = 0;
+  std::vector<std::vector<TaskId>> exits;  // per rank: the rank is done once these are
+};
+
+class TaskGraph {
+ public:
+  // A compute task on `rank`'s compute stream.
+  // REQUIRES: every dep was added before (tasks are added in a topological order).
+  TaskId add_compute(int rank, double duration_sec, std::span<const TaskId> deps);
+
+  // Adds the operations of `schedule`. Rank r enters the collective once entry[r] have finished.
+  // Transfers go to the (src, dst) channel lanes, after what is already queued there.
+  // A rank that takes part in no operation exits as soon as it enters.
+  CollectiveTasks add_schedule(const Schedule& schedule,
+                               const std::vector<std::vector<TaskId>>& entry);
+
+  [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
+  [[nodiscard]] const std::vector<Lane>& lanes() const { return lanes_; }
+  [[nodiscard]] std::span<const TaskId> deps(const Task& task) const {
+    return {deps_.data() + task.dep_begin, deps_.data() + task.dep_end};
+  }
+
+ private:
+  TaskId add_task(Task task, int lane, std::span<const TaskId> deps);
+  int compute_lane(int rank);
+  int channel_lane(int src, int dst);
+  int new_lane(int rank);
+
+  std::vector<Task> tasks_;
+  std::vector<TaskId> deps_;
+  std::vector<Lane> lanes_;
+  std::map<int, int> compute_lanes_;                 // rank -> lane
+  std::map<std::pair<int, int>, int> channel_lanes_;  // (src, dst) -> lane
+};
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_TASK_GRAPH_H_

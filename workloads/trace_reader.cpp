@@ -1,0 +1,90 @@
+#include "workloads/trace_reader.h"
+
+#include <fstream>
+
+#include "workloads/json_fields.h"
+#include "workloads/trace_error.h"
+#include "workloads/validate.h"
+
+namespace dtsim::workloads {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void throw_problems(const std::string& file, const std::vector<std::string>& problems) {
+  std::string message;
+  for (const std::string& p : problems) {
+    message += (message.empty() ? "" : "\n") + file + ": " + p;
+  }
+  throw TraceError(message);
+}
+
+Layer read_layer(const json& doc, const std::string& pointer, std::vector<std::string>& problems) {
+  JsonFields f(doc, pointer, problems);
+  f.reject_unknown({"name", "forward_sec", "backward_sec", "param_bytes", "forward_flops"});
+  Layer layer;
+  layer.name = f.string("name").value_or("");
+  layer.forward_sec = f.number("forward_sec").value_or(0);
+  layer.backward_sec = f.number("backward_sec").value_or(0);
+  layer.param_bytes = f.unsigned_integer("param_bytes").value_or(0);
+  layer.forward_flops = f.number("forward_flops", /*required=*/false);
+  return layer;
+}
+
+}  // namespace
+
+Workload workload_from_json(const json& doc, const std::string& file) {
+  std::vector<std::string> problems;
+  JsonFields f(doc, "", problems);
+  f.reject_unknown({"format_version", "model", "device", "precision", "batch_per_device", "source",
+                    "optimizer_sec", "layers"});
+  Workload w;
+  if (auto version = f.integer("format_version")) {
+    if (*version != kFormatVersion) {
+      // Nothing else can be trusted in a file of another version.
+      f.problem("format_version", "unsupported version " + std::to_string(*version) +
+                                      " (this dtsim reads version " +
+                                      std::to_string(kFormatVersion) + ")");
+      throw_problems(file, problems);
+    }
+  }
+  w.model = f.string("model").value_or("");
+  w.device = f.string("device").value_or("");
+  w.precision = f.string("precision").value_or("");
+  w.batch_per_device = static_cast<int>(f.integer("batch_per_device").value_or(1));
+  w.source = f.string("source").value_or("");
+  w.optimizer_sec = f.number("optimizer_sec").value_or(0);
+  if (const json* layers = f.value("layers")) {
+    if (!layers->is_array()) {
+      f.problem("layers", "expected an array of layers, got " + describe_json(*layers));
+    } else {
+      for (std::size_t i = 0; i < layers->size(); ++i) {
+        w.layers.push_back(read_layer((*layers)[i], "/layers/" + std::to_string(i), problems));
+      }
+    }
+  }
+  if (problems.empty()) {
+    problems = validate(w);
+  }
+  if (!problems.empty()) {
+    throw_problems(file, problems);
+  }
+  return w;
+}
+
+Workload read_workload(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw TraceError(path + ": cannot open workload trace");
+  }
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw TraceError(path + ": " + e.what());
+  }
+  return workload_from_json(doc, path);
+}
+
+}  // namespace dtsim::workloads

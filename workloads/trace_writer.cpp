@@ -1,0 +1,41 @@
+#include "workloads/trace_writer.h"
+
+#include <fstream>
+
+#include "workloads/trace_error.h"
+
+namespace dtsim::workloads {
+
+nlohmann::ordered_json workload_to_json(const Workload& w) {
+  nlohmann::ordered_json doc;
+  doc["format_version"] = w.format_version;
+  doc["model"] = w.model;
+  doc["device"] = w.device;
+  doc["precision"] = w.precision;
+  doc["batch_per_device"] = w.batch_per_device;
+  doc["source"] = w.source;
+  doc["optimizer_sec"] = w.optimizer_sec;
+  doc["layers"] = nlohmann::ordered_json::array();
+  for (const Layer& layer : w.layers) {
+    nlohmann::ordered_json j;
+    j["name"] = layer.name;
+    j["forward_sec"] = layer.forward_sec;
+    j["backward_sec"] = layer.backward_sec;
+    j["param_bytes"] = layer.param_bytes;
+    if (layer.forward_flops) {
+      j["forward_flops"] = *layer.forward_flops;
+    }
+    doc["layers"].push_back(std::move(j));
+  }
+  return doc;
+}
+
+void write_workload(const Workload& w, const std::string& path) {
+  std::ofstream out(path);
+  out << workload_to_json(w).dump(2) << "\n";
+  if (!out) {
+    throw TraceError(path + ": cannot write workload trace");
+  }
+}
+
+}  // namespace dtsim::workloads

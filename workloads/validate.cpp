@@ -1,0 +1,60 @@
+#include "workloads/validate.h"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace dtsim::workloads {
+
+namespace {
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+void check_non_negative(double v, const std::string& pointer, std::vector<std::string>& problems) {
+  if (!std::isfinite(v) || v < 0) {
+    problems.push_back(pointer + ": expected a finite number >= 0, got " + number_text(v));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const Workload& w) {
+  std::vector<std::string> problems;
+  if (w.format_version != kFormatVersion) {
+    problems.push_back("/format_version: unsupported version " + std::to_string(w.format_version));
+  }
+  if (w.model.empty()) {
+    problems.push_back("/model: must not be empty");
+  }
+  if (w.batch_per_device <= 0) {
+    problems.push_back("/batch_per_device: expected an integer > 0, got " +
+                       std::to_string(w.batch_per_device));
+  }
+  check_non_negative(w.optimizer_sec, "/optimizer_sec", problems);
+  if (w.layers.empty()) {
+    problems.push_back("/layers: a trace needs at least one layer");
+  }
+  std::map<std::string, std::size_t> first_index;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const Layer& layer = w.layers[i];
+    const std::string pointer = "/layers/" + std::to_string(i);
+    if (layer.name.empty()) {
+      problems.push_back(pointer + "/name: must not be empty");
+    } else if (auto [it, inserted] = first_index.emplace(layer.name, i); !inserted) {
+      problems.push_back(pointer + "/name: \"" + layer.name + "\" already names /layers/" +
+                         std::to_string(it->second));
+    }
+    check_non_negative(layer.forward_sec, pointer + "/forward_sec", problems);
+    check_non_negative(layer.backward_sec, pointer + "/backward_sec", problems);
+    if (layer.forward_flops) {
+      check_non_negative(*layer.forward_flops, pointer + "/forward_flops", problems);
+    }
+  }
+  return problems;
+}
+
+}  // namespace dtsim::workloads
