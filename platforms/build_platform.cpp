@@ -1,9 +1,10 @@
 #include "platforms/build_platform.h"
 
 #include <algorithm>
+#include <string>
+
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
-#include <string>
 
 namespace dtsim::platforms {
 
@@ -14,7 +15,9 @@ namespace {
 
 constexpr auto kSplitDuplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
 
-std::string host_name(unsigned long index) { return "host-" + std::to_string(index); }
+std::string host_name(unsigned long index) {
+  return "host-" + std::to_string(index);
+}
 
 Platform build_star(const StarSpec& spec) {
   Platform platform;
@@ -35,16 +38,16 @@ Platform build_star(const StarSpec& spec) {
 
 // A netpoint callback for SimGrid's cluster zones that records hosts by their zone index.
 sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts) {
-  return sg4::ClusterCallbacks(
-      [&hosts](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/,
-               unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
-        sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
-        if (hosts.size() <= id) {
-          hosts.resize(id + 1);
-        }
-        hosts[id] = host;
-        return {host->get_netpoint(), nullptr};
-      });
+  return sg4::ClusterCallbacks([&hosts](sg4::NetZone* zone,
+                                        const std::vector<unsigned long>& /*coord*/,
+                                        unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
+    sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
+    if (hosts.size() <= id) {
+      hosts.resize(id + 1);
+    }
+    hosts[id] = host;
+    return {host->get_netpoint(), nullptr};
+  });
 }
 
 Platform build_fat_tree(const FatTreeSpec& spec) {

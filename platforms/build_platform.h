@@ -2,9 +2,9 @@
 #ifndef DTSIM_PLATFORMS_BUILD_PLATFORM_H_
 #define DTSIM_PLATFORMS_BUILD_PLATFORM_H_
 
-#include <simgrid/forward.h>
-
 #include <vector>
+
+#include <simgrid/forward.h>
 
 #include "platforms/platform_spec.h"
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "platforms/units.h"
@@ -33,7 +34,8 @@ LinkSpec read_link(JsonFields& f) {
     } else {
       f.problem("link_bandwidth",
                 "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), "
-                "got \"" + *text + "\"");
+                "got \"" +
+                    *text + "\"");
     }
   }
   if (auto text = f.string("link_latency")) {
@@ -83,8 +85,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     StarSpec star;
     auto hosts = f.unsigned_integer("hosts");
     if (hosts && (*hosts == 0 || *hosts > kMaxHosts)) {
-      f.problem("hosts", "expected an integer between 1 and 16777216, got " +
-                             std::to_string(*hosts));
+      f.problem("hosts",
+                "expected an integer between 1 and 16777216, got " + std::to_string(*hosts));
     }
     star.hosts = static_cast<unsigned>(std::min<std::uint64_t>(hosts.value_or(1), kMaxHosts));
     star.link = read_link(f);

@@ -65,7 +65,7 @@ struct XmlSpec {
 using Topology = std::variant<StarSpec, FatTreeSpec, TorusSpec, XmlSpec>;
 
 struct PlatformSpec {
-  std::string file;   // where it was read from; labels errors and reports
+  std::string file;  // where it was read from; labels errors and reports
   Topology topology;
 
   // Hosts of a generated topology; 0 for XML (known only once loaded).

@@ -24,11 +24,11 @@ struct DataParallelJob {
 // The graph and the tasks a report needs to read times from.
 struct DataParallelGraph {
   struct Iteration {
-    std::vector<TaskId> forward;            // per rank
-    std::vector<TaskId> backward_end;       // per rank: the last backward segment
-    std::vector<std::vector<TaskId>> ready;  // [bucket][rank]: gradients of the bucket computed
+    std::vector<TaskId> forward;              // per rank
+    std::vector<TaskId> backward_end;         // per rank: the last backward segment
+    std::vector<std::vector<TaskId>> ready;   // [bucket][rank]: gradients of the bucket computed
     std::vector<CollectiveTasks> all_reduce;  // per bucket
-    std::vector<TaskId> optimizer;          // per rank
+    std::vector<TaskId> optimizer;            // per rank
   };
   TaskGraph graph;
   std::vector<Bucket> buckets;

@@ -1,12 +1,14 @@
 // dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
 // report. The only place that prints to stdout and the only catch of input errors (exit code 2).
-#include <boost/program_options.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <boost/program_options.hpp>
 
 #include "platforms/platform_spec.h"
 #include "platforms/units.h"
@@ -21,6 +23,7 @@ using dtsim::sim::ConfigError;
 namespace {
 
 constexpr int kExitBadInput = 2;
+constexpr unsigned kHelpColumns = 100;
 
 const char* const kUsage =
     "dtsim: predicts distributed deep-learning training time on a simulated cluster (SimGrid).\n"
@@ -41,28 +44,28 @@ po::options_description run_flags(std::string& platform, int& ranks, std::string
                                   std::string& replay, std::string& tree_chunk,
                                   std::string& network_model, std::vector<std::string>& cfg,
                                   std::string& report) {
-  po::options_description d("Platform and algorithm");
-  d.add_options()
-      ("platform", po::value(&platform)->required()->value_name("P.json|P.xml"),
-       "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file")
-      ("ranks", po::value(&ranks)->required()->value_name("N"),
-       "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)")
-      ("algorithm", po::value(&algorithm)->default_value("ring")->value_name("ring|tree"),
-       "all-reduce algorithm: ring (reduce-scatter + all-gather) or tree (binary tree, "
-       "reduce + broadcast, pipelined in chunks)")
-      ("replay", po::value(&replay)->default_value("collapsed")->value_name("collapsed|step"),
-       "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
-       "other traffic interleaves); step: every step's transfers (slow, exact interleaving)")
-      ("tree-chunk", po::value(&tree_chunk)->default_value("512KiB")->value_name("SIZE"),
-       "pipelining chunk of the tree algorithm, in bytes (suffixes allowed)")
-      ("network-model", po::value(&network_model)->default_value("exact")->value_name("exact|lv08"),
-       "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
-       "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors")
-      ("cfg", po::value(&cfg)->composing()->value_name("KEY:VALUE"),
-       "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)")
-      ("report", po::value(&report)->value_name("R.json"),
-       "write the full JSON report there (nothing is written if the run fails)")
-      ("help", "explain the flags");
+  po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
+  d.add_options()(
+      "platform", po::value(&platform)->required()->value_name("P.json|P.xml"),
+      "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file")(
+      "ranks", po::value(&ranks)->required()->value_name("N"),
+      "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)")(
+      "algorithm", po::value(&algorithm)->default_value("ring")->value_name("ring|tree"),
+      "all-reduce algorithm: ring (reduce-scatter + all-gather) or tree (binary tree, "
+      "reduce + broadcast, pipelined in chunks)")(
+      "replay", po::value(&replay)->default_value("collapsed")->value_name("collapsed|step"),
+      "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
+      "other traffic interleaves); step: every step's transfers (slow, exact interleaving)")(
+      "tree-chunk", po::value(&tree_chunk)->default_value("512KiB")->value_name("SIZE"),
+      "pipelining chunk of the tree algorithm, in bytes (suffixes allowed)")(
+      "network-model", po::value(&network_model)->default_value("exact")->value_name("exact|lv08"),
+      "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
+      "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors")(
+      "cfg", po::value(&cfg)->composing()->value_name("KEY:VALUE"),
+      "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)")(
+      "report", po::value(&report)->value_name("R.json"),
+      "write the full JSON report there (nothing is written if the run fails)")(
+      "help", "explain the flags");
   return d;
 }
 
@@ -137,18 +140,17 @@ int run_simulate(const std::vector<std::string>& args) {
   int ranks = 0;
   int iterations = 3;
   double bucket_mb = 25;
-  po::options_description flags;
-  po::options_description job("Workload and job");
-  job.add_options()
-      ("workload", po::value(&workload)->required()->value_name("W.json"),
-       "one device's per-layer costs: a workload trace (see workloads/FORMAT.md)")
-      ("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
-       "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
-       "bucket is capped at 1 MiB as in DDP")
-      ("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
-       "iterations simulated back to back; the last one (steady state) is reported");
-  flags.add(job).add(run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg,
-                               report_path));
+  po::options_description flags(kHelpColumns, kHelpColumns / 2);
+  po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
+  job.add_options()("workload", po::value(&workload)->required()->value_name("W.json"),
+                    "one device's per-layer costs: a workload trace (see workloads/FORMAT.md)")(
+      "bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
+      "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
+      "bucket is capped at 1 MiB as in DDP")(
+      "iterations", po::value(&iterations)->default_value(3)->value_name("K"),
+      "iterations simulated back to back; the last one (steady state) is reported");
+  flags.add(job).add(
+      run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg, report_path));
   if (!parse(args, flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
              "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
@@ -176,15 +178,14 @@ int run_collective(const std::vector<std::string>& args) {
   std::string platform, algorithm, replay, tree_chunk, network_model, report_path, op, bytes;
   std::vector<std::string> cfg;
   int ranks = 0;
-  po::options_description flags;
-  po::options_description what("Collective");
-  what.add_options()
-      ("op", po::value(&op)->default_value("all-reduce")->value_name("all-reduce"),
-       "the collective operation")
-      ("bytes", po::value(&bytes)->required()->value_name("SIZE"),
-       "message size per rank in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30)");
-  flags.add(what).add(run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg,
-                                report_path));
+  po::options_description flags(kHelpColumns, kHelpColumns / 2);
+  po::options_description what("Collective", kHelpColumns, kHelpColumns / 2);
+  what.add_options()("op", po::value(&op)->default_value("all-reduce")->value_name("all-reduce"),
+                     "the collective operation")(
+      "bytes", po::value(&bytes)->required()->value_name("SIZE"),
+      "message size per rank in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30)");
+  flags.add(what).add(
+      run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg, report_path));
   if (!parse(args, flags, "collective",
              "Simulates one collective alone on an idle network. Prints the time; --report\n"
              "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
@@ -199,6 +200,14 @@ int run_collective(const std::vector<std::string>& args) {
   write_report(report_path, report);
   std::cout << dtsim::sim::collective_summary(report);
   return 0;
+}
+
+// Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".
+void print_error(const std::string& verb, const std::string& message) {
+  std::istringstream lines(message);
+  for (std::string line; std::getline(lines, line);) {
+    std::cerr << "dtsim " << verb << ": " << line << "\n";
+  }
 }
 
 }  // namespace
@@ -226,13 +235,13 @@ int main(int argc, char** argv) {
               << "see dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
-    std::cerr << "dtsim " << verb << ": " << e.what() << " (see dtsim " << verb << " --help)\n";
+    print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)");
   } catch (const ConfigError& e) {
-    std::cerr << "dtsim " << verb << ": " << e.what() << "\n";
+    print_error(verb, e.what());
   } catch (const dtsim::workloads::TraceError& e) {
-    std::cerr << "dtsim " << verb << ": " << e.what() << "\n";
+    print_error(verb, e.what());
   } catch (const dtsim::platforms::PlatformError& e) {
-    std::cerr << "dtsim " << verb << ": " << e.what() << "\n";
+    print_error(verb, e.what());
   }
   return kExitBadInput;
 }

@@ -2,10 +2,10 @@
 #ifndef DTSIM_SIM_RANK_MAPPING_H_
 #define DTSIM_SIM_RANK_MAPPING_H_
 
-#include <simgrid/forward.h>
-
 #include <string>
 #include <vector>
+
+#include <simgrid/forward.h>
 
 #include "platforms/build_platform.h"
 

@@ -99,7 +99,7 @@ class ReplayState {
   std::vector<int> unmet_;             // per task: dependencies not finished yet
   std::vector<int> dependents_begin_;  // per task: offset into dependents_
   std::vector<TaskId> dependents_;
-  std::vector<TaskId> waiting_for_;    // per lane: the task its actor is blocked on, or -1
+  std::vector<TaskId> waiting_for_;         // per lane: the task its actor is blocked on, or -1
   std::vector<sg4::SemaphorePtr> wakeups_;  // per lane
   ReplayTimes times_;
 };

@@ -4,9 +4,9 @@
 #ifndef DTSIM_SIM_REPLAY_H_
 #define DTSIM_SIM_REPLAY_H_
 
-#include <simgrid/forward.h>
-
 #include <vector>
+
+#include <simgrid/forward.h>
 
 #include "sim/task_graph.h"
 

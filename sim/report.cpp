@@ -43,10 +43,12 @@ DataParallelTimes measure_data_parallel(const DataParallelGraph& dp, const Repla
     if (c.first == c.end) {  // a single rank: nothing to reduce
       bt.start_sec = bt.end_sec = bt.ready_sec;
     } else {
-      bt.start_sec = *std::min_element(times.start_sec.begin() + c.first,
-                                       times.start_sec.begin() + c.end) - start_sec;
-      bt.end_sec = *std::max_element(times.end_sec.begin() + c.first,
-                                     times.end_sec.begin() + c.end) - start_sec;
+      bt.start_sec =
+          *std::min_element(times.start_sec.begin() + c.first, times.start_sec.begin() + c.end) -
+          start_sec;
+      bt.end_sec =
+          *std::max_element(times.end_sec.begin() + c.first, times.end_sec.begin() + c.end) -
+          start_sec;
     }
     t.buckets.push_back(bt);
   }

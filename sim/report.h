@@ -3,8 +3,9 @@
 #ifndef DTSIM_SIM_REPORT_H_
 #define DTSIM_SIM_REPORT_H_
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/data_parallel.h"
 #include "sim/replay.h"
@@ -15,8 +16,8 @@ namespace dtsim::sim {
 // Timing of the steady-state (last simulated) iteration of a data-parallel run. Times of day are
 // relative to the iteration's start: the moment every rank finished the previous optimizer step.
 struct DataParallelTimes {
-  double iteration_time_sec = 0;  // last iteration end - previous iteration end
-  double backward_end_sec = 0;    // last rank's backward pass done
+  double iteration_time_sec = 0;          // last iteration end - previous iteration end
+  double backward_end_sec = 0;            // last rank's backward pass done
   std::vector<double> iteration_end_sec;  // absolute simulated time at which each iteration ended
   struct BucketTimes {
     double ready_sec = 0;  // last rank's gradients of the bucket computed

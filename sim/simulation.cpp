@@ -1,6 +1,7 @@
 #include "sim/simulation.h"
 
 #include <memory>
+
 #include <simgrid/s4u.hpp>
 
 #include "platforms/build_platform.h"
@@ -56,8 +57,8 @@ ValidatedRun validate_run(const RunOptions& run) {
     throw ConfigError("--tree-chunk: expected a size >= 1 byte");
   }
   auto algorithm = make_algorithm(
-      run.algorithm, AlgorithmOptions{.collapse = run.collapse,
-                                      .tree_chunk_bytes = run.tree_chunk_bytes});
+      run.algorithm,
+      AlgorithmOptions{.collapse = run.collapse, .tree_chunk_bytes = run.tree_chunk_bytes});
   if (!algorithm) {
     std::string names;
     for (const std::string& n : algorithm_names()) {

@@ -5,10 +5,11 @@
 #define DTSIM_SIM_SIMULATION_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/buckets.h"
 
@@ -31,10 +32,10 @@ struct RunOptions {
   std::string platform_path;
   int ranks = 0;
   std::string algorithm = "ring";
-  bool collapse = true;                            // collapsed ("collapsed") or step-level replay
+  bool collapse = true;  // collapsed ("collapsed") or step-level replay
   std::uint64_t tree_chunk_bytes = 512 * 1024;
   NetworkModel network_model = NetworkModel::kExact;
-  std::vector<std::string> simgrid_args;           // extra --cfg=... / --log=... for SimGrid
+  std::vector<std::string> simgrid_args;  // extra --cfg=... / --log=... for SimGrid
 };
 
 struct SimulateConfig {

@@ -66,8 +66,9 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
           channel_lane(op.src, op.dst), deps);
     } else {
       const int rank = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
-      op_task[i] = add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = op.wait_sec},
-                            new_lane(rank), deps);
+      op_task[i] =
+          add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = op.wait_sec},
+                   new_lane(rank), deps);
     }
   }
   result.end = static_cast<TaskId>(tasks_.size());

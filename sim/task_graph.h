@@ -20,12 +20,12 @@ enum class TaskKind { kCompute, kTransfer, kWait };
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
-  int rank = 0;               // compute: the rank; transfer: the sender
-  int peer = 0;               // transfer: the receiver
-  std::uint64_t bytes = 0;    // transfer
-  double duration_sec = 0;    // compute and wait
+  int rank = 0;             // compute: the rank; transfer: the sender
+  int peer = 0;             // transfer: the receiver
+  std::uint64_t bytes = 0;  // transfer
+  double duration_sec = 0;  // compute and wait
   int lane = 0;
-  int dep_begin = 0;          // deps are TaskGraph::deps()[dep_begin, dep_end)
+  int dep_begin = 0;  // deps are TaskGraph::deps()[dep_begin, dep_end)
   int dep_end = 0;
 };
 
@@ -70,7 +70,7 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<TaskId> deps_;
   std::vector<Lane> lanes_;
-  std::map<int, int> compute_lanes_;                 // rank -> lane
+  std::map<int, int> compute_lanes_;                  // rank -> lane
   std::map<std::pair<int, int>, int> channel_lanes_;  // (src, dst) -> lane
 };
 

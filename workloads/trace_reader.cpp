@@ -12,7 +12,8 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void throw_problems(const std::string& file, const std::vector<std::string>& problems) {
+[[noreturn]] void throw_problems(const std::string& file,
+                                 const std::vector<std::string>& problems) {
   std::string message;
   for (const std::string& p : problems) {
     message += (message.empty() ? "" : "\n") + file + ": " + p;
@@ -64,8 +65,18 @@ Workload workload_from_json(const json& doc, const std::string& file) {
       }
     }
   }
-  if (problems.empty()) {
-    problems = validate(w);
+  // Semantic problems too, except where a field already failed to read (it holds a default).
+  const std::size_t read_problems = problems.size();
+  for (const std::string& p : validate(w)) {
+    const std::string pointer = p.substr(0, p.find(": "));
+    bool already = false;
+    for (std::size_t i = 0; i < read_problems; ++i) {
+      already = already || problems[i].starts_with(pointer + ": ") ||
+                problems[i].starts_with(pointer + "/");
+    }
+    if (!already) {
+      problems.push_back(p);
+    }
   }
   if (!problems.empty()) {
     throw_problems(file, problems);

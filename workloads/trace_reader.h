@@ -2,8 +2,9 @@
 #ifndef DTSIM_WORKLOADS_TRACE_READER_H_
 #define DTSIM_WORKLOADS_TRACE_READER_H_
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "workloads/trace.h"
 

@@ -6,21 +6,28 @@ namespace dtsim::sim {
 
 namespace {
 
-int mod(int a, int p) { return ((a % p) + p) % p; }
+int mod(int a, int p) {
+  return ((a % p) + p) % p;
+}
 
 // The chunk rank r sends at step s of 2(p-1): reduce-scatter steps forward chunk r-s, all-gather
 // steps forward chunk r+1-s (the one completed, then received, in the previous step).
-int chunk_sent(int r, int s, int p) { return s < p - 1 ? mod(r - s, p) : mod(r + 1 - s, p); }
+int chunk_sent(int r, int s, int p) {
+  return s < p - 1 ? mod(r - s, p) : mod(r + 1 - s, p);
+}
 
 Schedule step_level(int p, std::uint64_t bytes) {
   Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
   const int steps = 2 * (p - 1);
-  auto op_index = [p](int step, int rank) { return step * p + rank; };
+  auto op_index = [p](int step, int rank) {
+    return step * p + rank;
+  };
   for (int s = 0; s < steps; ++s) {
     for (int r = 0; r < p; ++r) {
-      ScheduleOp op{.src = r,
-                    .dst = mod(r + 1, p),
-                    .bytes = piece_bytes(bytes, p, static_cast<std::uint64_t>(chunk_sent(r, s, p)))};
+      ScheduleOp op{
+          .src = r,
+          .dst = mod(r + 1, p),
+          .bytes = piece_bytes(bytes, p, static_cast<std::uint64_t>(chunk_sent(r, s, p)))};
       if (s == 0) {
         op.entry_ranks = {r, mod(r + 1, p)};
       } else {

@@ -6,7 +6,9 @@ namespace dtsim::sim {
 
 namespace {
 
-int parent(int v) { return (v - 1) / 2; }
+int parent(int v) {
+  return (v - 1) / 2;
+}
 
 }  // namespace
 
@@ -17,7 +19,8 @@ Schedule TreeAlgorithm::all_reduce(int ranks, std::uint64_t bytes,
   if (p <= 1) {
     return schedule;
   }
-  const std::uint64_t chunks = std::max<std::uint64_t>(1, (bytes + chunk_bytes_ - 1) / chunk_bytes_);
+  const std::uint64_t chunks =
+      std::max<std::uint64_t>(1, (bytes + chunk_bytes_ - 1) / chunk_bytes_);
   auto children = [p](int v) {
     std::vector<int> out;
     for (int c = 2 * v + 1; c <= 2 * v + 2 && c < p; ++c) {

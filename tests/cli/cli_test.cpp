@@ -1,0 +1,186 @@
+// The dtsim binary as a user runs it: exit codes, verbatim error messages, no report on failure,
+// byte-identical reports for identical runs. DTSIM_BINARY is set by CMake.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Cli : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        fs::temp_directory_path() /
+        ("dtsim_cli_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) const {
+    const std::string cmd = std::string(DTSIM_BINARY) + " " + args + " >" +
+                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  }
+
+  [[nodiscard]] std::string report() const { return (dir_ / "report.json").string(); }
+
+  // Runs a failing command: exit code 2, exactly `message` on stderr, no report written.
+  void expect_error(const std::string& args, const std::string& message) const {
+    const Result r = run(args + " --report " + report());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, message);
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(report()));
+  }
+
+  fs::path dir_;
+};
+
+const std::string kResnet = "--workload workloads/traces/resnet50_v100_b32.json";
+const std::string kStar = "--platform tests/testdata/sim_star16_25GBps.json";
+
+TEST_F(Cli, HelpExplainsVerbsAndUnits) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("simulate"), std::string::npos);
+  EXPECT_NE(r.out.find("collective"), std::string::npos);
+  EXPECT_NE(r.out.find("\"200Gbps\"\n(bits/s)"), std::string::npos);
+}
+
+TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
+  const Result r = run("simulate --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag :
+       {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb", "--iterations",
+        "--report", "--replay", "--tree-chunk", "--network-model", "--cfg"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
+}
+
+TEST_F(Cli, CollectiveAcceptsSizeSuffixes) {
+  Result r = run("collective " + kStar + " --ranks 4 --bytes 100MB --report " + report());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(report()).find("\"bytes\": 100000000,"), std::string::npos);
+  r = run("collective " + kStar + " --ranks 4 --bytes 1GiB --report " + report());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(report()).find("\"bytes\": 1073741824,"), std::string::npos);
+}
+
+TEST_F(Cli, SameRunTwiceGivesByteIdenticalReports) {
+  const std::string args = "simulate " + kResnet + " " + kStar + " --ranks 16 --report ";
+  ASSERT_EQ(run(args + report()).exit_code, 0);
+  const std::string first = slurp(report());
+  ASSERT_EQ(run(args + report()).exit_code, 0);
+  EXPECT_EQ(slurp(report()), first);
+  EXPECT_FALSE(first.empty());
+}
+
+TEST_F(Cli, MissingWorkloadFile) {
+  expect_error("simulate --workload tests/testdata/no_such_trace.json " + kStar + " --ranks 2",
+               "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");
+}
+
+TEST_F(Cli, MalformedJson) {
+  expect_error(
+      "simulate --workload tests/testdata/cli_malformed.json " + kStar + " --ranks 2",
+      "dtsim simulate: tests/testdata/cli_malformed.json: [json.exception.parse_error.101] "
+      "parse error at line 2, column 1: syntax error while parsing object key - unexpected "
+      "end of input; expected string literal\n");
+}
+
+TEST_F(Cli, WrongTypesAreAllReportedWithTheirJsonPointer) {
+  expect_error("simulate --workload tests/testdata/cli_wrong_type.json " + kStar + " --ranks 2",
+               "dtsim simulate: tests/testdata/cli_wrong_type.json: /layers/0/forward_sec: "
+               "expected a number, got string \"fast\"\n"
+               "dtsim simulate: tests/testdata/cli_wrong_type.json: /layers/0/backward_sec: "
+               "expected a finite number >= 0, got -1\n");
+}
+
+TEST_F(Cli, NegativeBandwidth) {
+  expect_error(
+      "collective --platform tests/testdata/cli_negative_bandwidth.json --ranks 2 "
+      "--bytes 1MB",
+      "dtsim collective: tests/testdata/cli_negative_bandwidth.json: /link_bandwidth: "
+      "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), got "
+      "\"-25GBps\"\n");
+}
+
+TEST_F(Cli, ZeroBandwidth) {
+  expect_error("collective --platform tests/testdata/cli_zero_bandwidth.json --ranks 2 --bytes 1MB",
+               "dtsim collective: tests/testdata/cli_zero_bandwidth.json: /link_bandwidth: "
+               "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), got "
+               "\"0GBps\"\n");
+}
+
+TEST_F(Cli, UnknownTopology) {
+  expect_error(
+      "collective --platform tests/testdata/cli_unknown_topology.json --ranks 2 "
+      "--bytes 1MB",
+      "dtsim collective: tests/testdata/cli_unknown_topology.json: /topology: unknown "
+      "topology \"hypercube\" (expected one of star, fat-tree, torus, xml)\n");
+}
+
+TEST_F(Cli, EveryPlatformProblemAtOnce) {
+  expect_error(
+      "collective --platform tests/testdata/cli_wrong_types_platform.json --ranks 2 --bytes 1MB",
+      "dtsim collective: tests/testdata/cli_wrong_types_platform.json: /levels: expected an "
+      "integer >= 0, got string \"two\"\n"
+      "dtsim collective: tests/testdata/cli_wrong_types_platform.json: /down/1: expected an "
+      "integer between 1 and 16777216, got 0\n"
+      "dtsim collective: tests/testdata/cli_wrong_types_platform.json: /link_bandwidth: expected "
+      "a string, got number 25\n");
+}
+
+TEST_F(Cli, UnknownAlgorithm) {
+  expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --algorithm butterfly",
+               "dtsim collective: --algorithm butterfly: unknown algorithm (expected one of ring, "
+               "tree)\n");
+}
+
+TEST_F(Cli, MoreRanksThanHosts) {
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 17",
+               "dtsim simulate: tests/testdata/sim_star16_25GBps.json: the platform has 16 hosts, "
+               "fewer than --ranks 17\n");
+}
+
+TEST_F(Cli, MissingPlatformFile) {
+  expect_error("simulate " + kResnet + " --platform tests/testdata/no_such_platform.json --ranks 2",
+               "dtsim simulate: tests/testdata/no_such_platform.json: cannot open platform file\n");
+}
+
+TEST_F(Cli, BadSize) {
+  expect_error("collective " + kStar + " --ranks 2 --bytes 12XB",
+               "dtsim collective: --bytes 12XB: expected a size such as 1048576, 100MB or 1GiB\n");
+}
+
+TEST_F(Cli, MissingRequiredFlag) {
+  expect_error("simulate " + kStar + " --ranks 2",
+               "dtsim simulate: the option '--workload' is required but missing (see dtsim "
+               "simulate --help)\n");
+}
+
+}  // namespace

@@ -1,0 +1,124 @@
+// One collective on SimGrid against closed-form alpha-beta times, on the exact network model
+// (CM02, no cross-traffic): each step costs alpha + bytes / B, alpha = the route's latency.
+// Every TEST runs in its own process (one SimGrid engine per process).
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "sim/simulation.h"
+
+namespace dtsim::sim {
+namespace {
+
+constexpr double kLinkSec = 1e-6;      // every test platform: 1 us per link
+constexpr double kBytesPerSec = 25e9;  // and "25GBps" = 25e9 bytes/s
+
+double collective_sec(const std::string& platform, int ranks, std::uint64_t bytes,
+                      const std::string& algorithm, bool collapse,
+                      std::uint64_t tree_chunk_bytes = 512 * 1024) {
+  CollectiveConfig config{.run = {.platform_path = "tests/testdata/" + platform,
+                                  .ranks = ranks,
+                                  .algorithm = algorithm,
+                                  .collapse = collapse,
+                                  .tree_chunk_bytes = tree_chunk_bytes},
+                          .bytes = bytes};
+  return simulate_collective(config)["time_sec"].get<double>();
+}
+
+// Ring all-reduce: 2(p-1) steps of alpha + (n/p)/B.
+double ring_closed_form(int p, double alpha_sec, double n_bytes) {
+  return 2.0 * (p - 1) * (alpha_sec + n_bytes / p / kBytesPerSec);
+}
+
+class RingOnStar : public testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(RingOnStar, MatchesAlphaBeta) {
+  const auto [p, collapse] = GetParam();
+  const std::uint64_t n = 1'000'000ull * static_cast<std::uint64_t>(p);  // n/p = 1 MB
+  // Star: a route crosses the sender's link and the receiver's link: alpha = 2 us.
+  const double expected = ring_closed_form(p, 2 * kLinkSec, static_cast<double>(n));
+  EXPECT_NEAR(collective_sec("sim_star16_25GBps.json", p, n, "ring", collapse), expected,
+              1e-6 * expected + 1e-15);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, RingOnStar,
+                         testing::Combine(testing::Values(1, 2, 3, 4, 7, 8, 16), testing::Bool()));
+
+class RingOnFatTree : public testing::TestWithParam<bool> {};
+
+TEST_P(RingOnFatTree, PaysTheLongestEdgeLatencyEveryStep) {
+  // 4 leaves of 4 hosts, 4 spines. Ring edges 3->4, 7->8, 11->12 and 15->0 cross a spine:
+  // host-leaf-spine-leaf-host = 4 links, alpha_max = 4 us; every step waits for them.
+  const int p = 16;
+  const std::uint64_t n = 100'000'000;
+  const double expected = ring_closed_form(p, 4 * kLinkSec, static_cast<double>(n));
+  EXPECT_NEAR(collective_sec("sim_fat_tree16.json", p, n, "ring", GetParam()), expected,
+              1e-6 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Replay, RingOnFatTree, testing::Bool());
+
+class RingOnTorus : public testing::TestWithParam<bool> {};
+
+TEST_P(RingOnTorus, PaysTheLongestEdgeLatencyEveryStep) {
+  // 4x4x4 torus, ranks in row-major order, dimension-order routing. The edge 15 -> 16 goes
+  // (3,3,0) -> (0,0,1): one wrap-around hop in x, one in y, one step in z = 3 links; no ring edge
+  // is longer. alpha_max = 3 us (the SimGrid notes measured the same 126 * (3 + 62.5) us).
+  const int p = 64;
+  const std::uint64_t n = 100'000'000;
+  const double expected = ring_closed_form(p, 3 * kLinkSec, static_cast<double>(n));
+  EXPECT_NEAR(collective_sec("sim_torus64.json", p, n, "ring", GetParam()), expected,
+              1e-6 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Replay, RingOnTorus, testing::Bool());
+
+class RingOnStarUneven : public testing::TestWithParam<bool> {};
+
+TEST_P(RingOnStarUneven, LiesBetweenTheSmallAndLargeChunkBounds) {
+  // 1,000,003 bytes over 7 ranks: chunks of 142,858 (4 of them) and 142,857 bytes. Every step
+  // lasts alpha plus one chunk's time, so the ring takes between 2(p-1) small-chunk steps and
+  // 2(p-1) large-chunk steps: a window of 12 bytes / 25 GB/s = 0.48 ns.
+  const double t = collective_sec("sim_star16_25GBps.json", 7, 1'000'003, "ring", GetParam());
+  EXPECT_GE(t, ring_closed_form(7, 2 * kLinkSec, 7 * 142'857.0) * (1 - 1e-9));
+  EXPECT_LE(t, ring_closed_form(7, 2 * kLinkSec, 7 * 142'858.0) * (1 + 1e-9));
+}
+
+INSTANTIATE_TEST_SUITE_P(Replay, RingOnStarUneven, testing::Bool());
+
+// Tree on a star, alpha = 2 us, n = 100 MB, hand-derived schedules.
+constexpr std::uint64_t kTreeBytes = 100'000'000;
+constexpr double kTreeAlpha = 2 * kLinkSec;
+constexpr double kTreeStep = 100e6 / kBytesPerSec;  // n/B = 4 ms
+
+TEST(TreeOnStar, TwoRanksOneChunkIsUpThenDown) {
+  // 1 -> 0 (alpha + n/B), then 0 -> 1 (alpha + n/B).
+  EXPECT_NEAR(collective_sec("sim_star16_25GBps.json", 2, kTreeBytes, "tree", true, 1ull << 40),
+              2 * (kTreeAlpha + kTreeStep), 1e-9);
+}
+
+TEST(TreeOnStar, TwoRanksPipelineChunks) {
+  // 8 chunks of n/8: the reduce of chunk k (1 -> 0) and the broadcast of chunk k-1 (0 -> 1) use
+  // different link directions, so the pipeline takes (c + 1) stages of alpha + (n/c)/B.
+  const int c = 8;
+  EXPECT_NEAR(collective_sec("sim_star16_25GBps.json", 2, kTreeBytes, "tree", true, kTreeBytes / c),
+              (c + 1) * (kTreeAlpha + kTreeStep / c), 1e-9);
+}
+
+TEST(TreeOnStar, ThreeRanksShareTheRootsLinks) {
+  // 1 -> 0 and 2 -> 0 share 0's incoming link (alpha + 2n/B); the broadcasts 0 -> 1 and 0 -> 2
+  // share its outgoing link (alpha + 2n/B).
+  EXPECT_NEAR(collective_sec("sim_star16_25GBps.json", 3, kTreeBytes, "tree", true, 1ull << 40),
+              2 * (kTreeAlpha + 2 * kTreeStep), 1e-9);
+}
+
+TEST(TreeOnStar, FourRanksFollowTheHandSchedule) {
+  // Heap tree 0 <- {1, 2}, 1 <- {3}. t=0: 3 -> 1 and 2 -> 0 run alone, both end at a + n/B.
+  // Then 1 -> 0 alone: 2(a + n/B). Then 0 -> 1 and 0 -> 2 share 0's link: + a + 2n/B.
+  // Then 1 -> 3: + a + n/B. Total 4a + 5n/B (the SimGrid notes measured 20.008 ms).
+  EXPECT_NEAR(collective_sec("sim_star16_25GBps.json", 4, kTreeBytes, "tree", true, 1ull << 40),
+              4 * kTreeAlpha + 5 * kTreeStep, 1e-9);
+}
+
+}  // namespace
+}  // namespace dtsim::sim
