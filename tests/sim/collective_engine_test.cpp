@@ -58,6 +58,15 @@ TEST_P(RingOnFatTree, PaysTheLongestEdgeLatencyEveryStep) {
 
 INSTANTIATE_TEST_SUITE_P(Replay, RingOnFatTree, testing::Bool());
 
+TEST(RingOnXmlFatTree, MatchesTheJsonFatTree) {
+  // The same fat-tree written as a SimGrid XML cluster: ranks follow the radical order, so the
+  // ring has the same four spine-crossing edges and the same time as RingOnFatTree.
+  const int p = 16;
+  const std::uint64_t n = 100'000'000;
+  const double expected = ring_closed_form(p, 4 * kLinkSec, static_cast<double>(n));
+  EXPECT_NEAR(collective_sec("sim_fat_tree16.xml", p, n, "ring", true), expected, 1e-6 * expected);
+}
+
 class RingOnTorus : public testing::TestWithParam<bool> {};
 
 TEST_P(RingOnTorus, PaysTheLongestEdgeLatencyEveryStep) {
