@@ -25,22 +25,38 @@ TEST(TreeAlgorithm, ChunkCountIsBytesOverChunkRoundedUp) {
   }
 }
 
+TEST(TreeAlgorithm, ParentsFollowNcclsInOrderBinaryTree) {
+  // NCCL's published example (trees.cc, tree 0) for 14 nodes:
+  // 0 -> 8 -> {4, 12}, 4 -> {2, 6}, 2 -> {1, 3}, 12 -> {10, 13}; odd nodes are leaves.
+  const std::vector<std::pair<int, int>> child_parent{{8, 0}, {4, 8}, {12, 8},  {2, 4},  {6, 4},
+                                                      {1, 2}, {3, 2}, {10, 12}, {13, 12}};
+  for (const auto& [child, parent] : child_parent) {
+    EXPECT_EQ(tree_parent(child, 14), parent) << "child " << child;
+  }
+  EXPECT_EQ(tree_parent(5, 14), 6);
+  EXPECT_EQ(tree_parent(11, 14), 10);
+}
+
 TEST(TreeAlgorithm, ParentsWaitForAllChildrenAndTheRootBroadcastsReducedChunks) {
-  // p = 4: heap tree 0 <- {1, 2}, 1 <- {3}. One chunk. Ops in order:
-  // reduce 3->1, 2->0, 1->0 (after 3->1); broadcast 0->1, 0->2 (after both reduces into 0),
-  // 1->3 (after 0->1).
+  // p = 4: tree 0 -> 2 -> {1, 3}. One chunk. Ops in order: reduce 1->2 and 3->2 (deepest
+  // first), 2->0 after both; broadcast 0->2 after 2->0 reached the root, then 2->1 and 2->3.
   const Schedule s = TreeAlgorithm(1 << 20).all_reduce(4, 100, {});
   ASSERT_EQ(s.ops.size(), 6u);
-  EXPECT_EQ(std::make_pair(s.ops[0].src, s.ops[0].dst), std::make_pair(3, 1));
-  EXPECT_EQ(std::make_pair(s.ops[2].src, s.ops[2].dst), std::make_pair(1, 0));
-  EXPECT_EQ(s.ops[2].deps, (std::vector<int>{0}));
-  EXPECT_EQ(std::make_pair(s.ops[3].src, s.ops[3].dst), std::make_pair(0, 1));
-  EXPECT_EQ(s.ops[3].deps, (std::vector<int>{2, 1}));
-  EXPECT_EQ(std::make_pair(s.ops[5].src, s.ops[5].dst), std::make_pair(1, 3));
-  EXPECT_EQ(s.ops[5].deps, (std::vector<int>{3}));
-  // Rank 1 is done once it received the broadcast and forwarded it to 3.
-  EXPECT_EQ(s.exit_ops[1], (std::vector<int>{3, 5}));
-  EXPECT_EQ(s.exit_ops[0], (std::vector<int>{3, 4}));
+  auto edge = [&s](int i) {
+    return std::make_pair(s.ops[i].src, s.ops[i].dst);
+  };
+  EXPECT_EQ(edge(0), std::make_pair(3, 2));
+  EXPECT_EQ(edge(1), std::make_pair(1, 2));
+  EXPECT_EQ(edge(2), std::make_pair(2, 0));
+  EXPECT_EQ(s.ops[2].deps, (std::vector<int>{1, 0}));
+  EXPECT_EQ(edge(3), std::make_pair(0, 2));
+  EXPECT_EQ(s.ops[3].deps, (std::vector<int>{2}));
+  EXPECT_EQ(edge(4), std::make_pair(2, 1));
+  EXPECT_EQ(s.ops[4].deps, (std::vector<int>{3}));
+  EXPECT_EQ(edge(5), std::make_pair(2, 3));
+  // Rank 2 is done once it received the broadcast and forwarded it to both children.
+  EXPECT_EQ(s.exit_ops[2], (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(s.exit_ops[0], (std::vector<int>{3}));
 }
 
 TEST(TreeAlgorithm, SingleRankHasNothingToDo) {
