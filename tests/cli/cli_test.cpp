@@ -99,6 +99,24 @@ TEST_F(Cli, SameRunTwiceGivesByteIdenticalReports) {
   EXPECT_FALSE(first.empty());
 }
 
+TEST_F(Cli, NetworkModelIsSelectableAndRecorded) {
+  // SimGrid's LV08 model multiplies latencies by 13.01 and bandwidths by 0.97 (SimGrid notes,
+  // Table A), so the same all-reduce must take longer than on the exact model.
+  const std::string args = "collective " + kStar + " --ranks 4 --bytes 1MB --report " + report();
+  ASSERT_EQ(run(args).exit_code, 0);
+  const std::string exact = slurp(report());
+  EXPECT_NE(exact.find("\"name\": \"exact\""), std::string::npos);
+  EXPECT_NE(exact.find("\"network/model:CM02\""), std::string::npos);
+  ASSERT_EQ(run(args + " --network-model lv08").exit_code, 0);
+  const std::string lv08 = slurp(report());
+  EXPECT_NE(lv08.find("\"name\": \"lv08\""), std::string::npos);
+  auto time_sec = [](const std::string& json) {
+    const auto at = json.find("\"time_sec\": ");
+    return std::stod(json.substr(at + 12));
+  };
+  EXPECT_GT(time_sec(lv08), time_sec(exact) * 1.05);
+}
+
 TEST_F(Cli, MissingWorkloadFile) {
   expect_error("simulate --workload tests/testdata/no_such_trace.json " + kStar + " --ranks 2",
                "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");
