@@ -8,13 +8,24 @@ namespace {
 
 using workloads::Workload;
 
-// Backward time of layers [from, to) in forward indices.
-double backward_sec(const Workload& w, int from, int to) {
-  double total = 0;
-  for (int i = from; i < to; ++i) {
-    total += w.layers[static_cast<std::size_t>(i)].backward_sec;
+// The backward pass cut where buckets become ready: segment b ends when bucket b's gradients are
+// all computed; the last segment covers the layers left (those before the last bucket's first).
+std::vector<double> backward_segments_sec(const Workload& w, const std::vector<Bucket>& buckets) {
+  std::vector<double> segments;
+  int done_down_to = static_cast<int>(w.layers.size());  // covered: layers [done_down_to, end)
+  auto backward_sec = [&w](int from, int to) {
+    double total = 0;
+    for (int i = from; i < to; ++i) {
+      total += w.layers[static_cast<std::size_t>(i)].backward_sec;
+    }
+    return total;
+  };
+  for (const Bucket& b : buckets) {
+    segments.push_back(backward_sec(b.first_layer, done_down_to));
+    done_down_to = b.first_layer;
   }
-  return total;
+  segments.push_back(backward_sec(0, done_down_to));
+  return segments;
 }
 
 }  // namespace
@@ -35,23 +46,17 @@ DataParallelGraph build_data_parallel(const Workload& workload, const DataParall
     }
   }
 
-  const int layers = static_cast<int>(workload.layers.size());
+  const std::vector<double> segments_sec = backward_segments_sec(workload, out.buckets);
   for (int it = 0; it < job.iterations; ++it) {
     DataParallelGraph::Iteration iter;
     iter.ready.assign(nb, std::vector<TaskId>(static_cast<std::size_t>(p)));
     for (int r = 0; r < p; ++r) {
       // The compute stream orders forward after the previous optimizer step: no explicit dep.
-      TaskId t = out.graph.add_compute(r, workload.forward_sec(), {});
-      iter.forward.push_back(t);
-      int done_down_to = layers;  // backward has covered layers [done_down_to, layers)
+      iter.forward.push_back(out.graph.add_compute(r, workload.forward_sec(), {}));
       for (std::size_t b = 0; b < nb; ++b) {
-        const int first = out.buckets[b].first_layer;
-        t = out.graph.add_compute(r, backward_sec(workload, first, done_down_to), {});
-        done_down_to = first;
-        iter.ready[b][static_cast<std::size_t>(r)] = t;
+        iter.ready[b][static_cast<std::size_t>(r)] = out.graph.add_compute(r, segments_sec[b], {});
       }
-      t = out.graph.add_compute(r, backward_sec(workload, 0, done_down_to), {});
-      iter.backward_end.push_back(t);
+      iter.backward_end.push_back(out.graph.add_compute(r, segments_sec.back(), {}));
     }
     // All-reduces in bucket order; entry of bucket b on r: ready on r, and r left bucket b-1.
     std::vector<std::vector<TaskId>> entry(static_cast<std::size_t>(p));
