@@ -20,7 +20,8 @@ struct Platform {
   //  - star: host i is the i-th host attached to the switch;
   //  - fat-tree: SimGrid's host index, leaf-major (hosts 0..down[0]-1 share the first leaf
   //    switch, and so on);
-  //  - torus: row-major coordinates, the first dimension varying fastest (SimGrid's index);
+  //  - torus: index = x0 + d0 * (x1 + d1 * (x2 + ...)), the first coordinate varying fastest
+  //    (SimGrid's index);
   //  - xml: the order in which the file declares hosts (cluster radicals in order).
   std::vector<simgrid::s4u::Host*> hosts;
 };

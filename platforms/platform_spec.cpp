@@ -1,5 +1,7 @@
 #include "platforms/platform_spec.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -42,8 +44,9 @@ LinkSpec read_link(JsonFields& f) {
     if (auto lat = parse_duration(*text)) {
       link.latency_sec = *lat;
     } else {
-      f.problem("link_latency",
-                "expected a latency >= 0 such as \"1us\" (s, ms, us, ns), got \"" + *text + "\"");
+      f.problem(
+          "link_latency",
+          "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" + *text + "\"");
     }
   }
   return link;
@@ -158,7 +161,10 @@ std::string PlatformSpec::topology_name() const {
 }
 
 PlatformSpec read_platform_spec(const std::string& path) {
-  if (path.ends_with(".xml")) {
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.ends_with(".xml")) {
     if (!std::filesystem::exists(path)) {
       throw PlatformError(path + ": cannot open platform file");
     }
@@ -171,7 +177,7 @@ PlatformSpec read_platform_spec(const std::string& path) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw PlatformError(path + ": " + e.what());
   }
   std::vector<std::string> problems;

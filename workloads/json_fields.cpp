@@ -6,6 +6,16 @@ namespace dtsim::workloads {
 
 using nlohmann::json;
 
+namespace {
+
+// Parsed text stores a non-negative integer as number_unsigned, but a document built in C++
+// (json(5)) stores it as number_integer: accept both.
+bool is_non_negative_integer(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
+
+}  // namespace
+
 JsonFields::JsonFields(const json& object, std::string pointer, std::vector<std::string>& problems)
     : object_(object), pointer_(std::move(pointer)), problems_(problems) {
   if (!object_.is_object()) {
@@ -78,7 +88,7 @@ std::optional<std::uint64_t> JsonFields::unsigned_integer(const char* key, bool 
   if (v == nullptr) {
     return std::nullopt;
   }
-  if (!v->is_number_integer() || (v->is_number_integer() && !v->is_number_unsigned())) {
+  if (!is_non_negative_integer(*v)) {
     problem(key, "expected an integer >= 0, got " + describe_json(*v));
     return std::nullopt;
   }
@@ -99,7 +109,7 @@ std::optional<std::vector<std::uint64_t>> JsonFields::unsigned_array(const char*
   bool ok = true;
   for (std::size_t i = 0; i < v->size(); ++i) {
     const json& item = (*v)[i];
-    if (!item.is_number_unsigned()) {
+    if (!is_non_negative_integer(item)) {
       problem(std::string(key) + "/" + std::to_string(i),
               "expected an integer >= 0, got " + describe_json(item));
       ok = false;
@@ -134,6 +144,9 @@ void JsonFields::reject_unknown(std::initializer_list<const char*> known) {
 
 std::string describe_json(const json& value) {
   constexpr std::size_t kMaxChars = 40;
+  if (value.is_null()) {
+    return "null";
+  }
   std::string text = value.dump();
   if (text.size() > kMaxChars) {
     text = text.substr(0, kMaxChars) + "...";

@@ -1,6 +1,7 @@
 #include "workloads/trace_reader.h"
 
 #include <fstream>
+#include <limits>
 
 #include "workloads/json_fields.h"
 #include "workloads/trace_error.h"
@@ -19,6 +20,11 @@ namespace {
     message += (message.empty() ? "" : "\n") + file + ": " + p;
   }
   throw TraceError(message);
+}
+
+// "/layers/3/name" of "/layers/3/name: must not be empty".
+std::string pointer_of(const std::string& problem) {
+  return problem.substr(0, problem.find(": "));
 }
 
 Layer read_layer(const json& doc, const std::string& pointer, std::vector<std::string>& problems) {
@@ -53,7 +59,15 @@ Workload workload_from_json(const json& doc, const std::string& file) {
   w.model = f.string("model").value_or("");
   w.device = f.string("device").value_or("");
   w.precision = f.string("precision").value_or("");
-  w.batch_per_device = static_cast<int>(f.integer("batch_per_device").value_or(1));
+  const auto batch = f.integer("batch_per_device");
+  if (batch &&
+      (*batch < std::numeric_limits<int>::min() || *batch > std::numeric_limits<int>::max())) {
+    // Would wrap in an int (4294967297 -> 1).
+    f.problem("batch_per_device",
+              "expected an integer between 1 and 2147483647, got " + std::to_string(*batch));
+  } else {
+    w.batch_per_device = static_cast<int>(batch.value_or(1));
+  }
   w.source = f.string("source").value_or("");
   w.optimizer_sec = f.number("optimizer_sec").value_or(0);
   if (const json* layers = f.value("layers")) {
@@ -68,11 +82,13 @@ Workload workload_from_json(const json& doc, const std::string& file) {
   // Semantic problems too, except where a field already failed to read (it holds a default).
   const std::size_t read_problems = problems.size();
   for (const std::string& p : validate(w)) {
-    const std::string pointer = p.substr(0, p.find(": "));
+    const std::string pointer = pointer_of(p);
     bool already = false;
     for (std::size_t i = 0; i < read_problems; ++i) {
-      already = already || problems[i].starts_with(pointer + ": ") ||
-                problems[i].starts_with(pointer + "/");
+      // The same field, a field inside it, or an object enclosing it ("/": the document).
+      const std::string read = pointer_of(problems[i]);
+      already = already || read == "/" || read == pointer || read.starts_with(pointer + "/") ||
+                pointer.starts_with(read + "/");
     }
     if (!already) {
       problems.push_back(p);
@@ -92,7 +108,7 @@ Workload read_workload(const std::string& path) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw TraceError(path + ": " + e.what());
   }
   return workload_from_json(doc, path);

@@ -41,8 +41,8 @@ TEST(BuildPlatform, XmlHostsFollowDeclarationOrderNotNames) {
 }
 
 TEST(BuildPlatform, TorusHostsAreRowMajor) {
-  // 4x4x4: host 1 is (1,0,0), one hop from host 0; host 3 is (3,0,0), one wrap-around hop;
-  // host 21 is (1,1,1), three hops.
+  // 4x4x4, index = x + 4y + 16z: host 1 is (1,0,0), one hop from host 0; host 3 is (3,0,0), one
+  // wrap-around hop; host 21 is (1,1,1), three hops.
   const Platform p = build("tests/testdata/sim_torus64.json");
   ASSERT_EQ(p.hosts.size(), 64u);
   EXPECT_DOUBLE_EQ(route_latency_sec(p.hosts[0], p.hosts[1]), 1e-6);

@@ -70,7 +70,7 @@ TEST(RingOnXmlFatTree, MatchesTheJsonFatTree) {
 class RingOnTorus : public testing::TestWithParam<bool> {};
 
 TEST_P(RingOnTorus, PaysTheLongestEdgeLatencyEveryStep) {
-  // 4x4x4 torus, ranks in row-major order, dimension-order routing. The edge 15 -> 16 goes
+  // 4x4x4 torus, ranks in index order (x fastest), dimension-order routing. The edge 15 -> 16 goes
   // (3,3,0) -> (0,0,1): one wrap-around hop in x, one in y, one step in z = 3 links; no ring edge
   // is longer. alpha_max = 3 us (the SimGrid notes measured the same 126 * (3 + 62.5) us).
   const int p = 64;

@@ -1,0 +1,312 @@
+// Reading platform specs (platforms/FORMAT.md) without building them: what each topology reads
+// as, and the exact message for each kind of bad spec. Pure: no SimGrid engine is created.
+#include "platforms/platform_spec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+namespace dtsim::platforms {
+namespace {
+
+// The message of the PlatformError that reading `path` throws, or "<no error>".
+std::string read_error(const std::string& path) {
+  try {
+    (void)read_platform_spec(path);
+  } catch (const PlatformError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// Writes `text` to a file of this test process's temporary folder and returns its path.
+class TempSpec {
+ public:
+  explicit TempSpec(const std::string& text)
+      : path_((std::filesystem::temp_directory_path() /
+               ("dtsim_pf_" + std::to_string(::getpid()) + ".json"))
+                  .string()) {
+    std::ofstream(path_) << text;
+  }
+  ~TempSpec() { std::filesystem::remove(path_); }
+  TempSpec(const TempSpec&) = delete;
+  TempSpec& operator=(const TempSpec&) = delete;
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(PlatformSpec, ReadsStar) {
+  const PlatformSpec spec = read_platform_spec("tests/testdata/pf_star.json");
+  EXPECT_EQ(spec.file, "tests/testdata/pf_star.json");
+  EXPECT_EQ(spec.topology_name(), "star");
+  EXPECT_EQ(spec.host_count(), 8u);
+  // 25GBps = 25 x 10^9 bytes/s; 1us = 10^-6 s.
+  const StarSpec expected{.hosts = 8,
+                          .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(std::get<StarSpec>(spec.topology), expected);
+}
+
+TEST(PlatformSpec, ReadsFatTree) {
+  const PlatformSpec spec = read_platform_spec("tests/testdata/pf_fat_tree.json");
+  EXPECT_EQ(spec.topology_name(), "fat-tree");
+  const auto& tree = std::get<FatTreeSpec>(spec.topology);
+  EXPECT_EQ(tree.levels, 2u);
+  EXPECT_EQ(tree.down, (std::vector<unsigned>{4, 8}));
+  EXPECT_EQ(tree.up, (std::vector<unsigned>{1, 2}));
+  EXPECT_EQ(tree.parallel, (std::vector<unsigned>{1, 2}));
+  // 200Gbps = 200 x 10^9 bits/s / 8 = 25 x 10^9 bytes/s.
+  EXPECT_EQ(tree.link.bandwidth_bytes_per_sec, 25e9);
+  // 500ns = 500 x 10^-9 s.
+  EXPECT_DOUBLE_EQ(tree.link.latency_sec, 5e-7);
+  // hosts = product(down) = 4 x 8.
+  EXPECT_EQ(spec.host_count(), 32u);
+}
+
+TEST(PlatformSpec, ReadsTorus) {
+  const PlatformSpec spec = read_platform_spec("tests/testdata/pf_torus.json");
+  EXPECT_EQ(spec.topology_name(), "torus");
+  // 50GBps = 50 x 10^9 bytes/s; 2us = 2 x 10^-6 s.
+  const TorusSpec expected{.dims = {2, 3, 4},
+                           .link = {.bandwidth_bytes_per_sec = 50e9, .latency_sec = 2e-6}};
+  EXPECT_EQ(std::get<TorusSpec>(spec.topology), expected);
+  // hosts = product(dims) = 2 x 3 x 4.
+  EXPECT_EQ(spec.host_count(), 24u);
+}
+
+TEST(PlatformSpec, ResolvesXmlFileRelativeToTheSpecFolder) {
+  // pf_xml.json says "file": "pf_cluster.xml", next to itself.
+  const PlatformSpec spec = read_platform_spec("tests/testdata/pf_xml.json");
+  EXPECT_EQ(spec.topology_name(), "xml");
+  EXPECT_EQ(std::get<XmlSpec>(spec.topology).path, "tests/testdata/pf_cluster.xml");
+  // Unknown until SimGrid loads the file.
+  EXPECT_EQ(spec.host_count(), 0u);
+}
+
+TEST(PlatformSpec, KeepsAbsoluteXmlPathAsGiven) {
+  const std::string xml = std::filesystem::absolute("tests/testdata/pf_cluster.xml").string();
+  const TempSpec spec_file(R"({"topology": "xml", "file": ")" + xml + R"("})");
+  EXPECT_EQ(std::get<XmlSpec>(read_platform_spec(spec_file.path()).topology).path, xml);
+}
+
+TEST(PlatformSpec, AcceptsXmlPathDirectly) {
+  const PlatformSpec spec = read_platform_spec("tests/testdata/pf_cluster.xml");
+  EXPECT_EQ(spec.file, "tests/testdata/pf_cluster.xml");
+  EXPECT_EQ(std::get<XmlSpec>(spec.topology).path, "tests/testdata/pf_cluster.xml");
+}
+
+TEST(PlatformSpec, ReadsShippedPlatforms) {
+  // platforms/files: 2-level 16x16 and 32x32 fat-trees (hosts = product(down)), a star of 16,
+  // a 4x4x4 torus.
+  EXPECT_EQ(read_platform_spec("platforms/files/fat_tree_256.json").host_count(), 256u);
+  EXPECT_EQ(read_platform_spec("platforms/files/fat_tree_1024.json").host_count(), 1024u);
+  EXPECT_EQ(read_platform_spec("platforms/files/star_16.json").host_count(), 16u);
+  EXPECT_EQ(read_platform_spec("platforms/files/torus_4x4x4.json").host_count(), 64u);
+  // fat_tree_256.json says "100Gbps": 100 x 10^9 bits/s / 8 = 12.5 x 10^9 bytes/s.
+  const auto tree =
+      std::get<FatTreeSpec>(read_platform_spec("platforms/files/fat_tree_256.json").topology);
+  EXPECT_EQ(tree.link.bandwidth_bytes_per_sec, 12.5e9);
+}
+
+TEST(PlatformSpec, AcceptsZeroLatencyWithoutUnit) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "0"})");
+  EXPECT_EQ(std::get<StarSpec>(read_platform_spec(spec_file.path()).topology).link.latency_sec,
+            0.0);
+}
+
+TEST(PlatformSpec, ReportsMissingFile) {
+  EXPECT_EQ(read_error("tests/testdata/pf_no_such_spec.json"),
+            "tests/testdata/pf_no_such_spec.json: cannot open platform file");
+}
+
+TEST(PlatformSpec, ReportsMissingXmlFileGivenDirectly) {
+  EXPECT_EQ(read_error("tests/testdata/pf_no_such_platform.xml"),
+            "tests/testdata/pf_no_such_platform.xml: cannot open platform file");
+}
+
+TEST(PlatformSpec, ReportsMissingXmlFileNamedBySpec) {
+  // The message shows the path as resolved against the spec's folder.
+  EXPECT_EQ(read_error("tests/testdata/pf_xml_missing.json"),
+            "tests/testdata/pf_xml_missing.json: /file: no such file "
+            "\"tests/testdata/pf_no_such_platform.xml\"");
+}
+
+TEST(PlatformSpec, ReportsMalformedJsonWithLineAndColumn) {
+  const TempSpec spec_file("{\"topology\": \"star\",\n \"hosts\": 4,\n}");
+  // The parser meets '}' on line 3, column 1 where it expects the next key.
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() +
+                ": [json.exception.parse_error.101] parse error at line 3, column 1: syntax error "
+                "while parsing object key - unexpected '}'; expected string literal");
+}
+
+TEST(PlatformSpec, ReportsNumberTooLargeForADouble) {
+  // Bug: nlohmann reports 1e400 as json::out_of_range, not json::parse_error, and
+  // read_platform_spec caught only parse_error, so dtsim aborted (exit 134) instead of exiting 2.
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 1e400, "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(
+      read_error(spec_file.path()),
+      spec_file.path() + ": [json.exception.out_of_range.406] number overflow parsing '1e400'");
+}
+
+TEST(PlatformSpec, RejectsUnknownTopology) {
+  EXPECT_EQ(read_error("tests/testdata/pf_unknown_topology.json"),
+            "tests/testdata/pf_unknown_topology.json: /topology: unknown topology \"dragonfly\" "
+            "(expected one of star, fat-tree, torus, xml)");
+}
+
+TEST(PlatformSpec, RejectsMissingTopology) {
+  const TempSpec spec_file(R"({"hosts": 4})");
+  EXPECT_EQ(read_error(spec_file.path()), spec_file.path() + ": /topology: missing");
+}
+
+TEST(PlatformSpec, RejectsTopologyThatIsNotAString) {
+  const TempSpec spec_file(R"({"topology": 3})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /topology: expected a string, got number 3");
+}
+
+TEST(PlatformSpec, RejectsDocumentThatIsNotAnObject) {
+  const TempSpec spec_file(R"(["star"])");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /: expected an object, got array [\"star\"]");
+}
+
+TEST(PlatformSpec, RejectsZeroBandwidth) {
+  EXPECT_EQ(read_error("tests/testdata/pf_zero_bandwidth.json"),
+            "tests/testdata/pf_zero_bandwidth.json: /link_bandwidth: expected a bandwidth > 0 "
+            "such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), got \"0GBps\"");
+}
+
+TEST(PlatformSpec, RejectsNegativeBandwidth) {
+  EXPECT_EQ(read_error("tests/testdata/pf_negative_bandwidth.json"),
+            "tests/testdata/pf_negative_bandwidth.json: /link_bandwidth: expected a bandwidth > "
+            "0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), got \"-1GBps\"");
+}
+
+TEST(PlatformSpec, RejectsUnitlessBandwidth) {
+  EXPECT_EQ(read_error("tests/testdata/pf_unitless_bandwidth.json"),
+            "tests/testdata/pf_unitless_bandwidth.json: /link_bandwidth: expected a bandwidth > "
+            "0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), got \"25\"");
+}
+
+TEST(PlatformSpec, RejectsBandwidthGivenAsNumber) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": 25e9, "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /link_bandwidth: expected a string, got number 25000000000.0");
+}
+
+TEST(PlatformSpec, RejectsUnitlessNonZeroLatency) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() +
+                ": /link_latency: expected a latency >= 0 such as \"1us\" (s, ms, "
+                "us, ns, ps), got \"1\"");
+}
+
+TEST(PlatformSpec, RejectsMissingLinkKeys) {
+  const TempSpec spec_file(R"({"topology": "torus", "dims": [4]})");
+  EXPECT_EQ(read_error(spec_file.path()), spec_file.path() + ": /link_bandwidth: missing\n" +
+                                              spec_file.path() + ": /link_latency: missing");
+}
+
+TEST(PlatformSpec, RejectsKeyOfAnotherTopology) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "dims": [2], "link_bandwidth": "1GBps",
+          "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() +
+                ": /dims: unknown key (expected one of topology, hosts, link_bandwidth, "
+                "link_latency)");
+}
+
+TEST(PlatformSpec, RejectsStarWithoutHosts) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 0, "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /hosts: expected an integer between 1 and 16777216, got 0");
+}
+
+TEST(PlatformSpec, RejectsFatTreeListsOfWrongLength) {
+  // levels = 2, so down, up and parallel need 2 entries each; they have 3, 1 and 0.
+  EXPECT_EQ(read_error("tests/testdata/pf_fat_tree_wrong_lengths.json"),
+            "tests/testdata/pf_fat_tree_wrong_lengths.json: /down: expected 2 entries (one per "
+            "level), got 3\n"
+            "tests/testdata/pf_fat_tree_wrong_lengths.json: /up: expected 2 entries (one per "
+            "level), got 1\n"
+            "tests/testdata/pf_fat_tree_wrong_lengths.json: /parallel: expected 2 entries (one "
+            "per level), got 0");
+}
+
+TEST(PlatformSpec, RejectsFatTreeZeroEntries) {
+  EXPECT_EQ(read_error("tests/testdata/pf_fat_tree_zero_entries.json"),
+            "tests/testdata/pf_fat_tree_zero_entries.json: /down/1: expected an integer between "
+            "1 and 16777216, got 0\n"
+            "tests/testdata/pf_fat_tree_zero_entries.json: /up/0: expected an integer between 1 "
+            "and 16777216, got 0\n"
+            "tests/testdata/pf_fat_tree_zero_entries.json: /parallel/1: expected an integer "
+            "between 1 and 16777216, got 0");
+}
+
+TEST(PlatformSpec, RejectsFatTreeWithZeroLevels) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 0, "down": [4], "up": [1], "parallel": [1],
+          "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /levels: expected an integer between 1 and 8, got 0");
+}
+
+TEST(PlatformSpec, RejectsNegativeListEntry) {
+  const TempSpec spec_file(
+      R"({"topology": "torus", "dims": [4, -4], "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /dims/1: expected an integer >= 0, got number -4");
+}
+
+TEST(PlatformSpec, RejectsTorusWithoutDimensions) {
+  const TempSpec spec_file(
+      R"({"topology": "torus", "dims": [], "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /dims: expected at least one entry");
+}
+
+TEST(PlatformSpec, RejectsMoreThan16MiHosts) {
+  // 4096 x 4096 x 2 = 2^25 hosts > 2^24 = 16777216.
+  const TempSpec spec_file(
+      R"({"topology": "torus", "dims": [4096, 4096, 2], "link_bandwidth": "1GBps",
+          "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() + ": /dims: describes more than 16777216 hosts");
+}
+
+TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": -1, "link_bandwidth": "25", "link_latency": "-1us",
+          "bandwidth": "25GBps"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p +
+                ": /bandwidth: unknown key (expected one of topology, hosts, link_bandwidth, "
+                "link_latency)\n" +
+                p + ": /hosts: expected an integer >= 0, got number -1\n" + p +
+                ": /link_bandwidth: expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or "
+                "\"200Gbps\" (bits/s), got \"25\"\n" +
+                p +
+                ": /link_latency: expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), "
+                "got \"-1us\"");
+}
+
+}  // namespace
+}  // namespace dtsim::platforms

@@ -1,0 +1,311 @@
+// Reading and validating workload traces (workloads/FORMAT.md): what a good trace reads as, and
+// the exact message for each kind of bad input. Messages are asserted verbatim (style G19): if the
+// wording changes, these tests change in the same commit.
+#include "workloads/trace_reader.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "workloads/trace.h"
+#include "workloads/trace_error.h"
+
+namespace dtsim::workloads {
+namespace {
+
+using nlohmann::json;
+
+// The message of the TraceError that reading `path` throws, or "<no error>".
+std::string read_error(const std::string& path) {
+  try {
+    (void)read_workload(path);
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// The message of the TraceError that workload_from_json(`text`, "inline.json") throws.
+std::string parse_error(const std::string& text) {
+  try {
+    (void)workload_from_json(json::parse(text), "inline.json");
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// A valid trace with one layer; `layer` replaces that layer's JSON object.
+std::string one_layer_trace(const std::string& layer) {
+  return R"({"format_version": 1, "model": "m", "device": "d", "precision": "fp32",
+             "batch_per_device": 8, "source": "s", "optimizer_sec": 0, "layers": [)" +
+         layer + "]}";
+}
+
+TEST(TraceReader, ReadsEveryFieldOfTinyTrace) {
+  // Field by field from tests/testdata/wl_tiny_trace.json.
+  const Workload expected{
+      .format_version = 1,
+      .model = "tiny_mlp",
+      .device = "test-device",
+      .precision = "fp32",
+      .batch_per_device = 8,
+      .source = "hand-written test data: three layers, round numbers",
+      .optimizer_sec = 0.0005,
+      .layers = {{.name = "fc1",
+                  .forward_sec = 0.001,
+                  .backward_sec = 0.002,
+                  .param_bytes = 4000,
+                  .forward_flops = 1e6},
+                 {.name = "relu", .forward_sec = 0.0001, .backward_sec = 0.0001, .param_bytes = 0},
+                 {.name = "fc2",
+                  .forward_sec = 0.003,
+                  .backward_sec = 0.006,
+                  .param_bytes = 2000000,
+                  .forward_flops = 3e6}}};
+  EXPECT_EQ(read_workload("tests/testdata/wl_tiny_trace.json"), expected);
+}
+
+TEST(TraceReader, KeepsLayersInFileOrder) {
+  const Workload w = read_workload("tests/testdata/wl_tiny_trace.json");
+  ASSERT_EQ(w.layers.size(), 3u);
+  EXPECT_EQ(w.layers[0].name, "fc1");
+  EXPECT_EQ(w.layers[1].name, "relu");
+  EXPECT_EQ(w.layers[2].name, "fc2");
+}
+
+TEST(TraceReader, SumsOfTinyTraceMatchHandCalculation) {
+  const Workload w = read_workload("tests/testdata/wl_tiny_trace.json");
+  // 4000 + 0 + 2000000 bytes.
+  EXPECT_EQ(w.param_bytes(), 2004000u);
+  // 0.001 + 0.0001 + 0.003 s.
+  EXPECT_DOUBLE_EQ(w.forward_sec(), 0.0041);
+  // 0.002 + 0.0001 + 0.006 s.
+  EXPECT_DOUBLE_EQ(w.backward_sec(), 0.0081);
+  // forward 0.0041 + backward 0.0081 + optimizer 0.0005 s.
+  EXPECT_DOUBLE_EQ(w.compute_sec(), 0.0127);
+}
+
+TEST(TraceReader, LeavesAbsentForwardFlopsEmpty) {
+  const Workload w = read_workload("tests/testdata/wl_tiny_trace.json");
+  // The "relu" layer of wl_tiny_trace.json has no forward_flops key.
+  EXPECT_FALSE(w.layers[1].forward_flops.has_value());
+}
+
+TEST(TraceReader, AcceptsLargestParamBytes) {
+  // 2^64 - 1: the largest std::uint64_t.
+  const Workload w = workload_from_json(
+      json::parse(one_layer_trace(
+          R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 18446744073709551615})")),
+      "inline.json");
+  EXPECT_EQ(w.layers[0].param_bytes, UINT64_MAX);
+}
+
+TEST(TraceReader, AcceptsNonNegativeIntegersBuiltInCode) {
+  // Bug: nlohmann stores a non-negative integer *parsed from text* as number_unsigned but one
+  // *built in C++* (json(4000)) as number_integer, and JsonFields::unsigned_integer accepted only
+  // the former, so workload_from_json rejected a document built in code with
+  // "expected an integer >= 0, got number 4000".
+  json doc = json::parse(
+      one_layer_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 0})"));
+  doc["layers"][0]["param_bytes"] = 4000;  // an int: stored as number_integer
+  ASSERT_TRUE(doc["layers"][0]["param_bytes"].is_number_integer());
+  ASSERT_FALSE(doc["layers"][0]["param_bytes"].is_number_unsigned());
+  EXPECT_EQ(workload_from_json(doc, "inline.json").layers[0].param_bytes, 4000u);
+}
+
+TEST(TraceReader, ReportsMissingFile) {
+  EXPECT_EQ(read_error("tests/testdata/wl_no_such_trace.json"),
+            "tests/testdata/wl_no_such_trace.json: cannot open workload trace");
+}
+
+TEST(TraceReader, ReportsMalformedJsonWithLineAndColumn) {
+  // wl_malformed.json has a trailing comma after "model": the parser meets '}' on line 4, column 1
+  // where it expects the next key.
+  EXPECT_EQ(
+      read_error("tests/testdata/wl_malformed.json"),
+      "tests/testdata/wl_malformed.json: [json.exception.parse_error.101] parse error at line "
+      "4, column 1: syntax error while parsing object key - unexpected '}'; expected string "
+      "literal");
+}
+
+TEST(TraceReader, ReportsJsonPointerOfWrongField) {
+  EXPECT_EQ(read_error("tests/testdata/wl_wrong_type.json"),
+            "tests/testdata/wl_wrong_type.json: /layers/1/forward_sec: expected a number, got "
+            "string \"3ms\"");
+}
+
+TEST(TraceReader, RejectsNegativeForwardSec) {
+  EXPECT_EQ(read_error("tests/testdata/wl_negative_forward.json"),
+            "tests/testdata/wl_negative_forward.json: /layers/0/forward_sec: expected a finite "
+            "number >= 0, got -1");
+}
+
+TEST(TraceReader, RejectsUnknownLayerKeyAndListsTheKnownOnes) {
+  EXPECT_EQ(read_error("tests/testdata/wl_unknown_key.json"),
+            "tests/testdata/wl_unknown_key.json: /layers/0/flops: unknown key (expected one of "
+            "name, forward_sec, backward_sec, param_bytes, forward_flops)");
+}
+
+TEST(TraceReader, RejectsUnknownTopLevelKey) {
+  EXPECT_EQ(parse_error(R"({"format_version": 1, "model": "m", "device": "d", "precision": "p",
+                           "batch_per_device": 1, "source": "s", "optimizer_sec": 0,
+                           "layers": [{"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                       "param_bytes": 0}],
+                           "comment": "x"})"),
+            "inline.json: /comment: unknown key (expected one of format_version, model, device, "
+            "precision, batch_per_device, source, optimizer_sec, layers)");
+}
+
+TEST(TraceReader, RejectsDuplicateLayerNameNamingTheFirstUse) {
+  EXPECT_EQ(read_error("tests/testdata/wl_duplicate_name.json"),
+            "tests/testdata/wl_duplicate_name.json: /layers/2/name: \"fc\" already names "
+            "/layers/0");
+}
+
+TEST(TraceReader, RejectsOtherFormatVersionBeforeLookingFurther) {
+  // wl_version2.json also has a non-array "layers", which is not reported: nothing else of a file
+  // of another version is checked.
+  EXPECT_EQ(read_error("tests/testdata/wl_version2.json"),
+            "tests/testdata/wl_version2.json: /format_version: unsupported version 2 (this dtsim "
+            "reads version 1)");
+}
+
+TEST(TraceReader, RejectsMissingFormatVersion) {
+  EXPECT_EQ(parse_error(R"({"model": "m", "device": "d", "precision": "p", "batch_per_device": 1,
+                           "source": "s", "optimizer_sec": 0,
+                           "layers": [{"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                       "param_bytes": 0}]})"),
+            "inline.json: /format_version: missing");
+}
+
+TEST(TraceReader, RejectsFormatVersionWrittenAsFloat) {
+  // JSON Schema would call 1.0 an integer; the reader wants an integer literal.
+  EXPECT_EQ(parse_error(R"({"format_version": 1.0, "model": "m", "device": "d", "precision": "p",
+                           "batch_per_device": 1, "source": "s", "optimizer_sec": 0,
+                           "layers": [{"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                       "param_bytes": 0}]})"),
+            "inline.json: /format_version: expected an integer, got number 1.0");
+}
+
+TEST(TraceReader, RejectsFractionalParamBytes) {
+  EXPECT_EQ(parse_error(one_layer_trace(
+                R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 4000.5})")),
+            "inline.json: /layers/0/param_bytes: expected an integer >= 0, got number 4000.5");
+}
+
+TEST(TraceReader, RejectsDocumentThatIsNotAnObject) {
+  EXPECT_EQ(parse_error("[1, 2]"), "inline.json: /: expected an object, got array [1,2]");
+}
+
+TEST(TraceReader, RejectsLayersThatAreNotAnArray) {
+  EXPECT_EQ(parse_error(R"({"format_version": 1, "model": "m", "device": "d", "precision": "p",
+                           "batch_per_device": 1, "source": "s", "optimizer_sec": 0,
+                           "layers": {"name": "a"}})"),
+            "inline.json: /layers: expected an array of layers, got object {\"name\":\"a\"}");
+}
+
+TEST(TraceReader, RejectsTraceWithoutLayers) {
+  EXPECT_EQ(parse_error(R"({"format_version": 1, "model": "m", "device": "d", "precision": "p",
+                           "batch_per_device": 1, "source": "s", "optimizer_sec": 0,
+                           "layers": []})"),
+            "inline.json: /layers: a trace needs at least one layer");
+}
+
+TEST(TraceReader, RejectsBatchPerDeviceBeyondIntRange) {
+  // Bug: 4294967297 = 2^32 + 1 was narrowed to int, became 1 and was accepted as batch 1.
+  EXPECT_EQ(parse_error(R"({"format_version": 1, "model": "m", "device": "d", "precision": "p",
+                           "batch_per_device": 4294967297, "source": "s", "optimizer_sec": 0,
+                           "layers": [{"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                       "param_bytes": 0}]})"),
+            "inline.json: /batch_per_device: expected an integer between 1 and 2147483647, got "
+            "4294967297");
+}
+
+TEST(TraceReader, ReportsEveryStructuralProblemAtOnce) {
+  // In document order, except that an object's unknown keys come first (sorted by key).
+  EXPECT_EQ(read_error("tests/testdata/wl_many_problems.json"),
+            "tests/testdata/wl_many_problems.json: /comment: unknown key (expected one of "
+            "format_version, model, device, precision, batch_per_device, source, optimizer_sec, "
+            "layers)\n"
+            "tests/testdata/wl_many_problems.json: /device: expected a string, got number 7\n"
+            "tests/testdata/wl_many_problems.json: /batch_per_device: missing\n"
+            "tests/testdata/wl_many_problems.json: /layers/0/backward_sec: expected a number, got "
+            "null\n"
+            "tests/testdata/wl_many_problems.json: /layers/1/param_bytes: expected an integer >= "
+            "0, got number -5\n"
+            "tests/testdata/wl_many_problems.json: /layers/2: expected an object, got number 42");
+}
+
+TEST(TraceReader, ReportsEveryValueProblemAtOnce) {
+  EXPECT_EQ(read_error("tests/testdata/wl_many_semantic_problems.json"),
+            "tests/testdata/wl_many_semantic_problems.json: /model: must not be empty\n"
+            "tests/testdata/wl_many_semantic_problems.json: /batch_per_device: expected an "
+            "integer > 0, got 0\n"
+            "tests/testdata/wl_many_semantic_problems.json: /optimizer_sec: expected a finite "
+            "number >= 0, got -0.5\n"
+            "tests/testdata/wl_many_semantic_problems.json: /layers/0/backward_sec: expected a "
+            "finite number >= 0, got -0.002\n"
+            "tests/testdata/wl_many_semantic_problems.json: /layers/0/forward_flops: expected a "
+            "finite number >= 0, got -1\n"
+            "tests/testdata/wl_many_semantic_problems.json: /layers/1/name: must not be empty\n"
+            "tests/testdata/wl_many_semantic_problems.json: /layers/2/name: \"fc1\" already "
+            "names /layers/0");
+}
+
+TEST(TraceReader, ReportsNumberTooLargeForADouble) {
+  // Bug: nlohmann reports 1e400 as json::out_of_range, not json::parse_error, and read_workload
+  // caught only parse_error, so the exception left without the file name and dtsim aborted
+  // (exit 134) instead of exiting with code 2.
+  EXPECT_EQ(read_error("tests/testdata/wl_number_overflow.json"),
+            "tests/testdata/wl_number_overflow.json: [json.exception.out_of_range.406] number "
+            "overflow parsing '1e400'");
+}
+
+TEST(TraceReader, RejectsNonFiniteTimeBuiltInCode) {
+  // JSON text cannot hold infinity (see above), but a document built in C++ can.
+  json doc = json::parse(
+      one_layer_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 0})"));
+  doc["layers"][0]["backward_sec"] = std::numeric_limits<double>::infinity();
+  try {
+    (void)workload_from_json(doc, "inline.json");
+    ADD_FAILURE() << "no TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "inline.json: /layers/0/backward_sec: expected a finite number >= 0, got inf");
+  }
+}
+
+TEST(TraceReader, ReportsValueProblemsAlongsideTypeProblems) {
+  // Values are checked even when other fields failed to read: type problems first, then value
+  // problems.
+  EXPECT_EQ(parse_error(R"({"format_version": 1, "model": "m", "device": "d", "precision": "p",
+                           "batch_per_device": 1, "source": "s", "optimizer_sec": -1,
+                           "layers": [{"name": "a", "forward_sec": "1", "backward_sec": 0,
+                                       "param_bytes": 0}]})"),
+            "inline.json: /layers/0/forward_sec: expected a number, got string \"1\"\n"
+            "inline.json: /optimizer_sec: expected a finite number >= 0, got -1");
+}
+
+TEST(TraceReader, DoesNotCheckValuesOfFieldsThatFailedToRead) {
+  // The missing name is not also reported as empty, nor the string time as negative.
+  EXPECT_EQ(parse_error(one_layer_trace(R"({"forward_sec": "-1", "backward_sec": 0,
+                                           "param_bytes": 0})")),
+            "inline.json: /layers/0/name: missing\n"
+            "inline.json: /layers/0/forward_sec: expected a number, got string \"-1\"");
+}
+
+TEST(TraceReader, DoesNotCheckFieldsInsideAnObjectThatFailedToRead) {
+  // Bug: the fields of a layer that is not an object were then checked as defaults, adding
+  // "/layers/0/name: must not be empty"; for a document that is not an object, "/model: must not
+  // be empty" and "/layers: a trace needs at least one layer".
+  EXPECT_EQ(parse_error(one_layer_trace("42")),
+            "inline.json: /layers/0: expected an object, got number 42");
+  EXPECT_EQ(parse_error("[1, 2]"), "inline.json: /: expected an object, got array [1,2]");
+}
+
+}  // namespace
+}  // namespace dtsim::workloads
