@@ -10,8 +10,10 @@
 
 namespace dtsim::workloads {
 
-// The trace format version this code reads and writes.
-inline constexpr int kFormatVersion = 1;
+// The trace format version this code writes. It reads versions 1 and 2 (version 2 = version 1
+// plus the optional measurement record and per-layer spreads).
+inline constexpr int kFormatVersion = 2;
+inline constexpr int kOldestFormatVersion = 1;
 
 // One layer (a module, or a parameter-free op such as a residual add) of the model.
 struct Layer {
@@ -20,8 +22,25 @@ struct Layer {
   double backward_sec = 0;              // time of its backward pass (input and weight gradients)
   std::uint64_t param_bytes = 0;        // gradient bytes this layer contributes to the all-reduce
   std::optional<double> forward_flops;  // optional: FLOPs of the forward pass (FMA = 2 FLOPs)
+  // Optional (v2), for measured traces: interquartile range (p75 - p25) of the per-iteration
+  // times the medians forward_sec and backward_sec were taken from.
+  std::optional<double> forward_iqr_sec;
+  std::optional<double> backward_iqr_sec;
 
   bool operator==(const Layer&) const = default;
+};
+
+// How a measured trace was measured (v2, optional).
+struct Measurement {
+  std::string tool;           // e.g. "dtsim_profile 0.1"
+  std::string framework;      // e.g. "torch 2.11.0+cu130"
+  std::string clock;          // "cuda_events", "thread_cpu" or "wall"
+  int warmup_iterations = 0;  // iterations run and discarded first
+  int timed_iterations = 0;   // iterations whose per-layer times were kept (medians reported)
+  std::string date;           // YYYY-MM-DD
+  std::string host;           // the device's and machine's names
+
+  bool operator==(const Measurement&) const = default;
 };
 
 // One device's training iteration: forward over `layers` in order, backward in reverse order,
@@ -35,6 +54,7 @@ struct Workload {
   std::string source;         // where the numbers came from (measurement, model, calibration)
   double optimizer_sec = 0;   // optimizer step after all gradients are reduced
   std::vector<Layer> layers;  // forward order
+  std::optional<Measurement> measurement;  // measured traces only
 
   bool operator==(const Workload&) const = default;
 

@@ -29,14 +29,41 @@ std::string pointer_of(const std::string& problem) {
 
 Layer read_layer(const json& doc, const std::string& pointer, std::vector<std::string>& problems) {
   JsonFields f(doc, pointer, problems);
-  f.reject_unknown({"name", "forward_sec", "backward_sec", "param_bytes", "forward_flops"});
+  f.reject_unknown({"name", "forward_sec", "backward_sec", "param_bytes", "forward_flops",
+                    "forward_iqr_sec", "backward_iqr_sec"});
   Layer layer;
   layer.name = f.string("name").value_or("");
   layer.forward_sec = f.number("forward_sec").value_or(0);
   layer.backward_sec = f.number("backward_sec").value_or(0);
   layer.param_bytes = f.unsigned_integer("param_bytes").value_or(0);
   layer.forward_flops = f.number("forward_flops", /*required=*/false);
+  layer.forward_iqr_sec = f.number("forward_iqr_sec", /*required=*/false);
+  layer.backward_iqr_sec = f.number("backward_iqr_sec", /*required=*/false);
   return layer;
+}
+
+int read_count(JsonFields& f, const char* key) {
+  auto v = f.integer(key);
+  if (v && (*v < 0 || *v > std::numeric_limits<int>::max())) {
+    f.problem(key, "expected an integer between 0 and 2147483647, got " + std::to_string(*v));
+    return 0;
+  }
+  return static_cast<int>(v.value_or(0));
+}
+
+Measurement read_measurement(const json& doc, std::vector<std::string>& problems) {
+  JsonFields f(doc, "/measurement", problems);
+  f.reject_unknown(
+      {"tool", "framework", "clock", "warmup_iterations", "timed_iterations", "date", "host"});
+  Measurement m;
+  m.tool = f.string("tool").value_or("");
+  m.framework = f.string("framework").value_or("");
+  m.clock = f.string("clock").value_or("");
+  m.warmup_iterations = read_count(f, "warmup_iterations");
+  m.timed_iterations = read_count(f, "timed_iterations");
+  m.date = f.string("date").value_or("");
+  m.host = f.string("host").value_or("");
+  return m;
 }
 
 }  // namespace
@@ -45,16 +72,18 @@ Workload workload_from_json(const json& doc, const std::string& file) {
   std::vector<std::string> problems;
   JsonFields f(doc, "", problems);
   f.reject_unknown({"format_version", "model", "device", "precision", "batch_per_device", "source",
-                    "optimizer_sec", "layers"});
+                    "optimizer_sec", "layers", "measurement"});
   Workload w;
   if (auto version = f.integer("format_version")) {
-    if (*version != kFormatVersion) {
+    if (*version < kOldestFormatVersion || *version > kFormatVersion) {
       // Nothing else can be trusted in a file of another version.
       f.problem("format_version", "unsupported version " + std::to_string(*version) +
-                                      " (this dtsim reads version " +
+                                      " (this dtsim reads versions " +
+                                      std::to_string(kOldestFormatVersion) + " to " +
                                       std::to_string(kFormatVersion) + ")");
       throw_problems(file, problems);
     }
+    w.format_version = static_cast<int>(*version);
   }
   w.model = f.string("model").value_or("");
   w.device = f.string("device").value_or("");
@@ -78,6 +107,9 @@ Workload workload_from_json(const json& doc, const std::string& file) {
         w.layers.push_back(read_layer((*layers)[i], "/layers/" + std::to_string(i), problems));
       }
     }
+  }
+  if (const json* m = f.value("measurement", /*required=*/false)) {
+    w.measurement = read_measurement(*m, problems);
   }
   // Semantic problems too, except where a field already failed to read (it holds a default).
   const std::size_t read_problems = problems.size();

@@ -25,7 +25,23 @@ nlohmann::ordered_json workload_to_json(const Workload& w) {
     if (layer.forward_flops) {
       j["forward_flops"] = *layer.forward_flops;
     }
+    if (layer.forward_iqr_sec) {
+      j["forward_iqr_sec"] = *layer.forward_iqr_sec;
+    }
+    if (layer.backward_iqr_sec) {
+      j["backward_iqr_sec"] = *layer.backward_iqr_sec;
+    }
     doc["layers"].push_back(std::move(j));
+  }
+  if (w.measurement) {
+    const Measurement& m = *w.measurement;
+    doc["measurement"] = {{"tool", m.tool},
+                          {"framework", m.framework},
+                          {"clock", m.clock},
+                          {"warmup_iterations", m.warmup_iterations},
+                          {"timed_iterations", m.timed_iterations},
+                          {"date", m.date},
+                          {"host", m.host}};
   }
   return doc;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <utility>
 
 namespace dtsim::workloads {
 
@@ -24,8 +25,23 @@ void check_non_negative(double v, const std::string& pointer, std::vector<std::s
 
 std::vector<std::string> validate(const Workload& w) {
   std::vector<std::string> problems;
-  if (w.format_version != kFormatVersion) {
+  if (w.format_version < kOldestFormatVersion || w.format_version > kFormatVersion) {
     problems.push_back("/format_version: unsupported version " + std::to_string(w.format_version));
+  }
+  const bool v1 = w.format_version == 1;
+  if (w.measurement) {
+    if (v1) {
+      problems.push_back("/measurement: needs format_version 2");
+    }
+    const Measurement& m = *w.measurement;
+    if (m.clock != "cuda_events" && m.clock != "thread_cpu" && m.clock != "wall") {
+      problems.push_back("/measurement/clock: expected cuda_events, thread_cpu or wall, got \"" +
+                         m.clock + "\"");
+    }
+    if (m.timed_iterations < 1) {
+      problems.push_back("/measurement/timed_iterations: expected an integer >= 1, got " +
+                         std::to_string(m.timed_iterations));
+    }
   }
   if (w.model.empty()) {
     problems.push_back("/model: must not be empty");
@@ -52,6 +68,16 @@ std::vector<std::string> validate(const Workload& w) {
     check_non_negative(layer.backward_sec, pointer + "/backward_sec", problems);
     if (layer.forward_flops) {
       check_non_negative(*layer.forward_flops, pointer + "/forward_flops", problems);
+    }
+    for (const auto& [key, value] : {std::pair{"forward_iqr_sec", layer.forward_iqr_sec},
+                                     std::pair{"backward_iqr_sec", layer.backward_iqr_sec}}) {
+      if (!value) {
+        continue;
+      }
+      check_non_negative(*value, pointer + "/" + key, problems);
+      if (v1) {
+        problems.push_back(pointer + "/" + key + ": needs format_version 2");
+      }
     }
   }
   return problems;

@@ -12,6 +12,7 @@
 
 #include "workloads/trace.h"
 #include "workloads/trace_error.h"
+#include "workloads/trace_writer.h"
 
 namespace dtsim::workloads {
 namespace {
@@ -147,7 +148,8 @@ TEST(TraceReader, RejectsNegativeForwardSec) {
 TEST(TraceReader, RejectsUnknownLayerKeyAndListsTheKnownOnes) {
   EXPECT_EQ(read_error("tests/testdata/wl_unknown_key.json"),
             "tests/testdata/wl_unknown_key.json: /layers/0/flops: unknown key (expected one of "
-            "name, forward_sec, backward_sec, param_bytes, forward_flops)");
+            "name, forward_sec, backward_sec, param_bytes, forward_flops, forward_iqr_sec, "
+            "backward_iqr_sec)");
 }
 
 TEST(TraceReader, RejectsUnknownTopLevelKey) {
@@ -157,7 +159,7 @@ TEST(TraceReader, RejectsUnknownTopLevelKey) {
                                        "param_bytes": 0}],
                            "comment": "x"})"),
             "inline.json: /comment: unknown key (expected one of format_version, model, device, "
-            "precision, batch_per_device, source, optimizer_sec, layers)");
+            "precision, batch_per_device, source, optimizer_sec, layers, measurement)");
 }
 
 TEST(TraceReader, RejectsDuplicateLayerNameNamingTheFirstUse) {
@@ -167,11 +169,11 @@ TEST(TraceReader, RejectsDuplicateLayerNameNamingTheFirstUse) {
 }
 
 TEST(TraceReader, RejectsOtherFormatVersionBeforeLookingFurther) {
-  // wl_version2.json also has a non-array "layers", which is not reported: nothing else of a file
+  // wl_version3.json also has a non-array "layers", which is not reported: nothing else of a file
   // of another version is checked.
-  EXPECT_EQ(read_error("tests/testdata/wl_version2.json"),
-            "tests/testdata/wl_version2.json: /format_version: unsupported version 2 (this dtsim "
-            "reads version 1)");
+  EXPECT_EQ(read_error("tests/testdata/wl_version3.json"),
+            "tests/testdata/wl_version3.json: /format_version: unsupported version 3 (this dtsim "
+            "reads versions 1 to 2)");
 }
 
 TEST(TraceReader, RejectsMissingFormatVersion) {
@@ -230,7 +232,7 @@ TEST(TraceReader, ReportsEveryStructuralProblemAtOnce) {
   EXPECT_EQ(read_error("tests/testdata/wl_many_problems.json"),
             "tests/testdata/wl_many_problems.json: /comment: unknown key (expected one of "
             "format_version, model, device, precision, batch_per_device, source, optimizer_sec, "
-            "layers)\n"
+            "layers, measurement)\n"
             "tests/testdata/wl_many_problems.json: /device: expected a string, got number 7\n"
             "tests/testdata/wl_many_problems.json: /batch_per_device: missing\n"
             "tests/testdata/wl_many_problems.json: /layers/0/backward_sec: expected a number, got "
@@ -305,6 +307,41 @@ TEST(TraceReader, DoesNotCheckFieldsInsideAnObjectThatFailedToRead) {
   EXPECT_EQ(parse_error(one_layer_trace("42")),
             "inline.json: /layers/0: expected an object, got number 42");
   EXPECT_EQ(parse_error("[1, 2]"), "inline.json: /: expected an object, got array [1,2]");
+}
+
+}  // namespace
+}  // namespace dtsim::workloads
+
+namespace dtsim::workloads {
+namespace {
+
+TEST(TraceReaderV2, ReadsMeasurementAndSpreads) {
+  const Workload w = read_workload("tests/testdata/wl_measured_v2.json");
+  EXPECT_EQ(w.format_version, 2);
+  ASSERT_TRUE(w.measurement.has_value());
+  EXPECT_EQ(w.measurement->clock, "cuda_events");
+  EXPECT_EQ(w.measurement->warmup_iterations, 5);
+  EXPECT_EQ(w.measurement->timed_iterations, 20);
+  EXPECT_EQ(w.measurement->host, "NVIDIA H200");
+  EXPECT_EQ(w.layers[0].forward_iqr_sec, 0.00001);
+  EXPECT_EQ(w.layers[0].backward_iqr_sec, 0.00002);
+  EXPECT_FALSE(w.layers[1].forward_iqr_sec.has_value());
+}
+
+TEST(TraceReaderV2, RoundTripsThroughTheWriter) {
+  const Workload w = read_workload("tests/testdata/wl_measured_v2.json");
+  EXPECT_EQ(workload_from_json(nlohmann::json::parse(workload_to_json(w).dump()), "x"), w);
+}
+
+TEST(TraceReaderV2, VersionOneFilesCannotUseVersionTwoFields) {
+  EXPECT_EQ(read_error("tests/testdata/wl_v1_with_v2_fields.json"),
+            "tests/testdata/wl_v1_with_v2_fields.json: /measurement: needs format_version 2\n"
+            "tests/testdata/wl_v1_with_v2_fields.json: /measurement/clock: expected cuda_events, "
+            "thread_cpu or wall, got \"sundial\"\n"
+            "tests/testdata/wl_v1_with_v2_fields.json: /measurement/timed_iterations: expected an "
+            "integer >= 1, got 0\n"
+            "tests/testdata/wl_v1_with_v2_fields.json: /layers/0/backward_iqr_sec: needs "
+            "format_version 2");
 }
 
 }  // namespace
