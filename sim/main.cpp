@@ -15,7 +15,9 @@
 #include "sim/config_error.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
+#include "workloads/generator.h"
 #include "workloads/trace_error.h"
+#include "workloads/trace_writer.h"
 
 namespace po = boost::program_options;
 using dtsim::sim::ConfigError;
@@ -33,6 +35,8 @@ const char* const kUsage =
     "Verbs:\n"
     "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward)\n"
     "  collective   one collective operation alone on an idle network\n"
+    "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
+    "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
     "\n"
     "Units: sizes in bytes, or with a suffix B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB\n"
     "(powers of 1024); bandwidths in platform files as \"25GBps\" (bytes/s) or \"200Gbps\"\n"
@@ -45,27 +49,27 @@ po::options_description run_flags(std::string& platform, int& ranks, std::string
                                   std::string& network_model, std::vector<std::string>& cfg,
                                   std::string& report) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
-  d.add_options()(
-      "platform", po::value(&platform)->required()->value_name("P.json|P.xml"),
-      "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file")(
-      "ranks", po::value(&ranks)->required()->value_name("N"),
-      "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)")(
-      "algorithm", po::value(&algorithm)->default_value("ring")->value_name("ring|tree"),
+  auto add = d.add_options();
+  add("platform", po::value(&platform)->required()->value_name("P.json|P.xml"),
+      "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file");
+  add("ranks", po::value(&ranks)->required()->value_name("N"),
+      "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)");
+  add("algorithm", po::value(&algorithm)->default_value("ring")->value_name("ring|tree"),
       "all-reduce algorithm: ring (reduce-scatter + all-gather) or tree (binary tree, "
-      "reduce + broadcast, pipelined in chunks)")(
-      "replay", po::value(&replay)->default_value("collapsed")->value_name("collapsed|step"),
+      "reduce + broadcast, pipelined in chunks)");
+  add("replay", po::value(&replay)->default_value("collapsed")->value_name("collapsed|step"),
       "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
-      "other traffic interleaves); step: every step's transfers (slow, exact interleaving)")(
-      "tree-chunk", po::value(&tree_chunk)->default_value("512KiB")->value_name("SIZE"),
-      "pipelining chunk of the tree algorithm, in bytes (suffixes allowed)")(
-      "network-model", po::value(&network_model)->default_value("exact")->value_name("exact|lv08"),
+      "other traffic interleaves); step: every step's transfers (slow, exact interleaving)");
+  add("tree-chunk", po::value(&tree_chunk)->default_value("512KiB")->value_name("SIZE"),
+      "pipelining chunk of the tree algorithm, in bytes (suffixes allowed)");
+  add("network-model", po::value(&network_model)->default_value("exact")->value_name("exact|lv08"),
       "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
-      "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors")(
-      "cfg", po::value(&cfg)->composing()->value_name("KEY:VALUE"),
-      "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)")(
-      "report", po::value(&report)->value_name("R.json"),
-      "write the full JSON report there (nothing is written if the run fails)")(
-      "help", "explain the flags");
+      "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors");
+  add("cfg", po::value(&cfg)->composing()->value_name("KEY:VALUE"),
+      "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)");
+  add("report", po::value(&report)->value_name("R.json"),
+      "write the full JSON report there (nothing is written if the run fails)");
+  add("help", "explain the flags");
   return d;
 }
 
@@ -100,13 +104,13 @@ dtsim::sim::RunOptions run_options(const std::string& platform, int ranks,
 }
 
 // Fails early, before any simulation, if the report could not be written.
-void check_report_path(const std::string& path) {
+void check_output_path(const std::string& flag, const std::string& path) {
   if (path.empty()) {
     return;
   }
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-    throw ConfigError("--report " + path + ": no such directory " + parent.string());
+    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
   }
 }
 
@@ -142,13 +146,14 @@ int run_simulate(const std::vector<std::string>& args) {
   double bucket_mb = 25;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
   po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
-  job.add_options()("workload", po::value(&workload)->required()->value_name("W.json"),
-                    "one device's per-layer costs: a workload trace (see workloads/FORMAT.md)")(
-      "bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
-      "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
-      "bucket is capped at 1 MiB as in DDP")(
-      "iterations", po::value(&iterations)->default_value(3)->value_name("K"),
-      "iterations simulated back to back; the last one (steady state) is reported");
+  auto add_job = job.add_options();
+  add_job("workload", po::value(&workload)->required()->value_name("W.json"),
+          "one device's per-layer costs: a workload trace (see workloads/FORMAT.md)");
+  add_job("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
+          "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
+          "bucket is capped at 1 MiB as in DDP");
+  add_job("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
+          "iterations simulated back to back; the last one (steady state) is reported");
   flags.add(job).add(
       run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg, report_path));
   if (!parse(args, flags, "simulate",
@@ -167,7 +172,7 @@ int run_simulate(const std::vector<std::string>& args) {
       .workload_path = workload,
       .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
       .iterations = iterations};
-  check_report_path(report_path);
+  check_output_path("report", report_path);
   const auto report = dtsim::sim::simulate_data_parallel(config);
   write_report(report_path, report);
   std::cout << dtsim::sim::simulate_summary(report);
@@ -180,10 +185,11 @@ int run_collective(const std::vector<std::string>& args) {
   int ranks = 0;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
   po::options_description what("Collective", kHelpColumns, kHelpColumns / 2);
-  what.add_options()("op", po::value(&op)->default_value("all-reduce")->value_name("all-reduce"),
-                     "the collective operation")(
-      "bytes", po::value(&bytes)->required()->value_name("SIZE"),
-      "message size per rank in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30)");
+  auto add_what = what.add_options();
+  add_what("op", po::value(&op)->default_value("all-reduce")->value_name("all-reduce"),
+           "the collective operation");
+  add_what("bytes", po::value(&bytes)->required()->value_name("SIZE"),
+           "message size per rank in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30)");
   flags.add(what).add(
       run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg, report_path));
   if (!parse(args, flags, "collective",
@@ -195,7 +201,7 @@ int run_collective(const std::vector<std::string>& args) {
       .run = run_options(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg),
       .op = op,
       .bytes = parse_size_flag("bytes", bytes)};
-  check_report_path(report_path);
+  check_output_path("report", report_path);
   const auto report = dtsim::sim::simulate_collective(config);
   write_report(report_path, report);
   std::cout << dtsim::sim::collective_summary(report);
@@ -210,6 +216,66 @@ void print_error(const std::string& verb, const std::string& message) {
   }
 }
 
+int run_workload_generate(const std::vector<std::string>& args) {
+  using dtsim::workloads::GeneratorConfig;
+  GeneratorConfig config;
+  std::string output;
+  double calibrate_sec = 0;
+  po::options_description flags("Model and device", kHelpColumns, kHelpColumns / 2);
+  std::string models;
+  for (const std::string& m : dtsim::workloads::model_names()) {
+    models += (models.empty() ? "" : "|") + m;
+  }
+  auto add_flags = flags.add_options();
+  add_flags("model", po::value(&config.shape.model)->required()->value_name(models.c_str()),
+            "the architecture (workloads/GENERATOR.md lists what each one is)");
+  add_flags("batch", po::value(&config.shape.batch)->required()->value_name("N"),
+            "samples per device per iteration");
+  add_flags("device",
+            po::value(&config.device)->default_value("v100")->value_name("v100|a100|h100|h200"),
+            "the GPU whose datasheet peaks (FLOP/s, memory bytes/s) time the layers");
+  add_flags("precision",
+            po::value(&config.precision)->default_value("fp32")->value_name("fp32|tf32|fp16|bf16"),
+            "compute precision; fp16/bf16 = mixed precision (2-byte activations, fp32 gradients)");
+  add_flags("optimizer", po::value(&config.optimizer)->value_name("sgd|adamw"),
+            "optimizer step to model (default: sgd for CNNs, adamw for transformers)");
+  add_flags("image-size",
+            po::value(&config.shape.image_size)->default_value(224)->value_name("PIXELS"),
+            "CNN input height = width");
+  add_flags("seq-len", po::value(&config.shape.seq_len)->default_value(128)->value_name("TOKENS"),
+            "transformer tokens per sample");
+  add_flags("calibrate-iter-sec", po::value(&calibrate_sec)->value_name("SECONDS"),
+            "scale forward and backward so that one single-device iteration (forward + backward + "
+            "optimizer) takes this many seconds, e.g. a published single-GPU measurement");
+  add_flags("note", po::value(&config.note)->value_name("TEXT"),
+            "appended to the trace's source field: say where a calibration time comes from");
+  add_flags("output,o", po::value(&output)->required()->value_name("W.json"),
+            "where to write the trace (format: workloads/FORMAT.md)");
+  add_flags("help", "explain the flags");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(flags).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim workload generate [flags]\n"
+                 "Writes a workload trace of one device's iteration from the architecture's\n"
+                 "per-layer FLOPs and memory traffic, timed with a roofline on the device's\n"
+                 "datasheet (workloads/GENERATOR.md). No PyTorch needed.\n\n"
+              << flags;
+    return 0;
+  }
+  po::notify(vm);
+  if (vm.count("calibrate-iter-sec")) {
+    config.calibrate_iteration_sec = calibrate_sec;
+  }
+  check_output_path("output", output);
+  const auto workload = dtsim::workloads::generate_workload(config);
+  dtsim::workloads::write_workload(workload, output);
+  std::cout << "dtsim workload generate: " << workload.model << " batch "
+            << workload.batch_per_device << " on " << workload.device << " (" << workload.precision
+            << "): " << workload.layers.size() << " layers, iteration " << workload.compute_sec()
+            << " s, " << workload.param_bytes() << " gradient bytes -> " << output << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -222,7 +288,7 @@ int main(int argc, char** argv) {
     std::cout << "dtsim " << DTSIM_VERSION << "\n";
     return 0;
   }
-  const std::string verb = args[0];
+  std::string verb = args[0];
   args.erase(args.begin());
   try {
     if (verb == "simulate") {
@@ -230,6 +296,15 @@ int main(int argc, char** argv) {
     }
     if (verb == "collective") {
       return run_collective(args);
+    }
+    if (verb == "workload") {
+      if (args.empty() || args[0] != "generate") {
+        std::cerr << "dtsim workload: expected \"dtsim workload generate\" (see dtsim --help)\n";
+        return kExitBadInput;
+      }
+      args.erase(args.begin());
+      verb = "workload generate";
+      return run_workload_generate(args);
     }
     std::cerr << "dtsim: unknown verb \"" << verb << "\" (expected simulate or collective; "
               << "see dtsim --help)\n";
@@ -241,6 +316,8 @@ int main(int argc, char** argv) {
   } catch (const dtsim::workloads::TraceError& e) {
     print_error(verb, e.what());
   } catch (const dtsim::platforms::PlatformError& e) {
+    print_error(verb, e.what());
+  } catch (const dtsim::workloads::GeneratorError& e) {
     print_error(verb, e.what());
   }
   return kExitBadInput;

@@ -117,6 +117,30 @@ TEST_F(Cli, NetworkModelIsSelectableAndRecorded) {
   EXPECT_GT(time_sec(lv08), time_sec(exact) * 1.05);
 }
 
+TEST_F(Cli, GeneratedWorkloadFeedsASimulation) {
+  const std::string trace = (dir_ / "gpt2.json").string();
+  const Result gen =
+      run("workload generate --model gpt2 --batch 2 --seq-len 256 --device h200 "
+          "--precision bf16 -o " +
+          trace);
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const Result sim = run("simulate --workload " + trace + " " + kStar + " --ranks 4");
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.out.find("gpt2 (batch 2/device) on 4 ranks"), std::string::npos);
+}
+
+TEST_F(Cli, GeneratorRefusesAPrecisionTheDeviceLacks) {
+  const std::string trace = (dir_ / "x.json").string();
+  const Result r =
+      run("workload generate --model resnet50 --batch 8 --device v100 "
+          "--precision bf16 -o " +
+          trace);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim workload generate: --precision bf16: NVIDIA V100-SXM2 does not support it\n");
+  EXPECT_FALSE(fs::exists(trace));
+}
+
 TEST_F(Cli, MissingWorkloadFile) {
   expect_error("simulate --workload tests/testdata/no_such_trace.json " + kStar + " --ranks 2",
                "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");

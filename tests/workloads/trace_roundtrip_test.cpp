@@ -134,9 +134,9 @@ TEST(TraceRoundtrip, ShippedResnet50HasTorchvisionGradientBytes) {
   // 4 bytes (fp32) x 25,557,032 torchvision resnet50 parameters = 102,228,128 bytes:
   // /work/shared/validation/published.csv, row PARAM-03.
   EXPECT_EQ(w.param_bytes(), 102228128u);
-  // Every conv, bn and fc module, stem relu and maxpool, 16 residual adds, avgpool
-  // (workloads/traces/README.md).
-  EXPECT_EQ(w.layers.size(), 126u);
+  // 53 convs + 53 bns + fc, 49 ReLUs, 16 residual adds, maxpool and avgpool
+  // (dtsim workload generate, workloads/GENERATOR.md): 174 layers.
+  EXPECT_EQ(w.layers.size(), 174u);
 }
 
 TEST(TraceRoundtrip, ShippedResnet50ComputesForItsCalibrationTarget) {

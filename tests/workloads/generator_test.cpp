@@ -1,0 +1,105 @@
+#include "workloads/generator.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "workloads/validate.h"
+
+namespace dtsim::workloads {
+namespace {
+
+GeneratorConfig resnet50_v100(std::optional<double> calibrate = std::nullopt) {
+  return {.shape = {.model = "resnet50", .batch = 32},
+          .device = "v100",
+          .precision = "fp32",
+          .calibrate_iteration_sec = calibrate};
+}
+
+TEST(Generator, LayerTimesFollowTheRooflineByHand) {
+  const Workload w = generate_workload(resnet50_v100());
+  const auto costs = model_layers({.model = "resnet50", .batch = 32});
+  ASSERT_EQ(w.layers.size(), costs.size());
+  // conv1: 2*7*7*3*64*112*112*32 FLOPs at 0.5 * 15.7 TFLOP/s (V100 fp32 datasheet) is compute
+  // bound: 7.552e10 / 7.85e12 = 9.62 ms.
+  const double conv1_flops = 2.0 * 7 * 7 * 3 * 64 * 112 * 112 * 32;
+  EXPECT_DOUBLE_EQ(costs[0].forward_flops, conv1_flops);
+  EXPECT_NEAR(w.layers[0].forward_sec, conv1_flops / (0.5 * 15.7e12), 1e-12);
+  // Its backward needs no input gradient: the same FLOPs again.
+  EXPECT_NEAR(w.layers[0].backward_sec, conv1_flops / (0.5 * 15.7e12), 1e-12);
+  // bn1 after it: 8 FLOPs per element but 2 tensors of 32*64*112*112 fp32 elements move, at
+  // 0.9 * 900 GB/s: memory bound.
+  const double elements = 32.0 * 64 * 112 * 112;
+  const double bn_bytes = 2 * elements * 4 + 4.0 * 128;  // activations + weights read
+  EXPECT_EQ(w.layers[1].name, "bn1");
+  EXPECT_NEAR(w.layers[1].forward_sec, bn_bytes / (0.9 * 900e9), 1e-12);
+}
+
+TEST(Generator, GradientsAreFourBytesPerParameterAndTheOptimizerIsMemoryBound) {
+  const Workload w = generate_workload(resnet50_v100());
+  // torchvision ResNet-50: 25,557,032 parameters; fp32 gradients.
+  EXPECT_EQ(w.param_bytes(), 4u * 25'557'032u);
+  // SGD with momentum moves 20 bytes per parameter at 0.9 * 900 GB/s.
+  EXPECT_NEAR(w.optimizer_sec, 20.0 * 25'557'032 / (0.9 * 900e9), 1e-12);
+  EXPECT_TRUE(validate(w).empty());
+}
+
+TEST(Generator, CalibrationScalesTheIterationToTheGivenTime) {
+  // 0.097 s: ResNet-50 fp32 batch 32 on one V100 (shared/validation/published.csv DDPB-01).
+  const Workload raw = generate_workload(resnet50_v100());
+  const Workload w = generate_workload(resnet50_v100(0.097));
+  EXPECT_NEAR(w.compute_sec(), 0.097, 1e-12);
+  EXPECT_DOUBLE_EQ(w.optimizer_sec, raw.optimizer_sec);
+  // One factor for every layer: ratios between layers are kept.
+  const double factor = w.layers[5].forward_sec / raw.layers[5].forward_sec;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    EXPECT_NEAR(w.layers[i].backward_sec, factor * raw.layers[i].backward_sec, 1e-15);
+  }
+}
+
+TEST(Generator, UncalibratedResnet50OnV100IsWithinAFactorOfTwoOfTheMeasurement) {
+  // A sanity bound, not a fit: the roofline at 0.5 of peak should land near the measured
+  // 0.097 s (DDPB-01); the FLOPs alone at 100% of peak would take 50 ms.
+  const double t = generate_workload(resnet50_v100()).compute_sec();
+  EXPECT_GT(t, 0.097 / 2);
+  EXPECT_LT(t, 0.097 * 2);
+}
+
+TEST(Generator, HalfPrecisionHalvesActivationTrafficAndUsesTensorCores) {
+  GeneratorConfig c = resnet50_v100();
+  c.precision = "fp16";
+  const Workload half = generate_workload(c);
+  const Workload full = generate_workload(resnet50_v100());
+  EXPECT_LT(half.compute_sec(), full.compute_sec() / 2);
+  EXPECT_EQ(half.param_bytes(), full.param_bytes());  // fp32 master gradients
+}
+
+TEST(Generator, RejectsWhatItCannotModel) {
+  GeneratorConfig c = resnet50_v100();
+  c.precision = "bf16";
+  try {
+    (void)generate_workload(c);
+    FAIL() << "V100 has no bf16";
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "--precision bf16: NVIDIA V100-SXM2 does not support it");
+  }
+  c = resnet50_v100();
+  c.device = "tpu";
+  try {
+    (void)generate_workload(c);
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "--device tpu: unknown device (expected one of v100, a100, h100, h200)");
+  }
+  try {
+    (void)generate_workload(resnet50_v100(0.0001));
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--calibrate-iter-sec 0.0001: shorter than the modelled optimizer step "
+                 "(0.000631038 s)");
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::workloads

@@ -1,0 +1,70 @@
+// The analytical workload generator: a model from the zoo (model_zoo.h) on a datasheet device,
+// timed with a roofline, optionally calibrated to a measured single-device iteration time.
+// The method and every constant are documented in workloads/GENERATOR.md.
+#ifndef DTSIM_WORKLOADS_GENERATOR_H_
+#define DTSIM_WORKLOADS_GENERATOR_H_
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workloads/model_zoo.h"
+#include "workloads/trace.h"
+
+namespace dtsim::workloads {
+
+// Datasheet figures of one GPU (dense, no sparsity), in FLOP/s and bytes/s.
+struct DeviceSpec {
+  std::string name;       // "v100", ...
+  std::string full_name;  // "NVIDIA V100-SXM2-32GB"
+  double fp32_flops_per_sec = 0;
+  double tf32_flops_per_sec = 0;  // 0: not supported
+  double fp16_flops_per_sec = 0;  // tensor cores
+  double bf16_flops_per_sec = 0;  // 0: not supported
+  double memory_bytes_per_sec = 0;
+  std::string datasheet;  // where the figures come from
+};
+
+// "v100", "a100", "h100", "h200".
+[[nodiscard]] const std::vector<DeviceSpec>& device_catalog();
+
+// Fractions of the datasheet peaks a layer achieves, applied to every layer, model and device
+// alike (see GENERATOR.md for how they were chosen).
+inline constexpr double kComputeEfficiency = 0.5;
+inline constexpr double kMemoryEfficiency = 0.9;
+
+// Optimizer step cost: bytes moved per parameter (it is memory-bound).
+inline constexpr double kSgdMomentumBytesPerParam = 20;  // read p, g, m; write p, m (fp32)
+inline constexpr double kAdamWBytesPerParam = 28;        // read p, g, m, v; write p, m, v (fp32)
+// LAMB in two stages: read g, p, m, v, write m, v, update; read update, p, write p.
+inline constexpr double kLambBytesPerParam = 40;
+
+struct GeneratorConfig {
+  ModelShape shape;
+  std::string device = "v100";
+  std::string precision = "fp32";  // fp32, tf32, fp16, bf16 (fp16/bf16: mixed precision)
+  std::string optimizer;           // "sgd", "adamw" or "lamb"; empty: sgd for CNNs, else adamw
+  std::optional<double> calibrate_iteration_sec;  // scale to this single-device iteration
+  std::string note;  // appended to the trace's source, e.g. where the calibration time is from
+};
+
+// Thrown for a configuration the generator cannot model; what() says why.
+class GeneratorError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The trace of `config` (format version 2 without a measurement record: it is modelled).
+// Per layer: forward = max(flops / (peak * kComputeEfficiency),
+//                          bytes / (memory bandwidth * kMemoryEfficiency)),
+// backward the same with backward_factor times the FLOPs and twice the activation traffic;
+// optimizer = bytes per parameter * parameters / (bandwidth * kMemoryEfficiency). With
+// calibrate_iteration_sec, forward and backward times are scaled by one factor so that forward
+// + backward + optimizer equals it. Gradients are all-reduced in fp32 (mixed precision keeps
+// fp32 master weights): param_bytes = 4 * parameters.
+[[nodiscard]] Workload generate_workload(const GeneratorConfig& config);
+
+}  // namespace dtsim::workloads
+
+#endif  // DTSIM_WORKLOADS_GENERATOR_H_

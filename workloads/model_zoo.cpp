@@ -1,0 +1,326 @@
+#include "workloads/model_zoo.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace dtsim::workloads {
+
+namespace {
+
+// FLOPs per element of the elementwise ops (documented in workloads/GENERATOR.md).
+constexpr double kNormFlopsPerElement = 8;     // batch/layer norm: statistics, normalise, affine
+constexpr double kGeluFlopsPerElement = 8;     // GELU / tanh
+constexpr double kSoftmaxFlopsPerElement = 5;  // max, subtract, exp, sum, divide
+constexpr double kLossFlopsPerLogit = 5;       // softmax cross-entropy
+
+// Builds a CNN layer by layer, tracking the activation shape (channels, height, width).
+class CnnBuilder {
+ public:
+  CnnBuilder(int batch, int channels, int size) : n_(batch), c_(channels), h_(size), w_(size) {}
+
+  void conv(const std::string& name, int out, int k, int stride, int pad, bool bias = false) {
+    const int ho = (h_ + 2 * pad - k) / stride + 1;
+    const int wo = (w_ + 2 * pad - k) / stride + 1;
+    const double macs = 1.0 * k * k * c_ * out * ho * wo * n_;
+    const auto params = static_cast<std::uint64_t>(k) * k * c_ * out + (bias ? out : 0);
+    add({.name = name,
+         .forward_flops = 2 * macs,
+         .activation_elements = elements() + 1.0 * n_ * out * ho * wo,
+         .params = params,
+         .backward_factor = layers_.empty() ? 1.0 : 2.0});  // the input needs no gradient
+    c_ = out;
+    h_ = ho;
+    w_ = wo;
+  }
+  void batch_norm(const std::string& name) {
+    add({.name = name,
+         .forward_flops = kNormFlopsPerElement * elements(),
+         .activation_elements = 2 * elements(),
+         .params = 2 * static_cast<std::uint64_t>(c_)});
+  }
+  void relu(const std::string& name) { elementwise(name, 1, 2); }
+  // The residual add of two tensors of the current shape.
+  void residual_add(const std::string& name) { elementwise(name, 1, 3); }
+  void max_pool(const std::string& name, int k, int stride, int pad) {
+    const double in = elements();
+    h_ = (h_ + 2 * pad - k) / stride + 1;
+    w_ = (w_ + 2 * pad - k) / stride + 1;
+    add({.name = name,
+         .forward_flops = 1.0 * k * k * elements(),
+         .activation_elements = in + elements(),
+         .backward_factor = 1});
+  }
+  void global_avg_pool(const std::string& name) {
+    const double in = elements();
+    h_ = w_ = 1;
+    add({.name = name,
+         .forward_flops = in,
+         .activation_elements = in + elements(),
+         .backward_factor = 1});
+  }
+  void linear(const std::string& name, int out) {
+    const int in = c_ * h_ * w_;
+    add({.name = name,
+         .forward_flops = 2.0 * n_ * in * out,
+         .activation_elements = 1.0 * n_ * (in + out),
+         .params = static_cast<std::uint64_t>(in) * out + out});
+    c_ = out;
+    h_ = w_ = 1;
+  }
+
+  [[nodiscard]] int channels() const { return c_; }
+  [[nodiscard]] int size() const { return h_; }
+  void set_shape(int channels, int size) {
+    c_ = channels;
+    h_ = w_ = size;
+  }
+  [[nodiscard]] std::vector<LayerCost> take() { return std::move(layers_); }
+
+ private:
+  [[nodiscard]] double elements() const { return 1.0 * n_ * c_ * h_ * w_; }
+  void elementwise(const std::string& name, double flops_per_element, double tensors) {
+    add({.name = name,
+         .forward_flops = flops_per_element * elements(),
+         .activation_elements = tensors * elements(),
+         .backward_factor = 1});
+  }
+  void add(LayerCost layer) { layers_.push_back(std::move(layer)); }
+
+  int n_, c_, h_, w_;
+  std::vector<LayerCost> layers_;
+};
+
+std::vector<LayerCost> resnet(const ModelShape& shape, std::vector<int> blocks, bool bottleneck) {
+  CnnBuilder b(shape.batch, 3, shape.image_size);
+  b.conv("conv1", 64, 7, 2, 3);
+  b.batch_norm("bn1");
+  b.relu("relu");
+  b.max_pool("maxpool", 3, 2, 1);
+  const int expansion = bottleneck ? 4 : 1;
+  int inplanes = 64;
+  for (std::size_t stage = 0; stage < blocks.size(); ++stage) {
+    const int planes = 64 << stage;
+    for (int i = 0; i < blocks[stage]; ++i) {
+      const int stride = (i == 0 && stage > 0) ? 2 : 1;
+      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(i) + ".";
+      const int in_channels = b.channels();
+      const int in_size = b.size();
+      if (bottleneck) {
+        b.conv(p + "conv1", planes, 1, 1, 0);
+        b.batch_norm(p + "bn1");
+        b.relu(p + "relu1");
+        b.conv(p + "conv2", planes, 3, stride, 1);
+        b.batch_norm(p + "bn2");
+        b.relu(p + "relu2");
+        b.conv(p + "conv3", planes * expansion, 1, 1, 0);
+        b.batch_norm(p + "bn3");
+      } else {
+        b.conv(p + "conv1", planes, 3, stride, 1);
+        b.batch_norm(p + "bn1");
+        b.relu(p + "relu1");
+        b.conv(p + "conv2", planes, 3, 1, 1);
+        b.batch_norm(p + "bn2");
+      }
+      if (stride != 1 || inplanes != planes * expansion) {
+        const int out_size = b.size();
+        b.set_shape(in_channels, in_size);
+        b.conv(p + "downsample.0", planes * expansion, 1, stride, 0);
+        b.batch_norm(p + "downsample.1");
+        b.set_shape(planes * expansion, out_size);
+      }
+      b.residual_add(p + "add");
+      b.relu(p + "relu3");
+      inplanes = planes * expansion;
+    }
+  }
+  b.global_avg_pool("avgpool");
+  b.linear("fc", 1000);
+  return b.take();
+}
+
+std::vector<LayerCost> vgg16(const ModelShape& shape) {
+  // torchvision cfg "D"; features.<index> follows torchvision's Sequential numbering.
+  const int kPool = 0;
+  const std::vector<int> cfg{64,    64,  kPool, 128, 128,   kPool, 256, 256, 256,
+                             kPool, 512, 512,   512, kPool, 512,   512, 512, kPool};
+  CnnBuilder b(shape.batch, 3, shape.image_size);
+  int index = 0;
+  for (int v : cfg) {
+    const std::string p = "features." + std::to_string(index);
+    if (v == kPool) {
+      b.max_pool(p, 2, 2, 0);
+      index += 1;
+    } else {
+      b.conv(p, v, 3, 1, 1, /*bias=*/true);
+      b.relu("features." + std::to_string(index + 1));
+      index += 2;
+    }
+  }
+  if (b.size() != 7) {
+    throw std::invalid_argument("vgg16: dtsim models the 7x7 feature map of 224x224 inputs only");
+  }
+  b.linear("classifier.0", 4096);
+  b.relu("classifier.1");
+  b.linear("classifier.3", 4096);
+  b.relu("classifier.4");
+  b.linear("classifier.6", 1000);
+  return b.take();
+}
+
+struct TransformerDims {
+  double tokens;  // batch * seq_len
+  double seq;
+  double hidden;
+  double heads;
+  double ffn;
+};
+
+// Self-attention with its QKV projection: scores and context over the full S x S matrix.
+LayerCost self_attention(const std::string& name, const TransformerDims& d, bool with_output) {
+  const double t = d.tokens, s = d.seq, h = d.hidden;
+  double flops =
+      2 * t * h * 3 * h + 2 * t * s * h + kSoftmaxFlopsPerElement * t * d.heads * s + 2 * t * s * h;
+  double act = t * h + 3 * t * h + 4 * t * d.heads * s + t * h;
+  auto params = static_cast<std::uint64_t>(3 * (h * h + h));
+  if (with_output) {  // output projection and residual add
+    flops += 2 * t * h * h + t * h;
+    act += 3 * t * h;
+    params += static_cast<std::uint64_t>(h * h + h);
+  }
+  return {.name = name, .forward_flops = flops, .activation_elements = act, .params = params};
+}
+
+LayerCost dense(const std::string& name, double rows, double in, double out, double extra_flops,
+                double extra_act, std::uint64_t extra_params) {
+  return {.name = name,
+          .forward_flops = 2 * rows * in * out + extra_flops,
+          .activation_elements = rows * (in + out) + extra_act,
+          .params = static_cast<std::uint64_t>(in * out + out) + extra_params};
+}
+
+LayerCost layer_norm(const std::string& name, double rows, double hidden) {
+  return {.name = name,
+          .forward_flops = kNormFlopsPerElement * rows * hidden,
+          .activation_elements = 2 * rows * hidden,
+          .params = static_cast<std::uint64_t>(2 * hidden)};
+}
+
+std::vector<LayerCost> bert_large(const ModelShape& shape) {
+  constexpr int kLayers = 24, kPositions = 512, kVocab = 30522;
+  const TransformerDims d{.tokens = 1.0 * shape.batch * shape.seq_len,
+                          .seq = 1.0 * shape.seq_len,
+                          .hidden = 1024,
+                          .heads = 16,
+                          .ffn = 4096};
+  if (shape.seq_len > kPositions) {
+    throw std::invalid_argument("bert_large: seq_len above 512 positions");
+  }
+  const double t = d.tokens, h = d.hidden, f = d.ffn;
+  std::vector<LayerCost> out;
+  // Word + position + token-type embeddings, summed, then LayerNorm.
+  out.push_back({.name = "bert.embeddings",
+                 .forward_flops = (2 + kNormFlopsPerElement) * t * h,
+                 .activation_elements = 5 * t * h,
+                 .params = static_cast<std::uint64_t>((kVocab + kPositions + 2) * h + 2 * h),
+                 .backward_factor = 1});
+  for (int i = 0; i < kLayers; ++i) {
+    const std::string p = "bert.encoder.layer." + std::to_string(i) + ".";
+    out.push_back(self_attention(p + "attention.self", d, false));
+    out.push_back(dense(p + "attention.output", t, h, h, (1 + kNormFlopsPerElement) * t * h,
+                        3 * t * h, static_cast<std::uint64_t>(2 * h)));
+    out.push_back(dense(p + "intermediate", t, h, f, kGeluFlopsPerElement * t * f, t * f, 0));
+    out.push_back(dense(p + "output", t, f, h, (1 + kNormFlopsPerElement) * t * h, 3 * t * h,
+                        static_cast<std::uint64_t>(2 * h)));
+  }
+  const double batch = shape.batch;
+  out.push_back(dense("bert.pooler", batch, h, h, kGeluFlopsPerElement * batch * h, 0, 0));
+  // Masked-LM head on the masked 15% of tokens; decoder weight tied to the word embeddings.
+  const double masked = batch * std::ceil(0.15 * shape.seq_len);
+  LayerCost mlm = dense("cls.predictions", masked, h, h,
+                        (kGeluFlopsPerElement + kNormFlopsPerElement) * masked * h, 2 * masked * h,
+                        static_cast<std::uint64_t>(2 * h));
+  mlm.forward_flops += 2 * masked * h * kVocab + kLossFlopsPerLogit * masked * kVocab;
+  mlm.activation_elements += masked * (h + 2 * kVocab);
+  mlm.params += kVocab;  // decoder bias
+  out.push_back(mlm);
+  out.push_back(dense("cls.seq_relationship", batch, h, 2, kLossFlopsPerLogit * batch * 2, 0, 0));
+  return out;
+}
+
+std::vector<LayerCost> gpt2(const ModelShape& shape) {
+  constexpr int kLayers = 12, kPositions = 1024, kVocab = 50257;
+  const TransformerDims d{.tokens = 1.0 * shape.batch * shape.seq_len,
+                          .seq = 1.0 * shape.seq_len,
+                          .hidden = 768,
+                          .heads = 12,
+                          .ffn = 3072};
+  if (shape.seq_len > kPositions) {
+    throw std::invalid_argument("gpt2: seq_len above 1024 positions");
+  }
+  const double t = d.tokens, h = d.hidden, f = d.ffn;
+  std::vector<LayerCost> out;
+  out.push_back({.name = "transformer.embeddings",  // wte + wpe, summed
+                 .forward_flops = t * h,
+                 .activation_elements = 3 * t * h,
+                 .params = static_cast<std::uint64_t>((kVocab + kPositions) * h),
+                 .backward_factor = 1});
+  for (int i = 0; i < kLayers; ++i) {
+    const std::string p = "transformer.h." + std::to_string(i) + ".";
+    out.push_back(layer_norm(p + "ln_1", t, h));
+    out.push_back(self_attention(p + "attn", d, true));
+    out.push_back(layer_norm(p + "ln_2", t, h));
+    LayerCost mlp = dense(p + "mlp", t, h, f, kGeluFlopsPerElement * t * f, t * f, 0);
+    const LayerCost proj = dense("", t, f, h, t * h, 2 * t * h, 0);  // c_proj + residual add
+    mlp.forward_flops += proj.forward_flops;
+    mlp.activation_elements += proj.activation_elements;
+    mlp.params += proj.params;
+    out.push_back(mlp);
+  }
+  out.push_back(layer_norm("transformer.ln_f", t, h));
+  // Tied to the token embeddings: no parameters of its own.
+  out.push_back({.name = "lm_head",
+                 .forward_flops = 2 * t * h * kVocab + kLossFlopsPerLogit * t * kVocab,
+                 .activation_elements = t * h + 2 * t * kVocab});
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> kNames{"resnet18",  "resnet34", "resnet50",   "resnet101",
+                                               "resnet152", "vgg16",    "bert_large", "gpt2"};
+  return kNames;
+}
+
+std::vector<LayerCost> model_layers(const ModelShape& shape) {
+  if (shape.batch < 1) {
+    throw std::invalid_argument("batch must be >= 1");
+  }
+  const std::string& m = shape.model;
+  const bool cnn = m.starts_with("resnet") || m == "vgg16";
+  if (cnn && shape.image_size < 32) {
+    throw std::invalid_argument(m + ": image size must be >= 32");
+  }
+  if (!cnn && shape.seq_len < 1) {
+    throw std::invalid_argument(m + ": seq_len must be >= 1");
+  }
+  if (m == "resnet18")
+    return resnet(shape, {2, 2, 2, 2}, false);
+  if (m == "resnet34")
+    return resnet(shape, {3, 4, 6, 3}, false);
+  if (m == "resnet50")
+    return resnet(shape, {3, 4, 6, 3}, true);
+  if (m == "resnet101")
+    return resnet(shape, {3, 4, 23, 3}, true);
+  if (m == "resnet152")
+    return resnet(shape, {3, 8, 36, 3}, true);
+  if (m == "vgg16")
+    return vgg16(shape);
+  if (m == "bert_large")
+    return bert_large(shape);
+  if (m == "gpt2")
+    return gpt2(shape);
+  throw std::invalid_argument("unknown model \"" + m + "\"");
+}
+
+}  // namespace dtsim::workloads
