@@ -110,4 +110,15 @@ double route_latency_sec(const sg4::Host* src, const sg4::Host* dst) {
   return latency_sec;
 }
 
+double route_bandwidth_bytes_per_sec(const sg4::Host* src, const sg4::Host* dst) {
+  std::vector<sg4::Link*> links;
+  double latency_sec = 0;
+  src->route_to(dst, links, &latency_sec);
+  double bandwidth = 0;
+  for (const sg4::Link* link : links) {
+    bandwidth = bandwidth == 0 ? link->get_bandwidth() : std::min(bandwidth, link->get_bandwidth());
+  }
+  return bandwidth;
+}
+
 }  // namespace dtsim::platforms

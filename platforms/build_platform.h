@@ -35,6 +35,10 @@ struct Platform {
 [[nodiscard]] double route_latency_sec(const simgrid::s4u::Host* src,
                                        const simgrid::s4u::Host* dst);
 
+// The smallest bandwidth of the links on the route from `src` to `dst`, in bytes/s.
+[[nodiscard]] double route_bandwidth_bytes_per_sec(const simgrid::s4u::Host* src,
+                                                   const simgrid::s4u::Host* dst);
+
 }  // namespace dtsim::platforms
 
 #endif  // DTSIM_PLATFORMS_BUILD_PLATFORM_H_

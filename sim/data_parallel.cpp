@@ -30,19 +30,19 @@ std::vector<double> backward_segments_sec(const Workload& w, const std::vector<B
 
 }  // namespace
 
-DataParallelGraph build_data_parallel(const Workload& workload, const DataParallelJob& job,
-                                      const CollectiveAlgorithm& algorithm,
-                                      const TopologyHints& hints) {
+DataParallelGraph build_data_parallel(
+    const Workload& workload, const DataParallelJob& job,
+    const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce) {
   DataParallelGraph out;
   out.buckets = assign_buckets(workload, job.bucket_cap_bytes, job.first_bucket_cap_bytes);
   const int p = job.ranks;
   const auto nb = out.buckets.size();
 
   // One schedule per distinct bucket size, shared by all iterations.
-  std::map<std::uint64_t, Schedule> schedules;
+  std::map<std::uint64_t, CollectiveChoice> choices;
   for (const Bucket& b : out.buckets) {
-    if (!schedules.contains(b.bytes)) {
-      schedules.emplace(b.bytes, algorithm.all_reduce(p, b.bytes, hints));
+    if (!choices.contains(b.bytes)) {
+      choices.emplace(b.bytes, all_reduce(b.bytes));
     }
   }
 
@@ -70,7 +70,8 @@ DataParallelGraph build_data_parallel(const Workload& workload, const DataParall
         }
         e.push_back(iter.ready[b][static_cast<std::size_t>(r)]);
       }
-      iter.all_reduce.push_back(out.graph.add_schedule(schedules.at(out.buckets[b].bytes), entry));
+      iter.all_reduce.push_back(
+          out.graph.add_schedule(choices.at(out.buckets[b].bytes).schedule, entry));
     }
     for (int r = 0; r < p; ++r) {
       std::vector<TaskId> deps{iter.backward_end[static_cast<std::size_t>(r)]};
@@ -81,6 +82,10 @@ DataParallelGraph build_data_parallel(const Workload& workload, const DataParall
       iter.optimizer.push_back(out.graph.add_compute(r, workload.optimizer_sec, deps));
     }
     out.iterations.push_back(std::move(iter));
+  }
+  for (const Bucket& b : out.buckets) {
+    const CollectiveChoice& c = choices.at(b.bytes);
+    out.choices.push_back({.algorithm = c.algorithm, .candidates = c.candidates});
   }
   return out;
 }

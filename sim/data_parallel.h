@@ -5,10 +5,11 @@
 #define DTSIM_SIM_DATA_PARALLEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "sim/buckets.h"
-#include "sim/collectives/collective_algorithm.h"
+#include "sim/collective_choice.h"
 #include "sim/task_graph.h"
 #include "workloads/trace.h"
 
@@ -32,6 +33,7 @@ struct DataParallelGraph {
   };
   TaskGraph graph;
   std::vector<Bucket> buckets;
+  std::vector<CollectiveChoice> choices;  // per bucket (schedules moved into the graph: empty)
   std::vector<Iteration> iterations;
 };
 
@@ -42,11 +44,11 @@ struct DataParallelGraph {
 //    (one communication stream per rank, as NCCL: collectives run in issue order);
 //  - the optimizer step waits for the backward pass and every all-reduce on r.
 // Consecutive layers with no bucket boundary between them are merged into one task (exact:
-// durations add). REQUIRES: job.ranks >= 1, job.iterations >= 1, caps >= 1.
-[[nodiscard]] DataParallelGraph build_data_parallel(const workloads::Workload& workload,
-                                                    const DataParallelJob& job,
-                                                    const CollectiveAlgorithm& algorithm,
-                                                    const TopologyHints& hints);
+// durations add). `all_reduce(bytes)` gives the all-reduce of a bucket (called once per distinct
+// size). REQUIRES: job.ranks >= 1, job.iterations >= 1, caps >= 1.
+[[nodiscard]] DataParallelGraph build_data_parallel(
+    const workloads::Workload& workload, const DataParallelJob& job,
+    const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce);
 
 }  // namespace dtsim::sim
 

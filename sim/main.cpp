@@ -44,30 +44,42 @@ const char* const kUsage =
     "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.\n";
 
 // Flags shared by both verbs.
-po::options_description run_flags(std::string& platform, int& ranks, std::string& algorithm,
-                                  std::string& replay, std::string& tree_chunk,
-                                  std::string& network_model, std::vector<std::string>& cfg,
-                                  std::string& report) {
+// The flags both verbs share, parsed into strings first (units and lists are converted later).
+struct RunFlags {
+  std::string platform, algorithm, replay, chunk, network_model, grid, report;
+  std::vector<std::string> cfg;
+  int ranks = 0;
+  int ranks_per_node = 1;
+};
+
+po::options_description run_flags(RunFlags& f) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
-  add("platform", po::value(&platform)->required()->value_name("P.json|P.xml"),
+  add("platform", po::value(&f.platform)->required()->value_name("P.json|P.xml"),
       "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file");
-  add("ranks", po::value(&ranks)->required()->value_name("N"),
+  add("ranks", po::value(&f.ranks)->required()->value_name("N"),
       "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)");
-  add("algorithm", po::value(&algorithm)->default_value("ring")->value_name("ring|tree"),
-      "all-reduce algorithm: ring (reduce-scatter + all-gather) or tree (binary tree, "
-      "reduce + broadcast, pipelined in chunks)");
-  add("replay", po::value(&replay)->default_value("collapsed")->value_name("collapsed|step"),
+  add("algorithm", po::value(&f.algorithm)->default_value("ring")->value_name("NAME|auto"),
+      "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
+      "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
+      "(rings inside then across nodes), torus-2d (rings along x then y), or auto (the lowest "
+      "estimated time on this platform, per collective; the report lists every candidate)");
+  add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|step"),
       "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
       "other traffic interleaves); step: every step's transfers (slow, exact interleaving)");
-  add("tree-chunk", po::value(&tree_chunk)->default_value("512KiB")->value_name("SIZE"),
-      "pipelining chunk of the tree algorithm, in bytes (suffixes allowed)");
-  add("network-model", po::value(&network_model)->default_value("exact")->value_name("exact|lv08"),
+  add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
+      "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
+  add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(1)->value_name("G"),
+      "consecutive ranks that share a node, for the hierarchical algorithm");
+  add("grid", po::value(&f.grid)->value_name("XxY"),
+      "rank grid of the torus-2d algorithm (default: the dimensions of a 2-D torus platform)");
+  add("network-model",
+      po::value(&f.network_model)->default_value("exact")->value_name("exact|lv08"),
       "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
       "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors");
-  add("cfg", po::value(&cfg)->composing()->value_name("KEY:VALUE"),
+  add("cfg", po::value(&f.cfg)->composing()->value_name("KEY:VALUE"),
       "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)");
-  add("report", po::value(&report)->value_name("R.json"),
+  add("report", po::value(&f.report)->value_name("R.json"),
       "write the full JSON report there (nothing is written if the run fails)");
   add("help", "explain the flags");
   return d;
@@ -82,22 +94,31 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) 
   return *bytes;
 }
 
-dtsim::sim::RunOptions run_options(const std::string& platform, int ranks,
-                                   const std::string& algorithm, const std::string& replay,
-                                   const std::string& tree_chunk, const std::string& network_model,
-                                   const std::vector<std::string>& cfg) {
-  dtsim::sim::RunOptions run{.platform_path = platform, .ranks = ranks, .algorithm = algorithm};
-  if (replay != "collapsed" && replay != "step") {
-    throw ConfigError("--replay " + replay + ": expected collapsed or step");
+dtsim::sim::RunOptions run_options(const RunFlags& f) {
+  dtsim::sim::RunOptions run{.platform_path = f.platform,
+                             .ranks = f.ranks,
+                             .algorithm = f.algorithm,
+                             .ranks_per_node = f.ranks_per_node};
+  if (f.replay != "collapsed" && f.replay != "step") {
+    throw ConfigError("--replay " + f.replay + ": expected collapsed or step");
   }
-  run.collapse = replay == "collapsed";
-  run.tree_chunk_bytes = parse_size_flag("tree-chunk", tree_chunk);
-  auto model = dtsim::sim::parse_network_model(network_model);
+  run.collapse = f.replay == "collapsed";
+  run.chunk_bytes = parse_size_flag("chunk", f.chunk);
+  if (!f.grid.empty()) {
+    int x = 0, y = 0;
+    char sep = 0;
+    std::istringstream in(f.grid);
+    if (!(in >> x >> sep >> y) || sep != 'x' || !in.eof() || x < 1 || y < 1) {
+      throw ConfigError("--grid " + f.grid + ": expected XxY with X, Y >= 1, e.g. 8x16");
+    }
+    run.grid = {x, y};
+  }
+  auto model = dtsim::sim::parse_network_model(f.network_model);
   if (!model) {
-    throw ConfigError("--network-model " + network_model + ": expected exact or lv08");
+    throw ConfigError("--network-model " + f.network_model + ": expected exact or lv08");
   }
   run.network_model = *model;
-  for (const std::string& c : cfg) {
+  for (const std::string& c : f.cfg) {
     run.simgrid_args.push_back("--cfg=" + c);
   }
   return run;
@@ -139,9 +160,8 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
 }
 
 int run_simulate(const std::vector<std::string>& args) {
-  std::string platform, algorithm, replay, tree_chunk, network_model, report_path, workload;
-  std::vector<std::string> cfg;
-  int ranks = 0;
+  RunFlags f;
+  std::string workload;
   int iterations = 3;
   double bucket_mb = 25;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
@@ -154,8 +174,7 @@ int run_simulate(const std::vector<std::string>& args) {
           "bucket is capped at 1 MiB as in DDP");
   add_job("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
           "iterations simulated back to back; the last one (steady state) is reported");
-  flags.add(job).add(
-      run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg, report_path));
+  flags.add(job).add(run_flags(f));
   if (!parse(args, flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
              "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
@@ -168,42 +187,43 @@ int run_simulate(const std::vector<std::string>& args) {
     throw ConfigError("--bucket-mb " + std::to_string(bucket_mb) + ": expected a size > 0 (MiB)");
   }
   dtsim::sim::SimulateConfig config{
-      .run = run_options(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg),
+      .run = run_options(f),
       .workload_path = workload,
       .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
       .iterations = iterations};
-  check_output_path("report", report_path);
+  check_output_path("report", f.report);
   const auto report = dtsim::sim::simulate_data_parallel(config);
-  write_report(report_path, report);
+  write_report(f.report, report);
   std::cout << dtsim::sim::simulate_summary(report);
   return 0;
 }
 
 int run_collective(const std::vector<std::string>& args) {
-  std::string platform, algorithm, replay, tree_chunk, network_model, report_path, op, bytes;
-  std::vector<std::string> cfg;
-  int ranks = 0;
+  RunFlags f;
+  std::string op, bytes;
+  int root = 0;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
   po::options_description what("Collective", kHelpColumns, kHelpColumns / 2);
   auto add_what = what.add_options();
-  add_what("op", po::value(&op)->default_value("all-reduce")->value_name("all-reduce"),
-           "the collective operation");
+  add_what("op", po::value(&op)->default_value("all-reduce")->value_name("OP"),
+           "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or send-recv");
   add_what("bytes", po::value(&bytes)->required()->value_name("SIZE"),
-           "message size per rank in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30)");
-  flags.add(what).add(
-      run_flags(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg, report_path));
+           "message size in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30), as "
+           "nccl-tests counts it: each rank's buffer (all-reduce, broadcast, reduce, send-recv), "
+           "the gathered total (all-gather), each rank's input (reduce-scatter, all-to-all)");
+  add_what("root", po::value(&root)->default_value(0)->value_name("RANK"),
+           "root of broadcast and reduce; sender of send-recv (to rank root+1)");
+  flags.add(what).add(run_flags(f));
   if (!parse(args, flags, "collective",
              "Simulates one collective alone on an idle network. Prints the time; --report\n"
              "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
     return 0;
   }
   dtsim::sim::CollectiveConfig config{
-      .run = run_options(platform, ranks, algorithm, replay, tree_chunk, network_model, cfg),
-      .op = op,
-      .bytes = parse_size_flag("bytes", bytes)};
-  check_output_path("report", report_path);
+      .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
+  check_output_path("report", f.report);
   const auto report = dtsim::sim::simulate_collective(config);
-  write_report(report_path, report);
+  write_report(f.report, report);
   std::cout << dtsim::sim::collective_summary(report);
   return 0;
 }

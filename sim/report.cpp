@@ -77,6 +77,7 @@ ordered_json data_parallel_result(const workloads::Workload& w, const DataParall
     const auto& bt = t.buckets[b];
     buckets.push_back({{"index", b},
                        {"bytes", bucket.bytes},
+                       {"algorithm", dp.choices[b].algorithm},
                        {"first_layer", w.layers[static_cast<std::size_t>(bucket.first_layer)].name},
                        {"last_layer", w.layers[static_cast<std::size_t>(bucket.last_layer)].name},
                        {"ready_sec", bt.ready_sec},

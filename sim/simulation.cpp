@@ -6,6 +6,7 @@
 
 #include "platforms/build_platform.h"
 #include "platforms/platform_spec.h"
+#include "sim/collective_choice.h"
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/data_parallel.h"
@@ -46,41 +47,46 @@ namespace {
 // What both verbs check before SimGrid starts.
 struct ValidatedRun {
   platforms::PlatformSpec platform;
-  std::unique_ptr<CollectiveAlgorithm> algorithm;
+  CollectiveChooser chooser;
+  TopologyHints hints;  // all but what needs the built platform
 };
 
-ValidatedRun validate_run(const RunOptions& run) {
+ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& request) {
   if (run.ranks < 1) {
     throw ConfigError("--ranks " + std::to_string(run.ranks) + ": expected an integer >= 1");
   }
-  if (run.tree_chunk_bytes < 1) {
-    throw ConfigError("--tree-chunk: expected a size >= 1 byte");
+  if (run.chunk_bytes < 1) {
+    throw ConfigError("--chunk: expected a size >= 1 byte");
   }
-  auto algorithm = make_algorithm(
-      run.algorithm,
-      AlgorithmOptions{.collapse = run.collapse, .tree_chunk_bytes = run.tree_chunk_bytes});
-  if (!algorithm) {
-    std::string names;
-    for (const std::string& n : algorithm_names()) {
-      names += (names.empty() ? "" : ", ") + n;
-    }
-    throw ConfigError("--algorithm " + run.algorithm + ": unknown algorithm (expected one of " +
-                      names + ")");
+  if (run.ranks_per_node < 1) {
+    throw ConfigError("--ranks-per-node " + std::to_string(run.ranks_per_node) +
+                      ": expected an integer >= 1");
   }
+  CollectiveChooser chooser(
+      run.algorithm, AlgorithmOptions{.collapse = run.collapse, .chunk_bytes = run.chunk_bytes});
   ValidatedRun v{.platform = platforms::read_platform_spec(run.platform_path),
-                 .algorithm = std::move(algorithm)};
+                 .chooser = std::move(chooser)};
   const unsigned hosts = v.platform.host_count();
   if (hosts != 0 && static_cast<unsigned>(run.ranks) > hosts) {
     throw ConfigError(v.platform.file + ": the platform has " + std::to_string(hosts) +
                       " hosts, fewer than --ranks " + std::to_string(run.ranks));
   }
+  v.hints.ranks_per_node = run.ranks_per_node;
+  v.hints.grid = run.grid;
+  const auto* torus = std::get_if<platforms::TorusSpec>(&v.platform.topology);
+  if (v.hints.grid.empty() && torus != nullptr && torus->dims.size() == 2 &&
+      static_cast<int>(torus->dims[0] * torus->dims[1]) == run.ranks) {
+    v.hints.grid = {static_cast<int>(torus->dims[0]), static_cast<int>(torus->dims[1])};
+  }
+  v.chooser.check(request, v.hints);
   return v;
 }
 
 // The process's SimGrid engine, configured for `run`, with the platform built and ranks placed.
 class EngineRun {
  public:
-  EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec) {
+  EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec, TopologyHints hints)
+      : hints_(std::move(hints)) {
     args_ = {"dtsim", "--log=xbt_cfg.thres:warning"};
     for (const std::string& s : network_model_settings(run.network_model)) {
       args_.push_back("--cfg=" + s);
@@ -98,6 +104,10 @@ class EngineRun {
       return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],
                                           rank_hosts_[static_cast<std::size_t>(dst)]);
     };
+    hints_.injection_bytes_per_sec =
+        rank_hosts_.size() < 2
+            ? 0.0
+            : platforms::route_bandwidth_bytes_per_sec(rank_hosts_[0], rank_hosts_[1]);
   }
   EngineRun(const EngineRun&) = delete;
   EngineRun& operator=(const EngineRun&) = delete;
@@ -115,6 +125,20 @@ class EngineRun {
   TopologyHints hints_;
 };
 
+// nccl-tests' bus bandwidth factors: what each rank's link carries relative to S/t.
+double bus_bandwidth_factor(CollectiveOp op, int p) {
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (p - 1) / p;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll:
+      return static_cast<double>(p - 1) / p;
+    default:
+      return 1.0;
+  }
+}
+
 ordered_json common_report(const char* verb, const RunOptions& run,
                            const platforms::PlatformSpec& spec, std::size_t hosts) {
   ordered_json r;
@@ -125,8 +149,9 @@ ordered_json common_report(const char* verb, const RunOptions& run,
   r["rank_placement"] = "linear";
   r["algorithm"] = run.algorithm;
   r["replay"] = run.collapse ? "collapsed" : "step";
-  if (run.algorithm == "tree") {
-    r["tree_chunk_bytes"] = run.tree_chunk_bytes;
+  r["chunk_bytes"] = run.chunk_bytes;
+  if (run.algorithm == "hierarchical" || run.algorithm == "auto") {
+    r["ranks_per_node"] = run.ranks_per_node;
   }
   r["network_model"] = {{"name", network_model_name(run.network_model)},
                         {"simgrid_cfg", network_model_settings(run.network_model)}};
@@ -144,13 +169,18 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
     throw ConfigError("--bucket-mb: expected a bucket size > 0");
   }
   const workloads::Workload workload = workloads::read_workload(config.workload_path);
-  ValidatedRun v = validate_run(config.run);
+  ValidatedRun v = validate_run(
+      config.run, {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = 1});
 
-  EngineRun engine(config.run, v.platform);
+  EngineRun engine(config.run, v.platform, v.hints);
   const DataParallelJob job{.ranks = config.run.ranks,
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations};
-  const DataParallelGraph dp = build_data_parallel(workload, job, *v.algorithm, engine.hints());
+  const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
+    return v.chooser.choose(
+        {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes}, engine.hints(),
+        engine.hints().injection_bytes_per_sec);
+  });
   const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
 
   ordered_json report = common_report("simulate", config.run, v.platform, engine.host_count());
@@ -165,19 +195,40 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   report["iterations_simulated"] = config.iterations;
   report["tasks_replayed"] = dp.graph.tasks().size();
   report["result"] = data_parallel_result(workload, dp, measure_data_parallel(dp, times));
+  if (config.run.algorithm == "auto") {
+    for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
+      report["result"]["buckets"][b]["auto"] = choice_json(dp.choices[b]);
+    }
+  }
   return report;
 }
 
 ordered_json simulate_collective(const CollectiveConfig& config) {
-  if (config.op != "all-reduce") {
-    throw ConfigError("--op " + config.op + ": unknown operation (expected all-reduce)");
+  const auto op = parse_op(config.op);
+  if (!op) {
+    std::string names;
+    for (CollectiveOp o : all_ops()) {
+      names += (names.empty() ? "" : ", ") + std::string(op_name(o));
+    }
+    throw ConfigError("--op " + config.op + ": unknown operation (expected one of " + names + ")");
   }
-  ValidatedRun v = validate_run(config.run);
-  EngineRun engine(config.run, v.platform);
   const int p = config.run.ranks;
+  if (config.root < 0 || config.root >= p) {
+    throw ConfigError("--root " + std::to_string(config.root) + ": expected a rank in [0, " +
+                      std::to_string(p) + ")");
+  }
+  if (*op == CollectiveOp::kSendRecv && p < 2) {
+    throw ConfigError("--op send-recv: needs --ranks >= 2");
+  }
+  const CollectiveRequest request{
+      .op = *op, .ranks = p, .bytes = config.bytes, .root = config.root};
+  ValidatedRun v = validate_run(config.run, request);
+  EngineRun engine(config.run, v.platform, v.hints);
+  const CollectiveChoice choice =
+      v.chooser.choose(request, engine.hints(), engine.hints().injection_bytes_per_sec);
   TaskGraph graph;
-  const Schedule schedule = v.algorithm->all_reduce(p, config.bytes, engine.hints());
-  graph.add_schedule(schedule, std::vector<std::vector<TaskId>>(static_cast<std::size_t>(p)));
+  graph.add_schedule(choice.schedule,
+                     std::vector<std::vector<TaskId>>(static_cast<std::size_t>(p)));
   const ReplayTimes times = replay(graph, engine.rank_hosts());
   double time_sec = 0;
   for (double t : times.end_sec) {
@@ -186,13 +237,20 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
 
   ordered_json report = common_report("collective", config.run, v.platform, engine.host_count());
   report["op"] = config.op;
+  if (*op == CollectiveOp::kBroadcast || *op == CollectiveOp::kReduce ||
+      *op == CollectiveOp::kSendRecv) {
+    report["root"] = config.root;
+  }
   report["bytes"] = config.bytes;
+  if (config.run.algorithm == "auto") {
+    report["auto"] = choice_json(choice);
+  }
   report["time_sec"] = time_sec;
-  // nccl-tests conventions: algbw = S/t; busbw = algbw * 2(p-1)/p for all-reduce.
+  // nccl-tests conventions: algbw = S/t; busbw = algbw * factor(op, p).
   const double alg_bw = time_sec > 0 ? static_cast<double>(config.bytes) / time_sec : 0.0;
   report["algorithm_bandwidth_bytes_per_sec"] = alg_bw;
-  report["bus_bandwidth_bytes_per_sec"] = alg_bw * 2.0 * (p - 1) / p;
-  report["transfers"] = schedule.ops.size();
+  report["bus_bandwidth_bytes_per_sec"] = alg_bw * bus_bandwidth_factor(*op, p);
+  report["transfers"] = choice.schedule.ops.size();
   return report;
 }
 

@@ -31,9 +31,11 @@ enum class NetworkModel {
 struct RunOptions {
   std::string platform_path;
   int ranks = 0;
-  std::string algorithm = "ring";
-  bool collapse = true;  // collapsed ("collapsed") or step-level replay
-  std::uint64_t tree_chunk_bytes = 512 * 1024;
+  std::string algorithm = "ring";  // a registry name, or "auto"
+  bool collapse = true;            // collapsed ("collapsed") or step-level replay
+  std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
+  int ranks_per_node = 1;                  // hierarchical algorithm
+  std::vector<int> grid;  // torus-2d algorithm; empty: the dims of a 2-D torus platform
   NetworkModel network_model = NetworkModel::kExact;
   std::vector<std::string> simgrid_args;  // extra --cfg=... / --log=... for SimGrid
 };
@@ -47,8 +49,9 @@ struct SimulateConfig {
 
 struct CollectiveConfig {
   RunOptions run;
-  std::string op = "all-reduce";
+  std::string op = "all-reduce";  // see sim/collectives/collective_algorithm.h
   std::uint64_t bytes = 0;
+  int root = 0;
 };
 
 // Simulates data-parallel training and returns the report (see README, "Report").

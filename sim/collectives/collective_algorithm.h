@@ -1,20 +1,58 @@
-// The interface of collective algorithms: pure functions from (ranks, bytes, topology hints) to a
-// Schedule. No SimGrid here; tests run algorithms without an engine.
+// The interface of collective algorithms: pure functions from (operation, ranks, bytes, topology
+// hints) to a Schedule. No SimGrid here; tests run algorithms without an engine, and
+// schedule_cost.h estimates a schedule's time for `--algorithm auto`.
 #ifndef DTSIM_SIM_COLLECTIVES_COLLECTIVE_ALGORITHM_H_
 #define DTSIM_SIM_COLLECTIVES_COLLECTIVE_ALGORITHM_H_
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/collectives/schedule.h"
 
 namespace dtsim::sim {
 
+// The operations. Sizes follow nccl-tests: `bytes` is
+//  - all-reduce, broadcast, reduce: the buffer each rank holds;
+//  - all-gather: the gathered result (each rank contributes bytes / p);
+//  - reduce-scatter: each rank's input (each rank ends with bytes / p);
+//  - all-to-all: each rank's send buffer (bytes / p to every rank);
+//  - send-recv: the message from `root` to rank (root + 1) mod p.
+enum class CollectiveOp {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv
+};
+
+// "all-reduce", "reduce-scatter", "all-gather", "broadcast", "reduce", "all-to-all", "send-recv".
+[[nodiscard]] std::string_view op_name(CollectiveOp op);
+[[nodiscard]] std::optional<CollectiveOp> parse_op(std::string_view name);
+[[nodiscard]] const std::vector<CollectiveOp>& all_ops();
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int ranks = 1;
+  std::uint64_t bytes = 0;
+  int root = 0;  // broadcast, reduce, send-recv
+};
+
 // What an algorithm may know of the network, provided by the caller.
 struct TopologyHints {
   // Latency in seconds of the route from rank `src` to rank `dst`. Unset: 0.
   std::function<double(int src, int dst)> route_latency_sec;
+  // Bandwidth of one rank's link into the network (the cost model's beta = 1 / this).
+  double injection_bytes_per_sec = 0;
+  // Ranks that share a node (hierarchical: consecutive ranks form a node).
+  int ranks_per_node = 1;
+  // Torus 2-D algorithm: ranks form a grid[0] x grid[1] grid, rank = x + grid[0] * y.
+  std::vector<int> grid;
 
   [[nodiscard]] double latency_sec(int src, int dst) const {
     return route_latency_sec ? route_latency_sec(src, dst) : 0.0;
@@ -23,11 +61,11 @@ struct TopologyHints {
 
 // How schedules are expressed.
 struct AlgorithmOptions {
-  // Collapse provably identical steps (e.g. a ring's 2(p-1) steps into one transfer per edge plus
-  // the remaining latency terms). Same answer when no other traffic interleaves; much faster.
+  // Collapse provably identical steps (a ring's steps into one transfer per edge plus the
+  // remaining latency terms). Same answer when no other traffic interleaves; much faster.
   bool collapse = true;
-  // Pipelining granularity of the tree (bytes per chunk).
-  std::uint64_t tree_chunk_bytes = 512 * 1024;
+  // Pipelining granularity of trees and chains (bytes per chunk).
+  std::uint64_t chunk_bytes = 512 * 1024;
 };
 
 class CollectiveAlgorithm {
@@ -35,10 +73,18 @@ class CollectiveAlgorithm {
   virtual ~CollectiveAlgorithm() = default;
   // E.g. "ring".
   [[nodiscard]] virtual std::string_view name() const = 0;
-  // Transfers that all-reduce `bytes` (per rank) over ranks 0..ranks-1.
-  // Pure: no SimGrid calls. REQUIRES: ranks >= 1.
-  [[nodiscard]] virtual Schedule all_reduce(int ranks, std::uint64_t bytes,
-                                            const TopologyHints& hints) const = 0;
+  // Empty if the algorithm can run `request` with `hints`; else why not (for messages).
+  [[nodiscard]] virtual std::string unsupported(const CollectiveRequest& request,
+                                                const TopologyHints& hints) const = 0;
+  // The transfers implementing `request` over ranks 0..ranks-1. Pure: no SimGrid calls.
+  // REQUIRES: unsupported(request, hints) is empty; request.ranks >= 1.
+  [[nodiscard]] virtual Schedule build(const CollectiveRequest& request,
+                                       const TopologyHints& hints) const = 0;
+  // Shorthand for build({kAllReduce, ranks, bytes}, hints).
+  [[nodiscard]] Schedule all_reduce(int ranks, std::uint64_t bytes,
+                                    const TopologyHints& hints) const {
+    return build({.op = CollectiveOp::kAllReduce, .ranks = ranks, .bytes = bytes}, hints);
+  }
 };
 
 }  // namespace dtsim::sim

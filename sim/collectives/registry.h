@@ -11,7 +11,8 @@
 
 namespace dtsim::sim {
 
-// Names accepted by make_algorithm, in display order: "ring", "tree".
+// Names accepted by make_algorithm, in display order: ring, tree, double-tree,
+// halving-doubling, recursive-doubling, direct, hierarchical, torus-2d.
 [[nodiscard]] const std::vector<std::string>& algorithm_names();
 
 // The algorithm called `name`, or nullptr if there is none.

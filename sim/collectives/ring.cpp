@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "sim/collectives/ring_steps.h"
+#include "sim/collectives/schedule_builder.h"
+
 namespace dtsim::sim {
 
 namespace {
@@ -10,41 +13,18 @@ int mod(int a, int p) {
   return ((a % p) + p) % p;
 }
 
-// The chunk rank r sends at step s of 2(p-1): reduce-scatter steps forward chunk r-s, all-gather
-// steps forward chunk r+1-s (the one completed, then received, in the previous step).
-int chunk_sent(int r, int s, int p) {
-  return s < p - 1 ? mod(r - s, p) : mod(r + 1 - s, p);
-}
-
-Schedule step_level(int p, std::uint64_t bytes) {
-  Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
-  const int steps = 2 * (p - 1);
-  auto op_index = [p](int step, int rank) {
-    return step * p + rank;
-  };
-  for (int s = 0; s < steps; ++s) {
-    for (int r = 0; r < p; ++r) {
-      ScheduleOp op{
-          .src = r,
-          .dst = mod(r + 1, p),
-          .bytes = piece_bytes(bytes, p, static_cast<std::uint64_t>(chunk_sent(r, s, p)))};
-      if (s == 0) {
-        op.entry_ranks = {r, mod(r + 1, p)};
-      } else {
-        op.deps = {op_index(s - 1, mod(r - 1, p))};  // the chunk r forwards arrived
-      }
-      schedule.ops.push_back(std::move(op));
-    }
-  }
+Schedule step_level(int p, std::uint64_t bytes, RingSteps steps) {
+  ScheduleBuilder b(p);
+  std::vector<int> members(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) {
-    schedule.exit_ops[r] = {op_index(steps - 1, r), op_index(steps - 1, mod(r - 1, p))};
+    members[static_cast<std::size_t>(r)] = r;
   }
-  return schedule;
+  add_ring_steps(b, members, bytes, steps, {});
+  return std::move(b).finish();
 }
 
-Schedule collapsed(int p, std::uint64_t bytes, const TopologyHints& hints) {
+Schedule collapsed(int p, std::uint64_t bytes, RingSteps steps, const TopologyHints& hints) {
   Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
-  const int steps = 2 * (p - 1);
   ScheduleOp join{.kind = ScheduleOp::Kind::kWait};
   for (int r = 0; r < p; ++r) {
     join.entry_ranks.push_back(r);
@@ -54,8 +34,9 @@ Schedule collapsed(int p, std::uint64_t bytes, const TopologyHints& hints) {
   ScheduleOp tail{.kind = ScheduleOp::Kind::kWait};
   for (int r = 0; r < p; ++r) {
     std::uint64_t edge_bytes = 0;
-    for (int s = 0; s < steps; ++s) {
-      edge_bytes += piece_bytes(bytes, p, static_cast<std::uint64_t>(chunk_sent(r, s, p)));
+    for (int s = 0; s < steps.count; ++s) {
+      edge_bytes +=
+          piece_bytes(bytes, p, static_cast<std::uint64_t>(ring_chunk_sent(r, steps.first + s, p)));
     }
     alpha_max_sec = std::max(alpha_max_sec, hints.latency_sec(r, mod(r + 1, p)));
     tail.deps.push_back(static_cast<int>(schedule.ops.size()));
@@ -63,7 +44,7 @@ Schedule collapsed(int p, std::uint64_t bytes, const TopologyHints& hints) {
   }
   // The aggregated transfer paid one latency; a step-level ring pays one per step, and each step
   // waits for its slowest edge.
-  tail.wait_sec = (steps - 1) * alpha_max_sec;
+  tail.wait_sec = (steps.count - 1) * alpha_max_sec;
   const int tail_index = static_cast<int>(schedule.ops.size());
   schedule.ops.push_back(std::move(tail));
   for (int r = 0; r < p; ++r) {
@@ -72,14 +53,58 @@ Schedule collapsed(int p, std::uint64_t bytes, const TopologyHints& hints) {
   return schedule;
 }
 
+// A chain through all ranks, pipelined in chunks: root, root+1, ..., root+p-1 for a broadcast;
+// the reverse for a reduce.
+Schedule chain(int p, std::uint64_t bytes, int root, bool towards_root, std::uint64_t chunk_bytes) {
+  ScheduleBuilder b(p);
+  const std::uint64_t chunks = std::max<std::uint64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes);
+  // position i of the chain holds rank node(i); data moves from position i to i+1.
+  auto node = [&](int i) {
+    return towards_root ? mod(root + p - 1 - i, p) : mod(root + i, p);
+  };
+  std::vector<int> previous(static_cast<std::size_t>(p), -1);  // per position: last op into it
+  for (std::uint64_t k = 0; k < chunks; ++k) {
+    const std::uint64_t size = piece_bytes(bytes, chunks, k);
+    for (int i = 0; i + 1 < p; ++i) {
+      std::vector<int> deps;
+      if (i > 0) {
+        deps.push_back(previous[static_cast<std::size_t>(i)]);  // chunk k reached position i
+      }
+      previous[static_cast<std::size_t>(i + 1)] = b.transfer(node(i), node(i + 1), size, deps);
+    }
+  }
+  return std::move(b).finish();
+}
+
 }  // namespace
 
-Schedule RingAlgorithm::all_reduce(int ranks, std::uint64_t bytes,
-                                   const TopologyHints& hints) const {
-  if (ranks <= 1) {
-    return Schedule{.ranks = ranks, .exit_ops = std::vector<std::vector<int>>(ranks)};
+std::string RingAlgorithm::unsupported(const CollectiveRequest& request,
+                                       const TopologyHints& /*hints*/) const {
+  switch (request.op) {
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kSendRecv:
+      return "ring has no " + std::string(op_name(request.op)) + " (use direct)";
+    default:
+      return "";
   }
-  return collapse_ ? collapsed(ranks, bytes, hints) : step_level(ranks, bytes);
+}
+
+Schedule RingAlgorithm::build(const CollectiveRequest& request, const TopologyHints& hints) const {
+  const int p = request.ranks;
+  if (p <= 1) {
+    return Schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
+  }
+  switch (request.op) {
+    case CollectiveOp::kBroadcast:
+      return chain(p, request.bytes, request.root, false, options_.chunk_bytes);
+    case CollectiveOp::kReduce:
+      return chain(p, request.bytes, request.root, true, options_.chunk_bytes);
+    default: {
+      const RingSteps steps = ring_steps_of(request.op, p);
+      return options_.collapse ? collapsed(p, request.bytes, steps, hints)
+                               : step_level(p, request.bytes, steps);
+    }
+  }
 }
 
 }  // namespace dtsim::sim

@@ -52,6 +52,12 @@ struct Schedule {
   return bytes / parts + (index < bytes % parts ? 1 : 0);
 }
 
+// Offset of piece `index` when `bytes` is split as piece_bytes does (index may equal parts).
+[[nodiscard]] inline std::uint64_t piece_offset(std::uint64_t bytes, std::uint64_t parts,
+                                                std::uint64_t index) {
+  return index * (bytes / parts) + (index < bytes % parts ? index : bytes % parts);
+}
+
 }  // namespace dtsim::sim
 
 #endif  // DTSIM_SIM_COLLECTIVES_SCHEDULE_H_

@@ -1,7 +1,10 @@
 #include "sim/collectives/tree.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
+
+#include "sim/collectives/schedule_builder.h"
 
 namespace dtsim::sim {
 
@@ -11,73 +14,161 @@ int tree_parent(int r, int p) {
   return up < p ? up : (r ^ b);
 }
 
-Schedule TreeAlgorithm::all_reduce(int ranks, std::uint64_t bytes,
-                                   const TopologyHints& /*hints*/) const {
-  const int p = ranks;
-  Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
-  if (p <= 1) {
-    return schedule;
-  }
-  std::vector<std::vector<int>> children(static_cast<std::size_t>(p));
-  std::vector<int> depth(static_cast<std::size_t>(p), 0);
-  for (int v = 1; v < p; ++v) {
-    children[static_cast<std::size_t>(tree_parent(v, p))].push_back(v);
-    for (int u = v; u != 0; u = tree_parent(u, p)) {
-      ++depth[static_cast<std::size_t>(v)];
-    }
-  }
-  // Reduce deepest nodes first and broadcast shallowest first: a topological order of the ops.
-  std::vector<int> by_depth(static_cast<std::size_t>(p));
-  std::iota(by_depth.begin(), by_depth.end(), 0);
-  std::stable_sort(by_depth.begin(), by_depth.end(), [&depth](int a, int b) {
-    return depth[static_cast<std::size_t>(a)] < depth[static_cast<std::size_t>(b)];
-  });
+namespace {
 
-  const std::uint64_t chunks =
-      std::max<std::uint64_t>(1, (bytes + chunk_bytes_ - 1) / chunk_bytes_);
-  // up[v] / down[v]: index of the latest reduce (v -> parent) and broadcast (parent -> v) ops.
-  std::vector<int> up(static_cast<std::size_t>(p), -1);
-  std::vector<int> down(static_cast<std::size_t>(p), -1);
+// NCCL's in-order tree with its positions mapped to ranks by `rank_of`.
+struct Tree {
+  std::vector<int> parent;                 // per rank; -1 for the root
+  std::vector<std::vector<int>> children;  // per rank
+  std::vector<int> top_down;               // ranks, parents before children
+  int root = 0;
+
+  Tree(int p, const std::function<int(int)>& rank_of)
+      : parent(static_cast<std::size_t>(p), -1), children(static_cast<std::size_t>(p)) {
+    std::vector<int> depth(static_cast<std::size_t>(p), 0);
+    for (int v = 1; v < p; ++v) {
+      const int up = tree_parent(v, p);
+      parent[static_cast<std::size_t>(rank_of(v))] = rank_of(up);
+      children[static_cast<std::size_t>(rank_of(up))].push_back(rank_of(v));
+      for (int u = v; u != 0; u = tree_parent(u, p)) {
+        ++depth[static_cast<std::size_t>(v)];
+      }
+    }
+    std::vector<int> positions(static_cast<std::size_t>(p));
+    std::iota(positions.begin(), positions.end(), 0);
+    std::stable_sort(positions.begin(), positions.end(), [&depth](int a, int b) {
+      return depth[static_cast<std::size_t>(a)] < depth[static_cast<std::size_t>(b)];
+    });
+    for (int v : positions) {
+      top_down.push_back(rank_of(v));
+    }
+    root = rank_of(0);
+  }
+};
+
+// Per-rank index of the latest op that moved the current chunk up (into the parent) or down
+// (into this rank).
+struct ChunkOps {
+  std::vector<int> up, down;
+  explicit ChunkOps(int p)
+      : up(static_cast<std::size_t>(p), -1), down(static_cast<std::size_t>(p), -1) {}
+};
+
+// Reduce one chunk up the tree: deepest ranks first, each after all its children's.
+void reduce_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, ChunkOps& ops) {
+  for (auto it = t.top_down.rbegin(); it != t.top_down.rend(); ++it) {
+    const int v = *it;
+    if (v == t.root) {
+      continue;
+    }
+    std::vector<int> deps;
+    for (int c : t.children[static_cast<std::size_t>(v)]) {
+      deps.push_back(ops.up[static_cast<std::size_t>(c)]);
+    }
+    ops.up[static_cast<std::size_t>(v)] =
+        b.transfer(v, t.parent[static_cast<std::size_t>(v)], size, deps);
+  }
+}
+
+// Broadcast one chunk down the tree; with `after_reduce`, the root waits for the chunk's
+// reduction first.
+void broadcast_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, bool after_reduce,
+                     ChunkOps& ops) {
+  for (int v : t.top_down) {
+    if (v == t.root) {
+      continue;
+    }
+    const int parent = t.parent[static_cast<std::size_t>(v)];
+    std::vector<int> deps;
+    if (parent != t.root) {
+      deps.push_back(ops.down[static_cast<std::size_t>(parent)]);
+    } else if (after_reduce) {
+      for (int c : t.children[static_cast<std::size_t>(t.root)]) {
+        deps.push_back(ops.up[static_cast<std::size_t>(c)]);
+      }
+    }
+    ops.down[static_cast<std::size_t>(v)] = b.transfer(parent, v, size, deps);
+  }
+}
+
+std::uint64_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+  return std::max<std::uint64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes);
+}
+
+}  // namespace
+
+std::string TreeAlgorithm::unsupported(const CollectiveRequest& request,
+                                       const TopologyHints& /*hints*/) const {
+  switch (request.op) {
+    case CollectiveOp::kAllReduce:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+      return "";
+    default:
+      return "tree has no " + std::string(op_name(request.op)) +
+             " (it has all-reduce, broadcast and reduce)";
+  }
+}
+
+Schedule TreeAlgorithm::build(const CollectiveRequest& request,
+                              const TopologyHints& /*hints*/) const {
+  const int p = request.ranks;
+  ScheduleBuilder b(p);
+  if (p <= 1) {
+    return std::move(b).finish();
+  }
+  const int root = request.op == CollectiveOp::kAllReduce ? 0 : request.root;
+  const Tree t(p, [root, p](int v) { return (v + root) % p; });
+  const std::uint64_t chunks = chunk_count(request.bytes, options_.chunk_bytes);
+  ChunkOps ops(p);
   for (std::uint64_t k = 0; k < chunks; ++k) {
-    const std::uint64_t size = piece_bytes(bytes, chunks, k);
-    for (auto it = by_depth.rbegin(); it != by_depth.rend() && *it != 0; ++it) {
-      const int v = *it;
-      ScheduleOp op{.src = v, .dst = tree_parent(v, p), .bytes = size};
-      for (int c : children[static_cast<std::size_t>(v)]) {
-        op.deps.push_back(up[static_cast<std::size_t>(c)]);
-      }
-      if (k == 0) {
-        op.entry_ranks = {v, op.dst};
-      }
-      up[static_cast<std::size_t>(v)] = static_cast<int>(schedule.ops.size());
-      schedule.ops.push_back(std::move(op));
+    const std::uint64_t size = piece_bytes(request.bytes, chunks, k);
+    if (request.op != CollectiveOp::kBroadcast) {
+      reduce_chunk(b, t, size, ops);
     }
-    for (int v : by_depth) {
-      if (v == 0) {
-        continue;
-      }
-      const int parent = tree_parent(v, p);
-      ScheduleOp op{.src = parent, .dst = v, .bytes = size};
-      if (parent == 0) {
-        for (int c : children[0]) {
-          op.deps.push_back(up[static_cast<std::size_t>(c)]);  // chunk k fully reduced at the root
-        }
-      } else {
-        op.deps.push_back(down[static_cast<std::size_t>(parent)]);
-      }
-      down[static_cast<std::size_t>(v)] = static_cast<int>(schedule.ops.size());
-      schedule.ops.push_back(std::move(op));
+    if (request.op != CollectiveOp::kReduce) {
+      broadcast_chunk(b, t, size, request.op == CollectiveOp::kAllReduce, ops);
     }
   }
-  for (int v = 0; v < p; ++v) {
-    if (v != 0) {
-      schedule.exit_ops[static_cast<std::size_t>(v)].push_back(down[static_cast<std::size_t>(v)]);
+  return std::move(b).finish();
+}
+
+std::string DoubleTreeAlgorithm::unsupported(const CollectiveRequest& request,
+                                             const TopologyHints& /*hints*/) const {
+  if (request.op != CollectiveOp::kAllReduce) {
+    return "double-tree has only all-reduce (as NCCL's)";
+  }
+  return "";
+}
+
+Schedule DoubleTreeAlgorithm::build(const CollectiveRequest& request,
+                                    const TopologyHints& /*hints*/) const {
+  const int p = request.ranks;
+  ScheduleBuilder b(p);
+  if (p <= 1) {
+    return std::move(b).finish();
+  }
+  const Tree tree0(p, [](int v) { return v; });
+  const Tree tree1(p, [p](int v) { return p % 2 == 0 ? p - 1 - v : (v + 1) % p; });
+  const std::uint64_t half[2] = {piece_bytes(request.bytes, 2, 0),
+                                 piece_bytes(request.bytes, 2, 1)};
+  const std::uint64_t chunks[2] = {chunk_count(half[0], options_.chunk_bytes),
+                                   chunk_count(half[1], options_.chunk_bytes)};
+  ChunkOps ops0(p), ops1(p);
+  // Chunks of the two trees interleave, as NCCL's channels of tree 0 and tree 1 run side by side.
+  for (std::uint64_t k = 0; k < std::max(chunks[0], chunks[1]); ++k) {
+    if (k < chunks[0]) {
+      const std::uint64_t size = piece_bytes(half[0], chunks[0], k);
+      reduce_chunk(b, tree0, size, ops0);
+      broadcast_chunk(b, tree0, size, true, ops0);
     }
-    for (int c : children[static_cast<std::size_t>(v)]) {
-      schedule.exit_ops[static_cast<std::size_t>(v)].push_back(down[static_cast<std::size_t>(c)]);
+    if (k < chunks[1]) {
+      const std::uint64_t size = piece_bytes(half[1], chunks[1], k);
+      reduce_chunk(b, tree1, size, ops1);
+      broadcast_chunk(b, tree1, size, true, ops1);
     }
   }
-  return schedule;
+  return std::move(b).finish();
 }
 
 }  // namespace dtsim::sim

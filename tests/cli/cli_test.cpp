@@ -75,7 +75,7 @@ TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag :
        {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb", "--iterations",
-        "--report", "--replay", "--tree-chunk", "--network-model", "--cfg"}) {
+        "--report", "--replay", "--chunk", "--ranks-per-node", "--grid", "--network-model", "--cfg"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
@@ -200,7 +200,8 @@ TEST_F(Cli, EveryPlatformProblemAtOnce) {
 TEST_F(Cli, UnknownAlgorithm) {
   expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --algorithm butterfly",
                "dtsim collective: --algorithm butterfly: unknown algorithm (expected one of ring, "
-               "tree)\n");
+               "tree, double-tree, halving-doubling, recursive-doubling, direct, hierarchical, "
+               "torus-2d, auto)\n");
 }
 
 TEST_F(Cli, MoreRanksThanHosts) {

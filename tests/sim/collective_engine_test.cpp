@@ -15,12 +15,12 @@ constexpr double kBytesPerSec = 25e9;  // and "25GBps" = 25e9 bytes/s
 
 double collective_sec(const std::string& platform, int ranks, std::uint64_t bytes,
                       const std::string& algorithm, bool collapse,
-                      std::uint64_t tree_chunk_bytes = 512 * 1024) {
+                      std::uint64_t chunk_bytes = 512 * 1024) {
   CollectiveConfig config{.run = {.platform_path = "tests/testdata/" + platform,
                                   .ranks = ranks,
                                   .algorithm = algorithm,
                                   .collapse = collapse,
-                                  .tree_chunk_bytes = tree_chunk_bytes},
+                                  .chunk_bytes = chunk_bytes},
                           .bytes = bytes};
   return simulate_collective(config)["time_sec"].get<double>();
 }

@@ -17,7 +17,7 @@ ordered_json simulate(const std::string& workload, const std::string& platform, 
                                 .ranks = ranks,
                                 .algorithm = algorithm,
                                 .collapse = collapse,
-                                .tree_chunk_bytes = 1ull << 40},  // tree: one chunk
+                                .chunk_bytes = 1ull << 40},  // tree: one chunk
                         .workload_path = workload};
   return simulate_data_parallel(config)["result"];
 }

@@ -21,7 +21,7 @@ std::map<int, int> sends_per_rank(const Schedule& s) {
 
 TEST(RingAlgorithm, EachRankSendsTwoPMinusOneChunksToItsSuccessor) {
   for (int p : {2, 3, 7, 8}) {
-    const Schedule s = RingAlgorithm(/*collapse=*/false).all_reduce(p, 1000 * p, {});
+    const Schedule s = RingAlgorithm({.collapse = false}).all_reduce(p, 1000 * p, {});
     for (int r = 0; r < p; ++r) {
       EXPECT_EQ(sends_per_rank(s)[r], 2 * (p - 1)) << "p=" << p;
     }
@@ -34,13 +34,13 @@ TEST(RingAlgorithm, UnevenChunksStillMoveTwoPMinusOneOverPOfTheMessage) {
   // 10 bytes over 3 ranks: chunks 4, 3, 3. Over its 2(p-1) = 4 steps a rank forwards every chunk
   // but one (reduce-scatter) and every chunk but one (all-gather); summed over ranks each chunk
   // is sent 2(p-1) times in all: 4 * 10 = 40 bytes.
-  const Schedule s = RingAlgorithm(false).all_reduce(3, 10, {});
+  const Schedule s = RingAlgorithm({.collapse = false}).all_reduce(3, 10, {});
   EXPECT_EQ(s.total_bytes(), 40u);
 }
 
 TEST(RingAlgorithm, StepDependsOnThePredecessorsPreviousStep) {
   const int p = 4;
-  const Schedule s = RingAlgorithm(false).all_reduce(p, 400, {});
+  const Schedule s = RingAlgorithm({.collapse = false}).all_reduce(p, 400, {});
   ASSERT_EQ(s.ops.size(), static_cast<std::size_t>(2 * (p - 1) * p));
   // Step 0 waits for sender and receiver to enter; step 1 of rank 2 waits for step 0 of rank 1.
   EXPECT_EQ(s.ops[0].entry_ranks, (std::vector<int>{0, 1}));
@@ -56,7 +56,7 @@ TEST(RingAlgorithm, CollapsedSendsOneTransferPerEdgeAndWaitsForRemainingLatencie
   TopologyHints hints{.route_latency_sec = [](int src, int /*dst*/) {
     return src == 3 ? 7e-6 : 2e-6;
   }};
-  const Schedule s = RingAlgorithm(/*collapse=*/true).all_reduce(p, 5000, hints);
+  const Schedule s = RingAlgorithm({.collapse = true}).all_reduce(p, 5000, hints);
   // join, one transfer per edge, tail.
   ASSERT_EQ(s.ops.size(), static_cast<std::size_t>(p + 2));
   EXPECT_EQ(s.ops.front().kind, ScheduleOp::Kind::kWait);
@@ -74,15 +74,15 @@ TEST(RingAlgorithm, CollapsedSendsOneTransferPerEdgeAndWaitsForRemainingLatencie
 TEST(RingAlgorithm, CollapsedCarriesTheSameBytesAsStepLevel) {
   for (int p : {2, 3, 7}) {
     for (std::uint64_t n : {1ull, 10ull, 1000003ull}) {
-      EXPECT_EQ(RingAlgorithm(true).all_reduce(p, n, {}).total_bytes(),
-                RingAlgorithm(false).all_reduce(p, n, {}).total_bytes())
+      EXPECT_EQ(RingAlgorithm({.collapse = true}).all_reduce(p, n, {}).total_bytes(),
+                RingAlgorithm({.collapse = false}).all_reduce(p, n, {}).total_bytes())
           << "p=" << p << " n=" << n;
     }
   }
 }
 
 TEST(RingAlgorithm, SingleRankHasNothingToDo) {
-  const Schedule s = RingAlgorithm(true).all_reduce(1, 1000, {});
+  const Schedule s = RingAlgorithm({.collapse = true}).all_reduce(1, 1000, {});
   EXPECT_TRUE(s.ops.empty());
   ASSERT_EQ(s.exit_ops.size(), 1u);
   EXPECT_TRUE(s.exit_ops[0].empty());

@@ -1,0 +1,109 @@
+#include "sim/collective_choice.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "sim/collectives/registry.h"
+#include "sim/collectives/schedule_cost.h"
+#include "sim/config_error.h"
+
+namespace dtsim::sim {
+
+namespace {
+
+std::string names_list() {
+  std::string names;
+  for (const std::string& n : algorithm_names()) {
+    names += (names.empty() ? "" : ", ") + n;
+  }
+  return names + ", auto";
+}
+
+// An upper bound of the operations `algorithm` would schedule, to skip the huge ones in auto.
+double op_bound(const std::string& algorithm, const CollectiveRequest& r,
+                const AlgorithmOptions& o) {
+  const double p = r.ranks;
+  const double chunks =
+      std::ceil(static_cast<double>(r.bytes) / static_cast<double>(o.chunk_bytes)) + 1;
+  if (algorithm == "direct") {
+    return 2 * p * p;
+  }
+  if (algorithm == "tree" || algorithm == "double-tree") {
+    return 2 * p * chunks;
+  }
+  if (algorithm == "ring") {
+    return o.collapse ? p + 2 : 2 * p * p;
+  }
+  return 2 * p * (std::bit_width(static_cast<unsigned>(r.ranks)) + 2) + 4 * p * 64;
+}
+
+}  // namespace
+
+CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions options)
+    : algorithm_(std::move(algorithm)), options_(options) {
+  if (algorithm_ != "auto" && !make_algorithm(algorithm_, options_)) {
+    throw ConfigError("--algorithm " + algorithm_ + ": unknown algorithm (expected one of " +
+                      names_list() + ")");
+  }
+}
+
+void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHints& hints) const {
+  if (algorithm_ != "auto") {
+    const std::string why = make_algorithm(algorithm_, options_)->unsupported(request, hints);
+    if (!why.empty()) {
+      throw ConfigError("--algorithm " + algorithm_ + ": " + why);
+    }
+    return;
+  }
+  for (const std::string& name : algorithm_names()) {
+    if (make_algorithm(name, options_)->unsupported(request, hints).empty()) {
+      return;
+    }
+  }
+  throw ConfigError("--algorithm auto: no algorithm can run " + std::string(op_name(request.op)));
+}
+
+CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
+                                           const TopologyHints& hints, double bytes_per_sec) const {
+  if (algorithm_ != "auto") {
+    return {.algorithm = algorithm_,
+            .schedule = make_algorithm(algorithm_, options_)->build(request, hints)};
+  }
+  CollectiveChoice best{.algorithm = ""};
+  double best_sec = std::numeric_limits<double>::infinity();
+  for (const std::string& name : algorithm_names()) {
+    auto algorithm = make_algorithm(name, options_);
+    Candidate c{.algorithm = name, .skipped = algorithm->unsupported(request, hints)};
+    if (c.skipped.empty() && op_bound(name, request, options_) > kMaxAutoCandidateOps) {
+      c.skipped = "schedule too large to evaluate (over 4e6 operations)";
+    }
+    if (c.skipped.empty()) {
+      Schedule schedule = algorithm->build(request, hints);
+      c.estimated_sec = estimate_sec(schedule, hints, bytes_per_sec);
+      if (*c.estimated_sec < best_sec) {  // ties keep the earlier (display) order
+        best_sec = *c.estimated_sec;
+        best.algorithm = name;
+        best.schedule = std::move(schedule);
+      }
+    }
+    best.candidates.push_back(std::move(c));
+  }
+  return best;
+}
+
+nlohmann::ordered_json choice_json(const CollectiveChoice& choice) {
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+  for (const Candidate& c : choice.candidates) {
+    nlohmann::ordered_json j{{"algorithm", c.algorithm}};
+    if (c.estimated_sec) {
+      j["estimated_sec"] = *c.estimated_sec;
+    } else {
+      j["skipped"] = c.skipped;
+    }
+    candidates.push_back(std::move(j));
+  }
+  return {{"chosen", choice.algorithm}, {"candidates", std::move(candidates)}};
+}
+
+}  // namespace dtsim::sim

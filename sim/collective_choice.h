@@ -1,0 +1,58 @@
+// Which algorithm runs a collective: the one the user named, or with "auto" the candidate with
+// the lowest estimated time on the actual topology (schedule_cost.h), as NCCL's tuner picks one
+// per call. The choice and every candidate's estimate go into the report.
+#ifndef DTSIM_SIM_COLLECTIVE_CHOICE_H_
+#define DTSIM_SIM_COLLECTIVE_CHOICE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/collectives/collective_algorithm.h"
+
+namespace dtsim::sim {
+
+struct Candidate {
+  std::string algorithm;
+  std::optional<double> estimated_sec;  // set if it was evaluated
+  std::string skipped;                  // why not, otherwise
+};
+
+struct CollectiveChoice {
+  std::string algorithm;  // the one that runs
+  Schedule schedule;
+  std::vector<Candidate> candidates;  // auto only
+};
+
+// Auto skips a candidate whose schedule would exceed this many operations (direct on thousands
+// of ranks): building it would cost more than it could win.
+inline constexpr double kMaxAutoCandidateOps = 4e6;
+
+class CollectiveChooser {
+ public:
+  // `algorithm` is a registry name or "auto". Throws ConfigError for an unknown name.
+  CollectiveChooser(std::string algorithm, AlgorithmOptions options);
+
+  // Throws ConfigError if the named algorithm cannot run `request` with `hints`, or if no
+  // algorithm can (auto); checks only what is known before the platform is built.
+  void check(const CollectiveRequest& request, const TopologyHints& hints) const;
+
+  // The schedule for `request`. With auto, `bytes_per_sec` is the bandwidth the estimates use.
+  [[nodiscard]] CollectiveChoice choose(const CollectiveRequest& request,
+                                        const TopologyHints& hints, double bytes_per_sec) const;
+
+  [[nodiscard]] const std::string& algorithm() const { return algorithm_; }
+
+ private:
+  std::string algorithm_;
+  AlgorithmOptions options_;
+};
+
+// The report entry of an auto choice: {"chosen": ..., "candidates": [...]}.
+[[nodiscard]] nlohmann::ordered_json choice_json(const CollectiveChoice& choice);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_COLLECTIVE_CHOICE_H_

@@ -1,0 +1,57 @@
+#include "sim/collectives/schedule_builder.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace dtsim::sim {
+
+ScheduleBuilder::ScheduleBuilder(int ranks)
+    : schedule_{.ranks = ranks}, frontier_(static_cast<std::size_t>(ranks)) {}
+
+int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps) {
+  assert(src != dst && src >= 0 && dst >= 0 && src < schedule_.ranks && dst < schedule_.ranks);
+  const int index = static_cast<int>(schedule_.ops.size());
+  auto [it, inserted] = last_on_channel_.emplace(std::make_pair(src, dst), index);
+  std::vector<int> covering = deps;
+  if (!inserted) {
+    covering.push_back(it->second);  // the channel predecessor, implicit in the replay
+    it->second = index;
+  }
+  ScheduleOp op{.src = src, .dst = dst, .bytes = bytes, .deps = std::move(deps)};
+  for (int endpoint : {src, dst}) {
+    const bool covered = std::any_of(covering.begin(), covering.end(), [&](int d) {
+      const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];
+      return prev.kind == ScheduleOp::Kind::kTransfer &&
+             (prev.src == endpoint || prev.dst == endpoint);
+    });
+    if (!covered) {
+      op.entry_ranks.push_back(endpoint);
+    }
+  }
+  schedule_.ops.push_back(std::move(op));
+  touch(src, index, covering);
+  touch(dst, index, covering);
+  return index;
+}
+
+int ScheduleBuilder::wait(double sec, std::vector<int> deps, const std::vector<int>& ranks) {
+  const int index = static_cast<int>(schedule_.ops.size());
+  schedule_.ops.push_back({.kind = ScheduleOp::Kind::kWait, .wait_sec = sec, .deps = deps});
+  for (int r : ranks) {
+    touch(r, index, deps);
+  }
+  return index;
+}
+
+void ScheduleBuilder::touch(int rank, int op, const std::vector<int>& deps) {
+  auto& f = frontier_[static_cast<std::size_t>(rank)];
+  std::erase_if(f, [&deps](int o) { return std::find(deps.begin(), deps.end(), o) != deps.end(); });
+  f.push_back(op);
+}
+
+Schedule ScheduleBuilder::finish() && {
+  schedule_.exit_ops = std::move(frontier_);
+  return std::move(schedule_);
+}
+
+}  // namespace dtsim::sim

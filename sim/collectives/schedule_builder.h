@@ -1,0 +1,43 @@
+// Builds a Schedule op by op and works out, per rank, what it must wait for on entry and what
+// marks its exit, so that algorithms only state transfers and their data dependencies.
+#ifndef DTSIM_SIM_COLLECTIVES_SCHEDULE_BUILDER_H_
+#define DTSIM_SIM_COLLECTIVES_SCHEDULE_BUILDER_H_
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "sim/collectives/schedule.h"
+
+namespace dtsim::sim {
+
+class ScheduleBuilder {
+ public:
+  explicit ScheduleBuilder(int ranks);
+
+  // Adds a transfer of `bytes` from `src` to `dst` after `deps` (earlier op indices) and after
+  // the previous transfer on the same src -> dst channel; returns its index.
+  // Entry: the op waits for src (dst) to enter the collective unless a dependency or the channel
+  // predecessor already involves src (dst) — every op thus (transitively) waits for both of its
+  // ranks to have entered. REQUIRES: src != dst, both in [0, ranks).
+  int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {});
+
+  // Adds a pure delay after `deps`, counted as an operation of every rank in `ranks`.
+  int wait(double sec, std::vector<int> deps, const std::vector<int>& ranks);
+
+  // The schedule. Each rank exits after its frontier: the ops involving it that no later op
+  // involving it depends on (directly or as channel successor).
+  [[nodiscard]] Schedule finish() &&;
+
+ private:
+  void touch(int rank, int op, const std::vector<int>& deps);
+
+  Schedule schedule_;
+  std::map<std::pair<int, int>, int> last_on_channel_;
+  std::vector<std::vector<int>> frontier_;  // per rank
+};
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_COLLECTIVES_SCHEDULE_BUILDER_H_
