@@ -33,17 +33,25 @@ Folding fold(ScheduleBuilder& b, int p, std::uint64_t bytes) {
   return f;
 }
 
-void unfold(ScheduleBuilder& b, const Folding& f, std::uint64_t bytes,
-            const std::vector<std::vector<int>>& done) {
-  for (int v = 0; v < f.extra; ++v) {
-    b.transfer(f.rank_of[static_cast<std::size_t>(v)], f.rank_of[static_cast<std::size_t>(v)] - 1,
-               bytes, done[static_cast<std::size_t>(v)]);
+// Per participant, every op that delivered data into it so far: what its next send (a partial
+// result) depends on. Starts with the fold into it, if any.
+using Inboxes = std::vector<std::vector<int>>;
+
+Inboxes initial_inboxes(const Folding& f) {
+  Inboxes in(static_cast<std::size_t>(f.participants));
+  for (int v = 0; v < f.participants; ++v) {
+    if (f.ready_after[static_cast<std::size_t>(v)] >= 0) {
+      in[static_cast<std::size_t>(v)].push_back(f.ready_after[static_cast<std::size_t>(v)]);
+    }
   }
+  return in;
 }
 
-std::vector<int> initial(const Folding& f, int v) {
-  const int op = f.ready_after[static_cast<std::size_t>(v)];
-  return op < 0 ? std::vector<int>{} : std::vector<int>{op};
+void unfold(ScheduleBuilder& b, const Folding& f, std::uint64_t bytes, const Inboxes& in) {
+  for (int v = 0; v < f.extra; ++v) {
+    b.transfer(f.rank_of[static_cast<std::size_t>(v)], f.rank_of[static_cast<std::size_t>(v)] - 1,
+               bytes, in[static_cast<std::size_t>(v)]);
+  }
 }
 
 // Each participant's byte range [lo, hi) of the vector, halved or doubled step by step.
@@ -51,72 +59,60 @@ struct Segment {
   std::uint64_t lo = 0, hi = 0;
 };
 
-// Recursive halving over the participants: step s pairs v with v ^ (P >> (s+1)); the lower
-// partner keeps the lower half. Returns per participant the op it last received, and leaves each
-// participant's final segment in `seg`.
-std::vector<int> recursive_halving(ScheduleBuilder& b, const Folding& f, std::uint64_t bytes,
-                                   std::vector<Segment>& seg) {
+// One butterfly step at `distance`: every participant sends `bytes_to_send(v, partner)` to its
+// partner v ^ distance, after everything either of them received so far (a pairwise exchange,
+// as MPI_Sendrecv: the receiver has finished its previous step).
+template <typename BytesFn>
+void butterfly_step(ScheduleBuilder& b, const Folding& f, int distance, Inboxes& in,
+                    BytesFn bytes_to_send) {
   const int n = f.participants;
-  seg.assign(static_cast<std::size_t>(n), Segment{0, bytes});
-  std::vector<int> last(static_cast<std::size_t>(n), -1);
-  for (int distance = n / 2; distance >= 1; distance /= 2) {
-    std::vector<int> received(static_cast<std::size_t>(n));
-    std::vector<Segment> next(static_cast<std::size_t>(n));
-    for (int v = 0; v < n; ++v) {
-      const int partner = v ^ distance;
+  std::vector<int> sent(static_cast<std::size_t>(n));
+  for (int v = 0; v < n; ++v) {
+    const int partner = v ^ distance;
+    std::vector<int> deps = in[static_cast<std::size_t>(v)];
+    deps.insert(deps.end(), in[static_cast<std::size_t>(partner)].begin(),
+                in[static_cast<std::size_t>(partner)].end());
+    sent[static_cast<std::size_t>(v)] =
+        b.transfer(f.rank_of[static_cast<std::size_t>(v)],
+                   f.rank_of[static_cast<std::size_t>(partner)], bytes_to_send(v, partner), deps);
+  }
+  for (int v = 0; v < n; ++v) {
+    in[static_cast<std::size_t>(v ^ distance)].push_back(sent[static_cast<std::size_t>(v)]);
+  }
+}
+
+// Recursive halving: distances P/2, P/4, ..., 1; the lower partner keeps the lower half of its
+// segment and sends the upper half. Leaves each participant's final segment in `seg`.
+void recursive_halving(ScheduleBuilder& b, const Folding& f, std::vector<Segment>& seg,
+                       Inboxes& in) {
+  for (int distance = f.participants / 2; distance >= 1; distance /= 2) {
+    std::vector<Segment> next(seg.size());
+    butterfly_step(b, f, distance, in, [&](int v, int partner) {
       const Segment s = seg[static_cast<std::size_t>(v)];
       const std::uint64_t mid = s.lo + (s.hi - s.lo) / 2;
       const bool lower = v < partner;
       next[static_cast<std::size_t>(v)] = lower ? Segment{s.lo, mid} : Segment{mid, s.hi};
-      const std::uint64_t send = lower ? s.hi - mid : mid - s.lo;  // the partner's half
-      std::vector<int> deps = last[static_cast<std::size_t>(v)] < 0
-                                  ? initial(f, v)
-                                  : std::vector<int>{last[static_cast<std::size_t>(v)]};
-      received[static_cast<std::size_t>(partner)] =
-          b.transfer(f.rank_of[static_cast<std::size_t>(v)],
-                     f.rank_of[static_cast<std::size_t>(partner)], send, deps);
-    }
-    last = std::move(received);
+      return lower ? s.hi - mid : mid - s.lo;  // the partner's half
+    });
     seg = std::move(next);
   }
-  return last;
 }
 
-// Recursive doubling of segments: step pairs v with v ^ distance, distance 1, 2, ..., P/2; each
-// sends its whole current segment and both end with the union. `last` holds per participant the
-// op it must wait for before sending its first segment.
-std::vector<int> recursive_doubling_segments(ScheduleBuilder& b, const Folding& f,
-                                             std::vector<Segment> seg, std::vector<int> last,
-                                             const std::vector<std::vector<int>>& first_deps) {
-  const int n = f.participants;
-  for (int distance = 1; distance < n; distance *= 2) {
-    std::vector<int> received(static_cast<std::size_t>(n));
-    std::vector<Segment> next(static_cast<std::size_t>(n));
-    for (int v = 0; v < n; ++v) {
-      const int partner = v ^ distance;
+// Recursive doubling of segments: distances 1, 2, ..., P/2; each sends its whole segment and
+// both keep the union.
+void recursive_doubling(ScheduleBuilder& b, const Folding& f, std::vector<Segment> seg,
+                        Inboxes& in) {
+  for (int distance = 1; distance < f.participants; distance *= 2) {
+    std::vector<Segment> next(seg.size());
+    butterfly_step(b, f, distance, in, [&](int v, int partner) {
       const Segment mine = seg[static_cast<std::size_t>(v)];
       const Segment theirs = seg[static_cast<std::size_t>(partner)];
       next[static_cast<std::size_t>(v)] = {std::min(mine.lo, theirs.lo),
                                            std::max(mine.hi, theirs.hi)};
-      std::vector<int> deps = last[static_cast<std::size_t>(v)] < 0
-                                  ? first_deps[static_cast<std::size_t>(v)]
-                                  : std::vector<int>{last[static_cast<std::size_t>(v)]};
-      received[static_cast<std::size_t>(partner)] =
-          b.transfer(f.rank_of[static_cast<std::size_t>(v)],
-                     f.rank_of[static_cast<std::size_t>(partner)], mine.hi - mine.lo, deps);
-    }
-    last = std::move(received);
+      return mine.hi - mine.lo;
+    });
     seg = std::move(next);
   }
-  return last;
-}
-
-std::vector<std::vector<int>> as_done(const std::vector<int>& last) {
-  std::vector<std::vector<int>> done;
-  for (int op : last) {
-    done.push_back(op < 0 ? std::vector<int>{} : std::vector<int>{op});
-  }
-  return done;
 }
 
 std::string power_of_two_only(const CollectiveRequest& request, const char* name) {
@@ -149,26 +145,25 @@ Schedule HalvingDoublingAlgorithm::build(const CollectiveRequest& request,
   }
   const std::uint64_t n = request.bytes;
   if (request.op == CollectiveOp::kAllGather) {
-    // Each rank starts with its own 1/p of the vector.
-    const Folding f = fold(b, p, 0);  // p is a power of two: no folding ops
+    // Each rank starts with its own 1/p of the vector; p is a power of two: nothing to fold.
+    const Folding f = fold(b, p, 0);
     std::vector<Segment> seg;
     for (int v = 0; v < p; ++v) {
-      seg.push_back({piece_offset(n, p, v), piece_offset(n, p, v + 1)});
+      const auto i = static_cast<std::uint64_t>(v);
+      seg.push_back({piece_offset(n, static_cast<std::uint64_t>(p), i),
+                     piece_offset(n, static_cast<std::uint64_t>(p), i + 1)});
     }
-    recursive_doubling_segments(b, f, seg, std::vector<int>(static_cast<std::size_t>(p), -1),
-                                std::vector<std::vector<int>>(static_cast<std::size_t>(p)));
+    Inboxes in = initial_inboxes(f);
+    recursive_doubling(b, f, seg, in);
     return std::move(b).finish();
   }
   const Folding f = fold(b, p, n);
-  std::vector<Segment> seg;
-  const std::vector<int> last = recursive_halving(b, f, n, seg);
+  Inboxes in = initial_inboxes(f);
+  std::vector<Segment> seg(static_cast<std::size_t>(f.participants), Segment{0, n});
+  recursive_halving(b, f, seg, in);
   if (request.op == CollectiveOp::kAllReduce) {
-    std::vector<std::vector<int>> first_deps;
-    for (int v = 0; v < f.participants; ++v) {
-      first_deps.push_back(initial(f, v));
-    }
-    const auto done = recursive_doubling_segments(b, f, seg, last, first_deps);
-    unfold(b, f, n, as_done(done));
+    recursive_doubling(b, f, seg, in);
+    unfold(b, f, n, in);
   }
   return std::move(b).finish();
 }
@@ -197,27 +192,11 @@ Schedule RecursiveDoublingAlgorithm::build(const CollectiveRequest& request,
   }
   const std::uint64_t n = request.bytes;
   const Folding f = fold(b, p, n);
-  // Whole-vector exchanges: every participant's "segment" is the full vector.
-  std::vector<Segment> seg(static_cast<std::size_t>(f.participants), Segment{0, n});
-  std::vector<std::vector<int>> first_deps;
-  for (int v = 0; v < f.participants; ++v) {
-    first_deps.push_back(initial(f, v));
+  Inboxes in = initial_inboxes(f);
+  for (int distance = 1; distance < f.participants; distance *= 2) {
+    butterfly_step(b, f, distance, in, [n](int, int) { return n; });  // the whole vector
   }
-  const int count = f.participants;
-  std::vector<int> last(static_cast<std::size_t>(count), -1);
-  for (int distance = 1; distance < count; distance *= 2) {
-    std::vector<int> received(static_cast<std::size_t>(count));
-    for (int v = 0; v < count; ++v) {
-      std::vector<int> deps = last[static_cast<std::size_t>(v)] < 0
-                                  ? first_deps[static_cast<std::size_t>(v)]
-                                  : std::vector<int>{last[static_cast<std::size_t>(v)]};
-      received[static_cast<std::size_t>(v ^ distance)] =
-          b.transfer(f.rank_of[static_cast<std::size_t>(v)],
-                     f.rank_of[static_cast<std::size_t>(v ^ distance)], n, deps);
-    }
-    last = std::move(received);
-  }
-  unfold(b, f, n, as_done(last));
+  unfold(b, f, n, in);
   return std::move(b).finish();
 }
 
