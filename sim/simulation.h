@@ -31,8 +31,8 @@ enum class NetworkModel {
 struct RunOptions {
   std::string platform_path;
   int ranks = 0;
-  std::string algorithm = "ring";  // a registry name, or "auto"
-  bool collapse = true;            // collapsed ("collapsed") or step-level replay
+  std::string algorithm = "ring";          // a registry name, or "auto"
+  bool collapse = true;                    // collapsed ("collapsed") or step-level replay
   std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
   int ranks_per_node = 1;                  // hierarchical algorithm
   std::vector<int> grid;  // torus-2d algorithm; empty: the dims of a 2-D torus platform

@@ -31,8 +31,8 @@ int TaskGraph::compute_lane(int rank) {
   return it->second;
 }
 
-int TaskGraph::channel_lane(int src, int dst) {
-  auto [it, inserted] = channel_lanes_.emplace(std::make_pair(src, dst), 0);
+int TaskGraph::channel_lane(int src, int dst, int channel) {
+  auto [it, inserted] = channel_lanes_.emplace(std::make_tuple(src, dst, channel), 0);
   if (inserted) {
     it->second = new_lane(src);
   }
@@ -63,7 +63,7 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
     if (op.kind == ScheduleOp::Kind::kTransfer) {
       op_task[i] = add_task(
           Task{.kind = TaskKind::kTransfer, .rank = op.src, .peer = op.dst, .bytes = op.bytes},
-          channel_lane(op.src, op.dst), deps);
+          channel_lane(op.src, op.dst, op.channel), deps);
     } else {
       const int rank = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
       op_task[i] =

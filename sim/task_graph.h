@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -64,14 +65,14 @@ class TaskGraph {
  private:
   TaskId add_task(Task task, int lane, std::span<const TaskId> deps);
   int compute_lane(int rank);
-  int channel_lane(int src, int dst);
+  int channel_lane(int src, int dst, int channel);
   int new_lane(int rank);
 
   std::vector<Task> tasks_;
   std::vector<TaskId> deps_;
   std::vector<Lane> lanes_;
-  std::map<int, int> compute_lanes_;                  // rank -> lane
-  std::map<std::pair<int, int>, int> channel_lanes_;  // (src, dst) -> lane
+  std::map<int, int> compute_lanes_;                        // rank -> lane
+  std::map<std::tuple<int, int, int>, int> channel_lanes_;  // (src, dst, channel) -> lane
 };
 
 }  // namespace dtsim::sim

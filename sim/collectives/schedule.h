@@ -9,8 +9,9 @@
 namespace dtsim::sim {
 
 // One operation of a schedule.
-//  - kTransfer: `bytes` from rank `src` to rank `dst`. Transfers on the same (src, dst) channel
-//    run one after another, in schedule order (a FIFO connection, as NCCL's).
+//  - kTransfer: `bytes` from rank `src` to rank `dst` on connection `channel`. Transfers on the
+//    same (src, dst, channel) run one after another, in schedule order (a FIFO connection, as
+//    one of NCCL's channels); different channels between the same ranks are independent.
 //  - kWait: a pure delay of `wait_sec` that uses no resource (latency terms of collapsed steps;
 //    0 for a join point).
 // An operation starts once all `deps` (indices of earlier operations) have finished and every
@@ -20,6 +21,7 @@ struct ScheduleOp {
   Kind kind = Kind::kTransfer;
   int src = 0;
   int dst = 0;
+  int channel = 0;
   std::uint64_t bytes = 0;
   double wait_sec = 0;
   std::vector<int> deps;

@@ -8,16 +8,18 @@ namespace dtsim::sim {
 ScheduleBuilder::ScheduleBuilder(int ranks)
     : schedule_{.ranks = ranks}, frontier_(static_cast<std::size_t>(ranks)) {}
 
-int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps) {
+int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps,
+                              int channel) {
   assert(src != dst && src >= 0 && dst >= 0 && src < schedule_.ranks && dst < schedule_.ranks);
   const int index = static_cast<int>(schedule_.ops.size());
-  auto [it, inserted] = last_on_channel_.emplace(std::make_pair(src, dst), index);
+  auto [it, inserted] = last_on_channel_.emplace(std::make_tuple(src, dst, channel), index);
   std::vector<int> covering = deps;
   if (!inserted) {
     covering.push_back(it->second);  // the channel predecessor, implicit in the replay
     it->second = index;
   }
-  ScheduleOp op{.src = src, .dst = dst, .bytes = bytes, .deps = std::move(deps)};
+  ScheduleOp op{
+      .src = src, .dst = dst, .channel = channel, .bytes = bytes, .deps = std::move(deps)};
   for (int endpoint : {src, dst}) {
     const bool covered = std::any_of(covering.begin(), covering.end(), [&](int d) {
       const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,7 +22,7 @@ class ScheduleBuilder {
   // Entry: the op waits for src (dst) to enter the collective unless a dependency or the channel
   // predecessor already involves src (dst) — every op thus (transitively) waits for both of its
   // ranks to have entered. REQUIRES: src != dst, both in [0, ranks).
-  int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {});
+  int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {}, int channel = 0);
 
   // Adds a pure delay after `deps`, counted as an operation of every rank in `ranks`.
   int wait(double sec, std::vector<int> deps, const std::vector<int>& ranks);
@@ -34,8 +35,8 @@ class ScheduleBuilder {
   void touch(int rank, int op, const std::vector<int>& deps);
 
   Schedule schedule_;
-  std::map<std::pair<int, int>, int> last_on_channel_;
-  std::vector<std::vector<int>> frontier_;  // per rank
+  std::map<std::tuple<int, int, int>, int> last_on_channel_;  // (src, dst, channel) -> op
+  std::vector<std::vector<int>> frontier_;                    // per rank
 };
 
 }  // namespace dtsim::sim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace {
 template <typename T, typename Step>
 std::vector<T> forward_pass(const Schedule& s, Step step) {
   std::vector<T> end(s.ops.size());
-  std::map<std::pair<int, int>, std::size_t> last_on_channel;
+  std::map<std::tuple<int, int, int>, std::size_t> last_on_channel;
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
     const ScheduleOp& op = s.ops[i];
     T start{};
@@ -22,7 +23,7 @@ std::vector<T> forward_pass(const Schedule& s, Step step) {
       start = std::max(start, end[static_cast<std::size_t>(d)]);
     }
     if (op.kind == ScheduleOp::Kind::kTransfer) {
-      auto [it, inserted] = last_on_channel.emplace(std::make_pair(op.src, op.dst), i);
+      auto [it, inserted] = last_on_channel.emplace(std::make_tuple(op.src, op.dst, op.channel), i);
       if (!inserted) {
         start = std::max(start, end[it->second]);
         it->second = i;

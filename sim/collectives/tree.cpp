@@ -55,7 +55,8 @@ struct ChunkOps {
 };
 
 // Reduce one chunk up the tree: deepest ranks first, each after all its children's.
-void reduce_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, ChunkOps& ops) {
+void reduce_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, ChunkOps& ops,
+                  int channel = 0) {
   for (auto it = t.top_down.rbegin(); it != t.top_down.rend(); ++it) {
     const int v = *it;
     if (v == t.root) {
@@ -66,14 +67,14 @@ void reduce_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, ChunkOp
       deps.push_back(ops.up[static_cast<std::size_t>(c)]);
     }
     ops.up[static_cast<std::size_t>(v)] =
-        b.transfer(v, t.parent[static_cast<std::size_t>(v)], size, deps);
+        b.transfer(v, t.parent[static_cast<std::size_t>(v)], size, deps, channel);
   }
 }
 
 // Broadcast one chunk down the tree; with `after_reduce`, the root waits for the chunk's
 // reduction first.
 void broadcast_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, bool after_reduce,
-                     ChunkOps& ops) {
+                     ChunkOps& ops, int channel = 0) {
   for (int v : t.top_down) {
     if (v == t.root) {
       continue;
@@ -87,7 +88,7 @@ void broadcast_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, bool
         deps.push_back(ops.up[static_cast<std::size_t>(c)]);
       }
     }
-    ops.down[static_cast<std::size_t>(v)] = b.transfer(parent, v, size, deps);
+    ops.down[static_cast<std::size_t>(v)] = b.transfer(parent, v, size, deps, channel);
   }
 }
 
@@ -155,7 +156,8 @@ Schedule DoubleTreeAlgorithm::build(const CollectiveRequest& request,
   const std::uint64_t chunks[2] = {chunk_count(half[0], options_.chunk_bytes),
                                    chunk_count(half[1], options_.chunk_bytes)};
   ChunkOps ops0(p), ops1(p);
-  // Chunks of the two trees interleave, as NCCL's channels of tree 0 and tree 1 run side by side.
+  // Chunks of the two trees interleave on their own connections (channels 0 and 1), as NCCL's
+  // channels of tree 0 and tree 1 run side by side.
   for (std::uint64_t k = 0; k < std::max(chunks[0], chunks[1]); ++k) {
     if (k < chunks[0]) {
       const std::uint64_t size = piece_bytes(half[0], chunks[0], k);
@@ -164,8 +166,8 @@ Schedule DoubleTreeAlgorithm::build(const CollectiveRequest& request,
     }
     if (k < chunks[1]) {
       const std::uint64_t size = piece_bytes(half[1], chunks[1], k);
-      reduce_chunk(b, tree1, size, ops1);
-      broadcast_chunk(b, tree1, size, true, ops1);
+      reduce_chunk(b, tree1, size, ops1, /*channel=*/1);
+      broadcast_chunk(b, tree1, size, true, ops1, /*channel=*/1);
     }
   }
   return std::move(b).finish();

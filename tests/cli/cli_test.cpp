@@ -73,9 +73,9 @@ TEST_F(Cli, HelpExplainsVerbsAndUnits) {
 TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   const Result r = run("simulate --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag :
-       {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb", "--iterations",
-        "--report", "--replay", "--chunk", "--ranks-per-node", "--grid", "--network-model", "--cfg"}) {
+  for (const char* flag : {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb",
+                           "--iterations", "--report", "--replay", "--chunk", "--ranks-per-node",
+                           "--grid", "--network-model", "--cfg"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
@@ -139,6 +139,43 @@ TEST_F(Cli, GeneratorRefusesAPrecisionTheDeviceLacks) {
   EXPECT_EQ(r.err,
             "dtsim workload generate: --precision bf16: NVIDIA V100-SXM2 does not support it\n");
   EXPECT_FALSE(fs::exists(trace));
+}
+
+TEST_F(Cli, EveryOperationRunsFromTheCommandLine) {
+  for (const char* op : {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "reduce",
+                         "all-to-all", "send-recv"}) {
+    const std::string algorithm =
+        std::string(op) == "all-to-all" || std::string(op) == "send-recv" ? "direct" : "ring";
+    const Result r = run("collective " + kStar + " --ranks 4 --bytes 1MB --root 1 --op " + op +
+                         " --algorithm " + algorithm + " --report " + report());
+    EXPECT_EQ(r.exit_code, 0) << op << ": " << r.err;
+    EXPECT_NE(slurp(report()).find(std::string("\"op\": \"") + op + "\""), std::string::npos);
+  }
+}
+
+TEST_F(Cli, AlgorithmWithoutTheOperation) {
+  expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --op all-to-all --algorithm tree",
+               "dtsim collective: --algorithm tree: tree has no all-to-all (it has all-reduce, "
+               "broadcast and reduce)\n");
+}
+
+TEST_F(Cli, HalvingDoublingReduceScatterNeedsAPowerOfTwo) {
+  expect_error("collective " + kStar +
+                   " --ranks 6 --bytes 1MB --op reduce-scatter "
+                   "--algorithm halving-doubling",
+               "dtsim collective: --algorithm halving-doubling: halving-doubling reduce-scatter "
+               "needs a power-of-two number of ranks, not 6 (all-reduce works for any number)\n");
+}
+
+TEST_F(Cli, BadGrid) {
+  expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --algorithm torus-2d --grid 2by2",
+               "dtsim collective: --grid 2by2: expected XxY with X, Y >= 1, e.g. 8x16\n");
+}
+
+TEST_F(Cli, UnknownOperation) {
+  expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --op scan",
+               "dtsim collective: --op scan: unknown operation (expected one of all-reduce, "
+               "reduce-scatter, all-gather, broadcast, reduce, all-to-all, send-recv)\n");
 }
 
 TEST_F(Cli, MissingWorkloadFile) {

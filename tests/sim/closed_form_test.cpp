@@ -2,10 +2,10 @@
 // (critical_path_sec: each transfer alpha + bytes/B, in dependency and channel order), for the
 // rank counts of the collectives issue: 2, 3, 4, 7, 8, 64, 1000, 1024. Engine tests
 // (collective_engine_test.cpp) check that SimGrid replays the same times on small cases.
-#include <gtest/gtest.h>
-
 #include <bit>
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "sim/collectives/direct.h"
 #include "sim/collectives/halving_doubling.h"
@@ -16,9 +16,11 @@
 namespace dtsim::sim {
 namespace {
 
-constexpr double kAlpha = 2e-6;   // per transfer
-constexpr double kB = 25e9;       // bytes/s
-const TopologyHints kHints{.route_latency_sec = [](int, int) { return kAlpha; }};
+constexpr double kAlpha = 2e-6;  // per transfer
+constexpr double kB = 25e9;      // bytes/s
+const TopologyHints kHints{.route_latency_sec = [](int, int) {
+  return kAlpha;
+}};
 
 const std::vector<int> kRanks{2, 3, 4, 7, 8, 64, 1000, 1024};
 
@@ -32,7 +34,9 @@ void expect_close(double got, double expected, const std::string& what) {
 }
 
 // n divisible by p and by every power of two up to 1024, so every chunk and half is whole.
-std::uint64_t bytes_for(int p) { return static_cast<std::uint64_t>(p) * 1024 * 1000; }
+std::uint64_t bytes_for(int p) {
+  return static_cast<std::uint64_t>(p) * 1024 * 1000;
+}
 
 TEST(ClosedForm, RingAllReduceReduceScatterAllGather) {
   // Ring: 2(p-1) steps for all-reduce, p-1 for the halves, each alpha + (n/p)/B.
@@ -109,8 +113,8 @@ TEST(ClosedForm, HierarchicalAllReduce) {
   // g ranks per node, m nodes: ring reduce-scatter and all-gather inside nodes (2(g-1) steps of
   // n/g) and a ring all-reduce of n/g across nodes (2(m-1) steps of n/(gm)).
   const HierarchicalAlgorithm h;
-  for (auto [p, g] : std::vector<std::pair<int, int>>{{8, 4}, {64, 8}, {1000, 8}, {1024, 8},
-                                                      {4, 1}, {7, 7}}) {
+  for (auto [p, g] :
+       std::vector<std::pair<int, int>>{{8, 4}, {64, 8}, {1000, 8}, {1024, 8}, {4, 1}, {7, 7}}) {
     const TopologyHints hints{.route_latency_sec = kHints.route_latency_sec, .ranks_per_node = g};
     const auto n = bytes_for(p);
     const int m = p / g;
