@@ -25,6 +25,7 @@ using dtsim::sim::ConfigError;
 namespace {
 
 constexpr int kExitBadInput = 2;
+constexpr int kExitInternalError = 1;
 constexpr unsigned kHelpColumns = 100;
 
 const char* const kUsage =
@@ -339,6 +340,9 @@ int main(int argc, char** argv) {
     print_error(verb, e.what());
   } catch (const dtsim::workloads::GeneratorError& e) {
     print_error(verb, e.what());
+  } catch (const std::exception& e) {  // a bug, not bad input
+    print_error(verb, std::string("internal error: ") + e.what());
+    return kExitInternalError;
   }
   return kExitBadInput;
 }
