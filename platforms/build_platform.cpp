@@ -19,33 +19,60 @@ std::string host_name(unsigned long index) {
   return "host-" + std::to_string(index);
 }
 
-Platform build_star(const StarSpec& spec) {
-  Platform platform;
-  sg4::NetZone* zone = sg4::create_star_zone("star");
-  for (unsigned i = 0; i < spec.hosts; ++i) {
-    sg4::Host* host = zone->create_host(host_name(i), kHostSpeedFlopsPerSec)->seal();
-    sg4::Link* link = zone->create_split_duplex_link("link-" + std::to_string(i),
-                                                     spec.link.bandwidth_bytes_per_sec)
-                          ->set_latency(spec.link.latency_sec)
-                          ->seal();
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                    {{link, sg4::LinkInRoute::Direction::UP}}, true);
-    platform.hosts.push_back(host);
-  }
-  zone->seal();
-  return platform;
+// A link with its latency, split-duplex (each direction independent), sealed.
+sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, double bytes_per_sec,
+                     double latency_sec) {
+  return zone->create_split_duplex_link(name, bytes_per_sec)->set_latency(latency_sec)->seal();
 }
 
-// A netpoint callback for SimGrid's cluster zones that records hosts by their zone index.
-sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts) {
-  return sg4::ClusterCallbacks([&hosts](sg4::NetZone* zone,
-                                        const std::vector<unsigned long>& /*coord*/,
-                                        unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
-    sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
-    if (hosts.size() <= id) {
-      hosts.resize(id + 1);
+// Attaches `point` to a star zone behind `link` (routes to and from it cross that link).
+void attach(sg4::NetZone* star, NetPoint* point, sg4::Link* link) {
+  star->add_route(point, nullptr, nullptr, nullptr, {{link, sg4::LinkInRoute::Direction::UP}},
+                  true);
+}
+
+void record(std::vector<sg4::Host*>& hosts, std::size_t index, sg4::Host* host) {
+  if (hosts.size() <= index) {
+    hosts.resize(index + 1);
+  }
+  hosts[index] = host;
+}
+
+// A multi-GPU node as a star zone inside `fabric`: its GPUs and a NIC router, each behind its
+// own link. Returns the zone's netpoint and the NIC, its gateway to the fabric.
+std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, unsigned long id,
+                                           const NodeSpec& spec, std::vector<sg4::Host*>& hosts) {
+  const std::string name = "node-" + std::to_string(id);
+  sg4::NetZone* node = sg4::create_star_zone(name);
+  node->set_parent(fabric);
+  for (unsigned g = 0; g < spec.gpus; ++g) {
+    const std::string gpu = name + "-gpu-" + std::to_string(g);
+    sg4::Host* host = node->create_host(gpu, kHostSpeedFlopsPerSec)->seal();
+    attach(node, host->get_netpoint(),
+           make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
+                     spec.gpu_link_latency_sec));
+    record(hosts, id * spec.gpus + g, host);
+  }
+  NetPoint* nic = node->create_router(name + "-nic");
+  attach(
+      node, nic,
+      make_link(node, name + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec));
+  node->seal();
+  return {node->get_netpoint(), nic};
+}
+
+// A netpoint callback for SimGrid's cluster zones that records hosts by their zone index:
+// endpoint `id` is one host, or with `node` a node holding hosts id * gpus ... id * gpus + gpus-1.
+sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts,
+                                          const std::optional<NodeSpec>& node) {
+  return sg4::ClusterCallbacks([&hosts, node](sg4::NetZone* zone,
+                                              const std::vector<unsigned long>& /*coord*/,
+                                              unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
+    if (node) {
+      return build_node(zone, id, *node, hosts);
     }
-    hosts[id] = host;
+    sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
+    record(hosts, id, host);
     return {host->get_netpoint(), nullptr};
   });
 }
@@ -54,8 +81,8 @@ Platform build_fat_tree(const FatTreeSpec& spec) {
   Platform platform;
   sg4::create_fatTree_zone("fat-tree", nullptr,
                            sg4::FatTreeParams(spec.levels, spec.down, spec.up, spec.parallel),
-                           recording_callbacks(platform.hosts), spec.link.bandwidth_bytes_per_sec,
-                           spec.link.latency_sec, kSplitDuplex)
+                           recording_callbacks(platform.hosts, spec.node),
+                           spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex)
       ->seal();
   return platform;
 }
@@ -63,9 +90,32 @@ Platform build_fat_tree(const FatTreeSpec& spec) {
 Platform build_torus(const TorusSpec& spec) {
   Platform platform;
   std::vector<unsigned long> dims(spec.dims.begin(), spec.dims.end());
-  sg4::create_torus_zone("torus", nullptr, dims, recording_callbacks(platform.hosts),
+  sg4::create_torus_zone("torus", nullptr, dims, recording_callbacks(platform.hosts, spec.node),
                          spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex)
       ->seal();
+  return platform;
+}
+
+Platform build_star(const StarSpec& spec) {
+  if (spec.node) {
+    // A star of nodes is a one-level fat-tree: one switch, one link per node.
+    return build_fat_tree({.levels = 1,
+                           .down = {spec.hosts},
+                           .up = {1},
+                           .parallel = {1},
+                           .link = spec.link,
+                           .node = spec.node});
+  }
+  Platform platform;
+  sg4::NetZone* zone = sg4::create_star_zone("star");
+  for (unsigned i = 0; i < spec.hosts; ++i) {
+    sg4::Host* host = zone->create_host(host_name(i), kHostSpeedFlopsPerSec)->seal();
+    attach(zone, host->get_netpoint(),
+           make_link(zone, "link-" + std::to_string(i), spec.link.bandwidth_bytes_per_sec,
+                     spec.link.latency_sec));
+    platform.hosts.push_back(host);
+  }
+  zone->seal();
   return platform;
 }
 
@@ -110,15 +160,11 @@ double route_latency_sec(const sg4::Host* src, const sg4::Host* dst) {
   return latency_sec;
 }
 
-double route_bandwidth_bytes_per_sec(const sg4::Host* src, const sg4::Host* dst) {
+std::vector<sg4::Link*> route_links(const sg4::Host* src, const sg4::Host* dst) {
   std::vector<sg4::Link*> links;
   double latency_sec = 0;
   src->route_to(dst, links, &latency_sec);
-  double bandwidth = 0;
-  for (const sg4::Link* link : links) {
-    bandwidth = bandwidth == 0 ? link->get_bandwidth() : std::min(bandwidth, link->get_bandwidth());
-  }
-  return bandwidth;
+  return links;
 }
 
 }  // namespace dtsim::platforms

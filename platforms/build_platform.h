@@ -35,9 +35,9 @@ struct Platform {
 [[nodiscard]] double route_latency_sec(const simgrid::s4u::Host* src,
                                        const simgrid::s4u::Host* dst);
 
-// The smallest bandwidth of the links on the route from `src` to `dst`, in bytes/s.
-[[nodiscard]] double route_bandwidth_bytes_per_sec(const simgrid::s4u::Host* src,
-                                                   const simgrid::s4u::Host* dst);
+// The links of the route from `src` to `dst`, in order. Owned by the engine.
+[[nodiscard]] std::vector<simgrid::s4u::Link*> route_links(const simgrid::s4u::Host* src,
+                                                           const simgrid::s4u::Host* dst);
 
 }  // namespace dtsim::platforms
 

@@ -52,6 +52,63 @@ LinkSpec read_link(JsonFields& f) {
   return link;
 }
 
+double read_bandwidth(JsonFields& f, const char* key) {
+  auto text = f.string(key);
+  if (!text) {
+    return 0;
+  }
+  auto bw = parse_bandwidth(*text);
+  if (!bw || *bw <= 0) {
+    f.problem(key,
+              "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" "
+              "(bits/s), got \"" +
+                  *text + "\"");
+    return 0;
+  }
+  return *bw;
+}
+
+double read_latency(JsonFields& f, const char* key) {
+  auto text = f.string(key);
+  if (!text) {
+    return 0;
+  }
+  auto lat = parse_duration(*text);
+  if (!lat) {
+    f.problem(key,
+              "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" + *text + "\"");
+    return 0;
+  }
+  return *lat;
+}
+
+// The optional "node" section: multi-GPU nodes.
+std::optional<NodeSpec> read_node(JsonFields& parent) {
+  const json* doc = parent.value("node", /*required=*/false);
+  if (doc == nullptr) {
+    return std::nullopt;
+  }
+  JsonFields f = parent.child(*doc, "node");
+  f.reject_unknown(
+      {"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth", "nic_latency"});
+  NodeSpec node;
+  auto gpus = f.unsigned_integer("gpus");
+  if (gpus && (*gpus < 1 || *gpus > 1024)) {
+    f.problem("gpus", "expected an integer between 1 and 1024, got " + std::to_string(*gpus));
+  }
+  node.gpus = static_cast<unsigned>(std::min<std::uint64_t>(gpus.value_or(1), 1024));
+  node.gpu_link_bandwidth_bytes_per_sec = read_bandwidth(f, "gpu_link_bandwidth");
+  node.gpu_link_latency_sec = read_latency(f, "gpu_link_latency");
+  auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(1);
+  if (nics < 1 || nics > 64) {
+    f.problem("nics", "expected an integer between 1 and 64, got " + std::to_string(nics));
+    nics = 1;
+  }
+  node.nic_bandwidth_bytes_per_sec = static_cast<double>(nics) * read_bandwidth(f, "nic_bandwidth");
+  node.nic_latency_sec = read_latency(f, "nic_latency");
+  return node;
+}
+
 // A list of positive integers of the given length (0: any non-empty length).
 std::vector<unsigned> read_positive_list(JsonFields& f, const char* key, std::size_t length) {
   std::vector<unsigned> out;
@@ -84,7 +141,7 @@ void check_host_total(JsonFields& f, const char* key, const std::vector<unsigned
 Topology read_topology(JsonFields& f, const std::string& spec_path) {
   std::string name = f.string("topology").value_or("");
   if (name == "star") {
-    f.reject_unknown({"topology", "hosts", "link_bandwidth", "link_latency"});
+    f.reject_unknown({"topology", "hosts", "link_bandwidth", "link_latency", "node"});
     StarSpec star;
     auto hosts = f.unsigned_integer("hosts");
     if (hosts && (*hosts == 0 || *hosts > kMaxHosts)) {
@@ -93,11 +150,12 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     }
     star.hosts = static_cast<unsigned>(std::min<std::uint64_t>(hosts.value_or(1), kMaxHosts));
     star.link = read_link(f);
+    star.node = read_node(f);
     return star;
   }
   if (name == "fat-tree") {
     f.reject_unknown(
-        {"topology", "levels", "down", "up", "parallel", "link_bandwidth", "link_latency"});
+        {"topology", "levels", "down", "up", "parallel", "link_bandwidth", "link_latency", "node"});
     FatTreeSpec tree;
     auto levels = f.unsigned_integer("levels");
     if (levels && (*levels < 1 || *levels > 8)) {
@@ -111,14 +169,16 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     tree.parallel = read_positive_list(f, "parallel", n);
     check_host_total(f, "down", tree.down);
     tree.link = read_link(f);
+    tree.node = read_node(f);
     return tree;
   }
   if (name == "torus") {
-    f.reject_unknown({"topology", "dims", "link_bandwidth", "link_latency"});
+    f.reject_unknown({"topology", "dims", "link_bandwidth", "link_latency", "node"});
     TorusSpec torus;
     torus.dims = read_positive_list(f, "dims", 0);
     check_host_total(f, "dims", torus.dims);
     torus.link = read_link(f);
+    torus.node = read_node(f);
     return torus;
   }
   if (name == "xml") {
@@ -143,6 +203,19 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
 
 }  // namespace
 
+unsigned PlatformSpec::gpus_per_node() const {
+  const auto* node = std::visit(
+      [](const auto& t) -> const std::optional<NodeSpec>* {
+        if constexpr (requires { t.node; }) {
+          return &t.node;
+        } else {
+          return nullptr;
+        }
+      },
+      topology);
+  return node != nullptr && node->has_value() ? (*node)->gpus : 1;
+}
+
 unsigned PlatformSpec::host_count() const {
   struct Visitor {
     unsigned operator()(const StarSpec& s) const { return s.hosts; }
@@ -152,7 +225,7 @@ unsigned PlatformSpec::host_count() const {
     unsigned operator()(const TorusSpec& s) const { return static_cast<unsigned>(product(s.dims)); }
     unsigned operator()(const XmlSpec&) const { return 0; }
   };
-  return std::visit(Visitor{}, topology);
+  return std::visit(Visitor{}, topology) * gpus_per_node();
 }
 
 std::string PlatformSpec::topology_name() const {

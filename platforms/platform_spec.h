@@ -10,6 +10,7 @@
 #ifndef DTSIM_PLATFORMS_PLATFORM_SPEC_H_
 #define DTSIM_PLATFORMS_PLATFORM_SPEC_H_
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -30,10 +31,26 @@ struct LinkSpec {
   bool operator==(const LinkSpec&) const = default;
 };
 
+// A multi-GPU node: `gpus` GPUs, each with its own link to the node's internal switch
+// (NVSwitch-like; PCIe switches are modelled the same way with PCIe bandwidths), and one NIC
+// link from that switch to the fabric, shared by the node's GPUs. A node's several NICs are one
+// link of their summed bandwidth. Route between GPUs of one node: gpu link up, gpu link down;
+// between nodes: gpu link, NIC link, fabric..., NIC link, gpu link.
+struct NodeSpec {
+  unsigned gpus = 8;
+  double gpu_link_bandwidth_bytes_per_sec = 300e9;
+  double gpu_link_latency_sec = 0;
+  double nic_bandwidth_bytes_per_sec = 25e9;
+  double nic_latency_sec = 0;
+  bool operator==(const NodeSpec&) const = default;
+};
+
 // One switch; each host has its own full-duplex link to it.
 struct StarSpec {
   unsigned hosts = 16;
   LinkSpec link;
+  // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
+  std::optional<NodeSpec> node;
   bool operator==(const StarSpec&) const = default;
 };
 
@@ -46,6 +63,8 @@ struct FatTreeSpec {
   std::vector<unsigned> up{1, 4};
   std::vector<unsigned> parallel{1, 1};
   LinkSpec link;
+  // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
+  std::optional<NodeSpec> node;
   bool operator==(const FatTreeSpec&) const = default;
 };
 
@@ -53,6 +72,8 @@ struct FatTreeSpec {
 struct TorusSpec {
   std::vector<unsigned> dims{4, 4, 4};
   LinkSpec link;
+  // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
+  std::optional<NodeSpec> node;
   bool operator==(const TorusSpec&) const = default;
 };
 
@@ -68,8 +89,10 @@ struct PlatformSpec {
   std::string file;  // where it was read from; labels errors and reports
   Topology topology;
 
-  // Hosts of a generated topology; 0 for XML (known only once loaded).
+  // Hosts (GPUs) of a generated topology; 0 for XML (known only once loaded).
   [[nodiscard]] unsigned host_count() const;
+  // GPUs per node (1 without a "node" section, and for XML).
+  [[nodiscard]] unsigned gpus_per_node() const;
   // "star", "fat-tree", "torus" or "xml".
   [[nodiscard]] std::string topology_name() const;
 };

@@ -65,7 +65,7 @@ void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHi
 }
 
 CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
-                                           const TopologyHints& hints, double bytes_per_sec) const {
+                                           const TopologyHints& hints) const {
   if (algorithm_ != "auto") {
     return {.algorithm = algorithm_,
             .schedule = make_algorithm(algorithm_, options_)->build(request, hints)};
@@ -80,7 +80,7 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
     }
     if (c.skipped.empty()) {
       Schedule schedule = algorithm->build(request, hints);
-      c.estimated_sec = estimate_sec(schedule, hints, bytes_per_sec);
+      c.estimated_sec = estimate_sec(schedule, hints);
       if (*c.estimated_sec < best_sec) {  // ties keep the earlier (display) order
         best_sec = *c.estimated_sec;
         best.algorithm = name;

@@ -39,9 +39,9 @@ class CollectiveChooser {
   // algorithm can (auto); checks only what is known before the platform is built.
   void check(const CollectiveRequest& request, const TopologyHints& hints) const;
 
-  // The schedule for `request`. With auto, `bytes_per_sec` is the bandwidth the estimates use.
+  // The schedule for `request` (with auto, of the candidate with the lowest estimate_sec).
   [[nodiscard]] CollectiveChoice choose(const CollectiveRequest& request,
-                                        const TopologyHints& hints, double bytes_per_sec) const;
+                                        const TopologyHints& hints) const;
 
   [[nodiscard]] const std::string& algorithm() const { return algorithm_; }
 

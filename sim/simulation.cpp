@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <map>
 #include <memory>
 
 #include <simgrid/s4u.hpp>
@@ -104,10 +105,16 @@ class EngineRun {
       return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],
                                           rank_hosts_[static_cast<std::size_t>(dst)]);
     };
-    hints_.injection_bytes_per_sec =
-        rank_hosts_.size() < 2
-            ? 0.0
-            : platforms::route_bandwidth_bytes_per_sec(rank_hosts_[0], rank_hosts_[1]);
+    hints_.route_links = [this](int src, int dst) {
+      std::vector<std::pair<int, double>> out;
+      for (const sg4::Link* link :
+           platforms::route_links(rank_hosts_[static_cast<std::size_t>(src)],
+                                  rank_hosts_[static_cast<std::size_t>(dst)])) {
+        auto [it, inserted] = link_ids_.emplace(link, static_cast<int>(link_ids_.size()));
+        out.emplace_back(it->second, link->get_bandwidth());
+      }
+      return out;
+    };
   }
   EngineRun(const EngineRun&) = delete;
   EngineRun& operator=(const EngineRun&) = delete;
@@ -122,6 +129,7 @@ class EngineRun {
   std::unique_ptr<sg4::Engine> engine_;
   platforms::Platform platform_;
   std::vector<sg4::Host*> rank_hosts_;
+  std::map<const sg4::Link*, int> link_ids_;  // only groups loads: iteration order never matters
   TopologyHints hints_;
 };
 
@@ -178,8 +186,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
                             .iterations = config.iterations};
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     return v.chooser.choose(
-        {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes}, engine.hints(),
-        engine.hints().injection_bytes_per_sec);
+        {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes},
+        engine.hints());
   });
   const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
 
@@ -224,8 +232,7 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
       .op = *op, .ranks = p, .bytes = config.bytes, .root = config.root};
   ValidatedRun v = validate_run(config.run, request);
   EngineRun engine(config.run, v.platform, v.hints);
-  const CollectiveChoice choice =
-      v.chooser.choose(request, engine.hints(), engine.hints().injection_bytes_per_sec);
+  const CollectiveChoice choice = v.chooser.choose(request, engine.hints());
   TaskGraph graph;
   graph.add_schedule(choice.schedule,
                      std::vector<std::vector<TaskId>>(static_cast<std::size_t>(p)));

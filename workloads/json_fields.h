@@ -37,6 +37,11 @@ class JsonFields {
   // Records "<pointer>/<key>: unknown key (expected one of a, b, c)" for every key not in `known`.
   void reject_unknown(std::initializer_list<const char*> known);
 
+  // The fields of `value`, the member `key` of this object; problems go to the same list.
+  [[nodiscard]] JsonFields child(const nlohmann::json& value, const std::string& key) const {
+    return JsonFields(value, pointer_ + "/" + key, problems_);
+  }
+
   // Records a problem about `key` (empty key: about the object itself).
   void problem(const std::string& key, const std::string& message);
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/collectives/schedule.h"
@@ -47,7 +48,9 @@ struct CollectiveRequest {
 struct TopologyHints {
   // Latency in seconds of the route from rank `src` to rank `dst`. Unset: 0.
   std::function<double(int src, int dst)> route_latency_sec;
-  // Bandwidth of one rank's link into the network (the cost model's beta = 1 / this).
+  // The links of the route from `src` to `dst`, as (link id, bytes/s). Unset: each rank has one
+  // full-duplex link of injection_bytes_per_sec (a star).
+  std::function<std::vector<std::pair<int, double>>(int src, int dst)> route_links;
   double injection_bytes_per_sec = 0;
   // Ranks that share a node (hierarchical: consecutive ranks form a node).
   int ranks_per_node = 1;

@@ -34,56 +34,95 @@ std::vector<T> forward_pass(const Schedule& s, Step step) {
   return end;
 }
 
-}  // namespace
+// The links of a route: the caller's, or a star's (each rank's up and down link).
+std::vector<std::pair<int, double>> links_of(const TopologyHints& hints, int src, int dst) {
+  if (hints.route_links) {
+    return hints.route_links(src, dst);
+  }
+  return {{2 * src, hints.injection_bytes_per_sec}, {2 * dst + 1, hints.injection_bytes_per_sec}};
+}
 
-double critical_path_sec(const Schedule& schedule, const TopologyHints& hints,
-                         double bytes_per_sec) {
+// Route facts per (src, dst), computed once.
+class Routes {
+ public:
+  explicit Routes(const TopologyHints& hints) : hints_(hints) {}
+  struct Route {
+    double latency_sec = 0;
+    double bytes_per_sec = 0;  // narrowest link
+    std::vector<std::pair<int, double>> links;
+  };
+  const Route& get(int src, int dst) {
+    auto [it, inserted] = cache_.emplace(std::make_pair(src, dst), Route{});
+    if (inserted) {
+      it->second.latency_sec = hints_.latency_sec(src, dst);
+      it->second.links = links_of(hints_, src, dst);
+      for (const auto& [id, bw] : it->second.links) {
+        it->second.bytes_per_sec =
+            it->second.bytes_per_sec == 0 ? bw : std::min(it->second.bytes_per_sec, bw);
+      }
+    }
+    return it->second;
+  }
+
+ private:
+  const TopologyHints& hints_;
+  std::map<std::pair<int, int>, Route> cache_;
+};
+
+double critical_path(const Schedule& schedule, Routes& routes) {
   const auto end = forward_pass<double>(schedule, [&](const ScheduleOp& op, double start) {
     if (op.kind == ScheduleOp::Kind::kWait) {
       return start + op.wait_sec;
     }
-    return start + hints.latency_sec(op.src, op.dst) +
-           static_cast<double>(op.bytes) / bytes_per_sec;
+    const auto& r = routes.get(op.src, op.dst);
+    return start + r.latency_sec + static_cast<double>(op.bytes) / r.bytes_per_sec;
   });
   return end.empty() ? 0.0 : *std::max_element(end.begin(), end.end());
 }
 
-ScheduleShape schedule_shape(const Schedule& schedule, const TopologyHints& hints) {
+ScheduleShape shape(const Schedule& schedule, Routes& routes) {
   ScheduleShape shape;
   const auto steps = forward_pass<int>(schedule, [](const ScheduleOp& op, int start) {
     return start + (op.kind == ScheduleOp::Kind::kTransfer ? 1 : 0);
   });
   shape.steps = steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
-  std::vector<std::uint64_t> sent(static_cast<std::size_t>(schedule.ranks));
-  std::vector<std::uint64_t> received(static_cast<std::size_t>(schedule.ranks));
-  std::map<std::pair<int, int>, double> latency;
+  std::map<int, std::pair<double, double>> link_load;  // id -> (bytes, bytes/s)
   for (const ScheduleOp& op : schedule.ops) {
-    if (op.kind != ScheduleOp::Kind::kTransfer) {
+    if (op.kind == ScheduleOp::Kind::kWait) {
+      shape.waits_sec += op.wait_sec;
       continue;
     }
-    sent[static_cast<std::size_t>(op.src)] += op.bytes;
-    received[static_cast<std::size_t>(op.dst)] += op.bytes;
-    auto [it, inserted] = latency.emplace(std::make_pair(op.src, op.dst), 0.0);
-    if (inserted) {
-      it->second = hints.latency_sec(op.src, op.dst);
-      shape.max_latency_sec = std::max(shape.max_latency_sec, it->second);
+    const auto& r = routes.get(op.src, op.dst);
+    shape.max_latency_sec = std::max(shape.max_latency_sec, r.latency_sec);
+    for (const auto& [id, bw] : r.links) {
+      auto& load = link_load[id];
+      load.first += static_cast<double>(op.bytes);
+      load.second = bw;
     }
   }
-  for (std::size_t r = 0; r < sent.size(); ++r) {
-    shape.max_rank_bytes = std::max({shape.max_rank_bytes, sent[r], received[r]});
+  for (const auto& [id, load] : link_load) {
+    shape.busiest_link_sec = std::max(shape.busiest_link_sec, load.first / load.second);
   }
   return shape;
 }
 
-double estimate_sec(const Schedule& schedule, const TopologyHints& hints, double bytes_per_sec) {
-  const ScheduleShape shape = schedule_shape(schedule, hints);
-  double waits_sec = 0;
-  for (const ScheduleOp& op : schedule.ops) {
-    waits_sec += op.kind == ScheduleOp::Kind::kWait ? op.wait_sec : 0.0;
-  }
-  return std::max(critical_path_sec(schedule, hints, bytes_per_sec),
-                  shape.steps * shape.max_latency_sec + waits_sec +
-                      static_cast<double>(shape.max_rank_bytes) / bytes_per_sec);
+}  // namespace
+
+double critical_path_sec(const Schedule& schedule, const TopologyHints& hints) {
+  Routes routes(hints);
+  return critical_path(schedule, routes);
+}
+
+ScheduleShape schedule_shape(const Schedule& schedule, const TopologyHints& hints) {
+  Routes routes(hints);
+  return shape(schedule, routes);
+}
+
+double estimate_sec(const Schedule& schedule, const TopologyHints& hints) {
+  Routes routes(hints);
+  const ScheduleShape s = shape(schedule, routes);
+  return std::max(critical_path(schedule, routes),
+                  s.steps * s.max_latency_sec + s.waits_sec + s.busiest_link_sec);
 }
 
 }  // namespace dtsim::sim

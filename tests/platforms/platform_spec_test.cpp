@@ -229,7 +229,7 @@ TEST(PlatformSpec, RejectsKeyOfAnotherTopology) {
   EXPECT_EQ(read_error(spec_file.path()),
             spec_file.path() +
                 ": /dims: unknown key (expected one of topology, hosts, link_bandwidth, "
-                "link_latency)");
+                "link_latency, node)");
 }
 
 TEST(PlatformSpec, RejectsStarWithoutHosts) {
@@ -299,7 +299,7 @@ TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   EXPECT_EQ(read_error(p),
             p +
                 ": /bandwidth: unknown key (expected one of topology, hosts, link_bandwidth, "
-                "link_latency)\n" +
+                "link_latency, node)\n" +
                 p + ": /hosts: expected an integer >= 0, got number -1\n" + p +
                 ": /link_bandwidth: expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or "
                 "\"200Gbps\" (bits/s), got \"25\"\n" +

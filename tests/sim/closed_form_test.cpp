@@ -18,15 +18,14 @@ namespace {
 
 constexpr double kAlpha = 2e-6;  // per transfer
 constexpr double kB = 25e9;      // bytes/s
-const TopologyHints kHints{.route_latency_sec = [](int, int) {
-  return kAlpha;
-}};
+const TopologyHints kHints{.route_latency_sec = [](int, int) { return kAlpha; },
+                           .injection_bytes_per_sec = kB};
 
 const std::vector<int> kRanks{2, 3, 4, 7, 8, 64, 1000, 1024};
 
 double path_sec(const CollectiveAlgorithm& a, CollectiveOp op, int p, std::uint64_t n,
                 const TopologyHints& hints = kHints) {
-  return critical_path_sec(a.build({.op = op, .ranks = p, .bytes = n}, hints), hints, kB);
+  return critical_path_sec(a.build({.op = op, .ranks = p, .bytes = n}, hints), hints);
 }
 
 void expect_close(double got, double expected, const std::string& what) {
@@ -115,7 +114,9 @@ TEST(ClosedForm, HierarchicalAllReduce) {
   const HierarchicalAlgorithm h;
   for (auto [p, g] :
        std::vector<std::pair<int, int>>{{8, 4}, {64, 8}, {1000, 8}, {1024, 8}, {4, 1}, {7, 7}}) {
-    const TopologyHints hints{.route_latency_sec = kHints.route_latency_sec, .ranks_per_node = g};
+    const TopologyHints hints{.route_latency_sec = kHints.route_latency_sec,
+                              .injection_bytes_per_sec = kB,
+                              .ranks_per_node = g};
     const auto n = bytes_for(p);
     const int m = p / g;
     const double expected = 2.0 * (g - 1) * (kAlpha + static_cast<double>(n) / g / kB) +
@@ -129,7 +130,9 @@ TEST(ClosedForm, Torus2dAllReduce) {
   // Rings along x (X ranks) around an all-reduce along y (Y ranks) of n/X.
   const Torus2dAlgorithm t;
   for (auto [x, y] : std::vector<std::pair<int, int>>{{2, 2}, {4, 2}, {8, 8}, {32, 32}, {8, 125}}) {
-    const TopologyHints hints{.route_latency_sec = kHints.route_latency_sec, .grid = {x, y}};
+    const TopologyHints hints{.route_latency_sec = kHints.route_latency_sec,
+                              .injection_bytes_per_sec = kB,
+                              .grid = {x, y}};
     const int p = x * y;
     const auto n = bytes_for(p);
     const double expected = 2.0 * (x - 1) * (kAlpha + static_cast<double>(n) / x / kB) +
