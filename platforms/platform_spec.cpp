@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platforms/presets.h"
 #include "platforms/units.h"
 #include "workloads/json_fields.h"
 
@@ -138,7 +139,32 @@ void check_host_total(JsonFields& f, const char* key, const std::vector<unsigned
   }
 }
 
+Topology read_preset(JsonFields& f) {
+  f.reject_unknown({"preset", "nodes"});
+  const std::string name = f.string("preset").value_or("");
+  auto nodes = f.unsigned_integer("nodes");
+  if (nodes && (*nodes < 1 || *nodes > 65536)) {
+    f.problem("nodes", "expected an integer between 1 and 65536, got " + std::to_string(*nodes));
+    nodes.reset();
+  }
+  auto topology = make_preset(name, static_cast<unsigned>(nodes.value_or(1)));
+  if (!topology) {
+    std::string names;
+    for (const PresetInfo& p : preset_catalog()) {
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    if (f.has("preset") && f.value("preset")->is_string()) {
+      f.problem("preset", "unknown preset \"" + name + "\" (expected one of " + names + ")");
+    }
+    return StarSpec{};
+  }
+  return *topology;
+}
+
 Topology read_topology(JsonFields& f, const std::string& spec_path) {
+  if (f.has("preset")) {
+    return read_preset(f);
+  }
   std::string name = f.string("topology").value_or("");
   if (name == "star") {
     f.reject_unknown({"topology", "hosts", "link_bandwidth", "link_latency", "node"});

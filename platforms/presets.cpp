@@ -1,0 +1,109 @@
+#include "platforms/presets.h"
+
+#include <cmath>
+
+namespace dtsim::platforms {
+
+namespace {
+
+constexpr double kGbps = 1e9 / 8;  // bytes/s per Gb/s
+constexpr double kGBps = 1e9;
+constexpr double kUs = 1e-6;
+
+// Leaf switches of this many ports face the nodes (40-port HDR/EDR switches, 32 down).
+constexpr unsigned kLeafDownPorts = 32;
+
+// A non-blocking fat-tree of `nodes` endpoints: one switch up to kLeafDownPorts nodes, else two
+// levels (leaves of kLeafDownPorts nodes, each wired to kLeafDownPorts spines).
+FatTreeSpec fat_tree_of(unsigned nodes, LinkSpec link, NodeSpec node) {
+  if (nodes <= kLeafDownPorts) {
+    return {.levels = 1, .down = {nodes}, .up = {1}, .parallel = {1}, .link = link, .node = node};
+  }
+  const unsigned leaves = (nodes + kLeafDownPorts - 1) / kLeafDownPorts;
+  return {.levels = 2,
+          .down = {kLeafDownPorts, leaves},
+          .up = {1, kLeafDownPorts},
+          .parallel = {1, 1},
+          .link = link,
+          .node = node};
+}
+
+NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double nic_bytes_per_sec) {
+  return {.gpus = gpus,
+          .gpu_link_bandwidth_bytes_per_sec = gpu_bytes_per_sec,
+          .gpu_link_latency_sec = 0.5 * kUs,
+          .nic_bandwidth_bytes_per_sec = nic_bytes_per_sec,
+          .nic_latency_sec = 1 * kUs};
+}
+
+// Torus dimensions for `chips`: the most cubic X x Y x Z with X*Y*Z = chips.
+std::vector<unsigned> cube_dims(unsigned chips) {
+  std::vector<unsigned> best{chips, 1, 1};
+  for (unsigned x = 1; x * x * x <= chips; ++x) {
+    if (chips % x != 0) {
+      continue;
+    }
+    for (unsigned y = x; x * y * y <= chips; ++y) {
+      if ((chips / x) % y == 0) {
+        best = {chips / x / y, y, x};  // largest first; x is the smallest
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+const std::vector<PresetInfo>& preset_catalog() {
+  static const std::vector<PresetInfo> kPresets{
+      {"dgx1-v100",
+       "DGX-1 (V100): 8 GPUs, NVLink2 hybrid cube-mesh, 4x100 Gb/s EDR InfiniBand, fat-tree",
+       "NVIDIA DGX-1 with Tesla V100 system architecture white paper"},
+      {"dgx2h", "DGX-2H: 16 V100 on NVSwitch, 8x100 Gb/s EDR InfiniBand, fat-tree",
+       "NVIDIA DGX-2H datasheet"},
+      {"dgx-a100",
+       "DGX A100: 8 A100 on NVSwitch (600 GB/s per GPU), 8x200 Gb/s HDR InfiniBand, fat-tree",
+       "NVIDIA DGX A100 datasheet and system architecture white paper"},
+      {"pcie4-25gbe", "4 GPUs on PCIe 3.0 x16 per server, 25 GbE, one switch",
+       "PCI Express 3.0 base specification (x16: 15.75 GB/s per direction); IEEE 802.3by"},
+      {"pcie8-fdr", "8 GPUs on PCIe 3.0 per server, FDR InfiniBand (56 Gb/s), fat-tree",
+       "Baidu DeepBench all-reduce machines; PCIe 3.0 and FDR InfiniBand specifications"},
+      {"tpu-torus", "TPU-v4-like chips in a 3-D torus, 6 ICI links of 50 GB/s each",
+       "Google Cloud TPU v4 documentation (2,400 Gb/s interchip interconnect per chip)"},
+  };
+  return kPresets;
+}
+
+std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
+  if (name == "dgx1-v100") {
+    // Each V100 has 6 NVLink2 links of 25 GB/s per direction (150 GB/s); the cube-mesh is
+    // modelled as a switch giving each GPU its 150 GB/s. 4 EDR ports: 4 x 100 Gb/s.
+    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = 0.5 * kUs},
+                       node(8, 150 * kGBps, 400 * kGbps));
+  }
+  if (name == "dgx2h") {
+    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 800 * kGbps, .latency_sec = 0.5 * kUs},
+                       node(16, 150 * kGBps, 800 * kGbps));
+  }
+  if (name == "dgx-a100") {
+    // NVLink3 through NVSwitch: 600 GB/s bidirectional = 300 GB/s per direction per GPU.
+    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 1600 * kGbps, .latency_sec = 0.5 * kUs},
+                       node(8, 300 * kGBps, 1600 * kGbps));
+  }
+  if (name == "pcie4-25gbe") {
+    return StarSpec{.hosts = nodes,
+                    .link = {.bandwidth_bytes_per_sec = 25 * kGbps, .latency_sec = 1 * kUs},
+                    .node = node(4, 15.75 * kGBps, 25 * kGbps)};
+  }
+  if (name == "pcie8-fdr") {
+    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 56 * kGbps, .latency_sec = 0.5 * kUs},
+                       node(8, 15.75 * kGBps, 56 * kGbps));
+  }
+  if (name == "tpu-torus") {
+    return TorusSpec{.dims = cube_dims(nodes),
+                     .link = {.bandwidth_bytes_per_sec = 50 * kGBps, .latency_sec = 1 * kUs}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace dtsim::platforms

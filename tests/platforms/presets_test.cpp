@@ -1,0 +1,80 @@
+#include "platforms/presets.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace dtsim::platforms {
+namespace {
+
+TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
+  // GPUs per node and NIC bandwidth from platforms/PRESETS.md (datasheets).
+  struct Expected {
+    const char* name;
+    unsigned gpus;
+    double nic_bytes_per_sec;
+  };
+  for (const Expected& e : {Expected{"dgx1-v100", 8, 4 * 100e9 / 8},
+                            Expected{"dgx2h", 16, 8 * 100e9 / 8},
+                            Expected{"dgx-a100", 8, 8 * 200e9 / 8},
+                            Expected{"pcie4-25gbe", 4, 25e9 / 8},
+                            Expected{"pcie8-fdr", 8, 56e9 / 8}}) {
+    const PlatformSpec spec{.file = "x", .topology = *make_preset(e.name, 4)};
+    EXPECT_EQ(spec.gpus_per_node(), e.gpus) << e.name;
+    EXPECT_EQ(spec.host_count(), 4 * e.gpus) << e.name;
+    const auto* tree = std::get_if<FatTreeSpec>(&spec.topology);
+    const auto* star = std::get_if<StarSpec>(&spec.topology);
+    const auto& node = tree != nullptr ? tree->node : star->node;
+    ASSERT_TRUE(node.has_value()) << e.name;
+    EXPECT_DOUBLE_EQ(node->nic_bandwidth_bytes_per_sec, e.nic_bytes_per_sec) << e.name;
+  }
+}
+
+TEST(Presets, DgxA100GpusGetHalfOfTheBidirectional600GBps) {
+  const auto spec = std::get<FatTreeSpec>(*make_preset("dgx-a100", 2));
+  EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 300e9);
+}
+
+TEST(Presets, LargeClustersGetATwoLevelNonBlockingFatTree) {
+  // 100 nodes: 4 leaves of 32 (128 endpoints >= 100), each leaf wired to 32 spines.
+  const auto spec = std::get<FatTreeSpec>(*make_preset("dgx-a100", 100));
+  EXPECT_EQ(spec.levels, 2u);
+  EXPECT_EQ(spec.down, (std::vector<unsigned>{32, 4}));
+  EXPECT_EQ(spec.up, (std::vector<unsigned>{1, 32}));
+  // Up to 32 nodes: one switch.
+  EXPECT_EQ(std::get<FatTreeSpec>(*make_preset("dgx-a100", 32)).levels, 1u);
+}
+
+TEST(Presets, TpuTorusIsTheMostCubicGrid) {
+  EXPECT_EQ(std::get<TorusSpec>(*make_preset("tpu-torus", 64)).dims,
+            (std::vector<unsigned>{4, 4, 4}));
+  EXPECT_EQ(std::get<TorusSpec>(*make_preset("tpu-torus", 128)).dims,
+            (std::vector<unsigned>{8, 4, 4}));
+  EXPECT_EQ(std::get<TorusSpec>(*make_preset("tpu-torus", 7)).dims,
+            (std::vector<unsigned>{7, 1, 1}));
+}
+
+TEST(Presets, ShippedPresetFilesLoad) {
+  for (const char* f : {"dgx1-v100", "dgx2h", "dgx-a100", "pcie4-25gbe", "pcie8-fdr",
+                        "tpu-torus"}) {
+    const PlatformSpec spec =
+        read_platform_spec(std::string("platforms/files/presets/") + f + ".json");
+    EXPECT_GT(spec.host_count(), 0u) << f;
+  }
+}
+
+TEST(Presets, UnknownPresetListsTheKnownOnes) {
+  const std::string path = testing::TempDir() + "preset.json";
+  std::ofstream(path) << R"({"preset": "dgx-z", "nodes": 2})";
+  try {
+    (void)read_platform_spec(path);
+    FAIL();
+  } catch (const PlatformError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ": /preset: unknown preset \"dgx-z\" (expected one of dgx1-v100, dgx2h, "
+                     "dgx-a100, pcie4-25gbe, pcie8-fdr, tpu-torus)");
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::platforms
