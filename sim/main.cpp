@@ -10,6 +10,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "platforms/describe.h"
 #include "platforms/platform_spec.h"
 #include "platforms/units.h"
 #include "sim/config_error.h"
@@ -38,6 +39,8 @@ const char* const kUsage =
     "  collective   one collective operation alone on an idle network\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
     "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
+    "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
+    "  platform export P.json --xml [-o F.xml]   the equivalent SimGrid XML platform\n"
     "\n"
     "Units: sizes in bytes, or with a suffix B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB\n"
     "(powers of 1024); bandwidths in platform files as \"25GBps\" (bytes/s) or \"200Gbps\"\n"
@@ -229,6 +232,48 @@ int run_collective(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_platform(const std::string& action, const std::vector<std::string>& args) {
+  std::string path, output;
+  bool xml = false;
+  po::options_description flags("Platform", kHelpColumns, kHelpColumns / 2);
+  auto add = flags.add_options();
+  add("platform", po::value(&path)->required()->value_name("P.json|P.xml"), "the platform file");
+  add("xml", po::bool_switch(&xml), "export: write SimGrid XML (the only format for now)");
+  add("output,o", po::value(&output)->value_name("F.xml"), "export: write there, not stdout");
+  add("help", "explain the flags");
+  po::positional_options_description positional;
+  positional.add("platform", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(flags).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim platform describe P.json\n"
+                 "       dtsim platform export P.json --xml [-o F.xml]\n\n"
+              << flags;
+    return 0;
+  }
+  po::notify(vm);
+  if (action == "describe") {
+    std::cout << dtsim::sim::platform_summary(dtsim::sim::describe_platform(path));
+    return 0;
+  }
+  if (!xml) {
+    throw ConfigError("--xml: export needs a format, and SimGrid XML is the only one");
+  }
+  const std::string text =
+      dtsim::platforms::to_simgrid_xml(dtsim::platforms::read_platform_spec(path));
+  if (output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  check_output_path("output", output);
+  std::ofstream out(output);
+  out << text;
+  if (!out) {
+    throw ConfigError("--output " + output + ": cannot write");
+  }
+  return 0;
+}
+
 // Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".
 void print_error(const std::string& verb, const std::string& message) {
   std::istringstream lines(message);
@@ -317,6 +362,17 @@ int main(int argc, char** argv) {
     }
     if (verb == "collective") {
       return run_collective(args);
+    }
+    if (verb == "platform") {
+      if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
+        std::cerr << "dtsim platform: expected \"dtsim platform describe\" or \"dtsim platform "
+                     "export\" (see dtsim --help)\n";
+        return kExitBadInput;
+      }
+      const std::string action = args[0];
+      args.erase(args.begin());
+      verb = "platform " + action;
+      return run_platform(action, args);
     }
     if (verb == "workload") {
       if (args.empty() || args[0] != "generate") {

@@ -1,11 +1,13 @@
 #include "sim/simulation.h"
 
+#include <cstdio>
 #include <map>
 #include <memory>
 
 #include <simgrid/s4u.hpp>
 
 #include "platforms/build_platform.h"
+#include "platforms/describe.h"
 #include "platforms/platform_spec.h"
 #include "sim/collective_choice.h"
 #include "sim/collectives/registry.h"
@@ -259,6 +261,61 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
   report["bus_bandwidth_bytes_per_sec"] = alg_bw * bus_bandwidth_factor(*op, p);
   report["transfers"] = choice.schedule.ops.size();
   return report;
+}
+
+ordered_json describe_platform(const std::string& path) {
+  const platforms::PlatformSpec spec = platforms::read_platform_spec(path);
+  int argc = 1;
+  std::string name = "dtsim";
+  char* argv[] = {name.data(), nullptr};
+  sg4::Engine engine(&argc, argv);
+  const platforms::Platform platform = platforms::build_platform(spec);
+  ordered_json d{{"file", spec.file},
+                 {"topology", spec.topology_name()},
+                 {"hosts", platform.hosts.size()},
+                 {"simgrid_links", engine.get_link_count()}};
+  if (!std::holds_alternative<platforms::XmlSpec>(spec.topology)) {
+    const platforms::PlatformSummary s = platforms::summarize(spec);
+    d["gpus_per_node"] = s.gpus_per_node;
+    d["fabric_endpoints"] = s.endpoints;
+    ordered_json levels = ordered_json::array();
+    for (const auto& level : s.levels) {
+      levels.push_back({{"between", level.name},
+                        {"links", level.links},
+                        {"oversubscription", level.oversubscription}});
+    }
+    d["levels"] = std::move(levels);
+    d["bisection_bytes_per_sec"] = s.bisection_bytes_per_sec;
+  }
+  return d;
+}
+
+std::string platform_summary(const ordered_json& d) {
+  std::string s = "platform " + d["file"].get<std::string>() + ": " +
+                  d["topology"].get<std::string>() + ", " +
+                  std::to_string(d["hosts"].get<std::size_t>()) + " hosts, " +
+                  std::to_string(d["simgrid_links"].get<std::size_t>()) + " SimGrid links\n";
+  if (!d.contains("levels")) {
+    return s + "  (an XML platform: levels and bisection are not derived)\n";
+  }
+  if (d["gpus_per_node"].get<unsigned>() > 1) {
+    s += "  " + std::to_string(d["fabric_endpoints"].get<unsigned long>()) + " nodes of " +
+         std::to_string(d["gpus_per_node"].get<unsigned>()) + " GPUs\n";
+  }
+  for (const auto& level : d["levels"]) {
+    s += "  " + level["between"].get<std::string>() + ": " +
+         std::to_string(level["links"].get<unsigned long>()) + " links";
+    if (const double ratio = level["oversubscription"].get<double>(); ratio > 0) {
+      char text[48];
+      std::snprintf(text, sizeof text, ", switches above %.3g:1 (down:up)", ratio);
+      s += text;
+    }
+    s += "\n";
+  }
+  char bisection[64];
+  std::snprintf(bisection, sizeof bisection, "%.4g GB/s",
+                d["bisection_bytes_per_sec"].get<double>() / 1e9);
+  return s + "  bisection bandwidth " + bisection + " per direction\n";
 }
 
 }  // namespace dtsim::sim

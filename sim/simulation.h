@@ -63,6 +63,13 @@ struct CollectiveConfig {
 // Throws as simulate_data_parallel.
 [[nodiscard]] nlohmann::ordered_json simulate_collective(const CollectiveConfig& config);
 
+// Builds the platform at `path` in SimGrid and describes it: hosts, links, fat-tree levels and
+// oversubscription, bisection bandwidth (platforms/describe.h). Throws PlatformError.
+[[nodiscard]] nlohmann::ordered_json describe_platform(const std::string& path);
+
+// A text rendering of describe_platform's result.
+[[nodiscard]] std::string platform_summary(const nlohmann::ordered_json& description);
+
 }  // namespace dtsim::sim
 
 #endif  // DTSIM_SIM_SIMULATION_H_

@@ -178,6 +178,30 @@ TEST_F(Cli, UnknownOperation) {
                "reduce-scatter, all-gather, broadcast, reduce, all-to-all, send-recv)\n");
 }
 
+TEST_F(Cli, ExportedXmlGivesTheSameAllReduce) {
+  // A tapered fat-tree exported to SimGrid XML and read back: same hosts in the same order, so
+  // the same ring all-reduce time (to the printed digits).
+  const std::string xml = (dir_ / "taper.xml").string();
+  ASSERT_EQ(run("platform export tests/testdata/sim_fat_tree16.json --xml -o " + xml).exit_code, 0);
+  const Result from_json =
+      run("collective --platform tests/testdata/sim_fat_tree16.json "
+          "--ranks 16 --bytes 100MB");
+  const Result from_xml = run("collective --platform " + xml + " --ranks 16 --bytes 100MB");
+  ASSERT_EQ(from_xml.exit_code, 0) << from_xml.err;
+  EXPECT_EQ(from_xml.out, from_json.out);
+}
+
+TEST_F(Cli, DescribeNamesLevelsAndBisection) {
+  const Result r = run("platform describe platforms/files/fat_tree_256.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 16 leaves x 16 hosts at 100 Gb/s = 12.5 GB/s: 256 * 12.5 / 2 = 1600 GB/s.
+  EXPECT_EQ(r.out,
+            "platform platforms/files/fat_tree_256.json: fat-tree, 256 hosts, 1025 SimGrid links\n"
+            "  hosts -> level 1: 256 links, switches above 1:1 (down:up)\n"
+            "  level 1 -> level 2: 256 links\n"
+            "  bisection bandwidth 1600 GB/s per direction\n");
+}
+
 TEST_F(Cli, MissingWorkloadFile) {
   expect_error("simulate --workload tests/testdata/no_such_trace.json " + kStar + " --ranks 2",
                "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");

@@ -1,0 +1,120 @@
+#include "platforms/describe.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+namespace dtsim::platforms {
+
+namespace {
+
+double product(const std::vector<unsigned>& v, std::size_t from, std::size_t to) {
+  double p = 1;
+  for (std::size_t i = from; i < to; ++i) {
+    p *= v[i];
+  }
+  return p;
+}
+
+// SimGrid's fat-tree: level 0 holds the hosts; level i has
+// prod(down[i..L-1]) * prod(up[0..i-1]) nodes; each node of level i-1 has up[i-1] parents,
+// each reached by parallel[i-1] links.
+void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, PlatformSummary& s) {
+  const std::size_t levels = t.levels;
+  double bisection = s.endpoints * endpoint_bytes_per_sec / 2;
+  for (std::size_t i = 1; i <= levels; ++i) {
+    const double lower_nodes = product(t.down, i - 1, levels) * product(t.up, 0, i - 1);
+    const double links = lower_nodes * t.up[i - 1] * t.parallel[i - 1];
+    LevelSummary level{.name = (i == 1 ? std::string("hosts") : "level " + std::to_string(i - 1)) +
+                               " -> level " + std::to_string(i),
+                       .links = static_cast<unsigned long>(links)};
+    if (i < levels) {
+      level.oversubscription =
+          static_cast<double>(t.down[i - 1] * t.parallel[i - 1]) / (t.up[i] * t.parallel[i]);
+    }
+    s.levels.push_back(level);
+    // Half the hosts send to the other half: a cut above level i-1 is crossed by at most the
+    // links going up from it.
+    if (i > 1) {
+      bisection = std::min(bisection, links * t.link.bandwidth_bytes_per_sec / 2);
+    }
+  }
+  s.bisection_bytes_per_sec = bisection;
+}
+
+}  // namespace
+
+PlatformSummary summarize(const PlatformSpec& spec) {
+  PlatformSummary s{.topology = spec.topology_name(),
+                    .gpus = spec.host_count(),
+                    .gpus_per_node = spec.gpus_per_node()};
+  s.endpoints = s.gpus / s.gpus_per_node;
+  auto endpoint_bw = [](const LinkSpec& link, const std::optional<NodeSpec>& node) {
+    return node ? std::min(link.bandwidth_bytes_per_sec, node->nic_bandwidth_bytes_per_sec)
+                : link.bandwidth_bytes_per_sec;
+  };
+  if (const auto* star = std::get_if<StarSpec>(&spec.topology)) {
+    s.bisection_bytes_per_sec = s.endpoints * endpoint_bw(star->link, star->node) / 2;
+  } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
+    summarize_fat_tree(*tree, endpoint_bw(tree->link, tree->node), s);
+  } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
+    // Cut across the largest dimension: N / d links in the cut plane, twice (wrap-around).
+    const unsigned d = *std::max_element(torus->dims.begin(), torus->dims.end());
+    const double cut_links = d > 2 ? 2.0 * s.endpoints / d : 1.0 * s.endpoints / std::max(d, 1u);
+    s.bisection_bytes_per_sec = std::min(cut_links * torus->link.bandwidth_bytes_per_sec,
+                                         s.endpoints * endpoint_bw(torus->link, torus->node) / 2);
+  }
+  return s;
+}
+
+std::string to_simgrid_xml(const PlatformSpec& spec) {
+  if (std::holds_alternative<XmlSpec>(spec.topology)) {
+    throw PlatformError(spec.file + ": already a SimGrid XML platform");
+  }
+  if (spec.gpus_per_node() > 1) {
+    throw PlatformError(spec.file +
+                        ": multi-GPU nodes cannot be written as one SimGrid <cluster>; export "
+                        "the fabric without its \"node\" section");
+  }
+  auto join = [](const std::vector<unsigned>& v) {
+    std::string out;
+    for (unsigned x : v) {
+      out += (out.empty() ? "" : ",") + std::to_string(x);
+    }
+    return out;
+  };
+  std::string topology, parameters;
+  LinkSpec link;
+  if (const auto* star = std::get_if<StarSpec>(&spec.topology)) {
+    link = star->link;
+  } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
+    topology = "FAT_TREE";
+    parameters = std::to_string(tree->levels) + ";" + join(tree->down) + ";" + join(tree->up) +
+                 ";" + join(tree->parallel);
+    link = tree->link;
+  } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
+    topology = "TORUS";
+    parameters = join(torus->dims);
+    link = torus->link;
+  }
+  char bw[64], lat[64];
+  std::snprintf(bw, sizeof bw, "%.17gBps", link.bandwidth_bytes_per_sec);
+  std::snprintf(lat, sizeof lat, "%.17gs", link.latency_sec);
+  std::ostringstream xml;
+  xml << "<?xml version='1.0'?>\n"
+      << "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+      << "<!-- Written by dtsim platform export from " << spec.file << " -->\n"
+      << "<platform version=\"4.1\">\n"
+      << "  <zone id=\"world\" routing=\"Full\">\n"
+      << "    <cluster id=\"cluster\" prefix=\"host-\" radical=\"0-" << spec.host_count() - 1
+      << "\" suffix=\"\" speed=\"1Tf\" bw=\"" << bw << "\" lat=\"" << lat
+      << "\" sharing_policy=\"SPLITDUPLEX\"";
+  if (!topology.empty()) {
+    xml << " topology=\"" << topology << "\" topo_parameters=\"" << parameters << "\"";
+  }
+  xml << "/>\n  </zone>\n</platform>\n";
+  return xml.str();
+}
+
+}  // namespace dtsim::platforms

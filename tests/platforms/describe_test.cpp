@@ -1,0 +1,73 @@
+#include "platforms/describe.h"
+
+#include <gtest/gtest.h>
+
+namespace dtsim::platforms {
+namespace {
+
+PlatformSpec spec(Topology t) {
+  return {.file = "p.json", .topology = std::move(t)};
+}
+
+const LinkSpec k100Gbps{.bandwidth_bytes_per_sec = 12.5e9, .latency_sec = 1e-6};
+
+TEST(Describe, StarBisectionIsHalfTheHostLinks) {
+  // 16 hosts at 12.5 GB/s: 8 can send to the other 8 at full speed: 100 GB/s.
+  EXPECT_DOUBLE_EQ(summarize(spec(StarSpec{.hosts = 16, .link = k100Gbps})).bisection_bytes_per_sec,
+                   100e9);
+}
+
+TEST(Describe, NonBlockingFatTreeBisectionIsHalfTheHosts) {
+  // 16 leaves x 16 hosts, 16 spines: 256 up-links carry all 128 crossing flows: 1.6 TB/s.
+  const auto s = summarize(spec(FatTreeSpec{
+      .levels = 2, .down = {16, 16}, .up = {1, 16}, .parallel = {1, 1}, .link = k100Gbps}));
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 1600e9);
+  ASSERT_EQ(s.levels.size(), 2u);
+  EXPECT_EQ(s.levels[0].links, 256u);
+  EXPECT_EQ(s.levels[1].links, 256u);
+  EXPECT_DOUBLE_EQ(s.levels[0].oversubscription, 1.0);
+}
+
+TEST(Describe, TaperedFatTreeIsOversubscribed) {
+  // 4 up-links per leaf for 16 hosts: 4:1; 64 up-links of 12.5 GB/s carry half the traffic:
+  // 64 * 12.5 / 2 = 400 GB/s.
+  const auto s = summarize(spec(FatTreeSpec{
+      .levels = 2, .down = {16, 16}, .up = {1, 4}, .parallel = {1, 1}, .link = k100Gbps}));
+  EXPECT_DOUBLE_EQ(s.levels[0].oversubscription, 4.0);
+  EXPECT_EQ(s.levels[1].links, 64u);
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 400e9);
+}
+
+TEST(Describe, TorusBisectionCutsTheLongestDimensionTwice) {
+  // 4x4x4: a plane of 16 links, crossed twice thanks to wrap-around: 32 x 25 GB/s.
+  const auto s =
+      summarize(spec(TorusSpec{.dims = {4, 4, 4}, .link = {.bandwidth_bytes_per_sec = 25e9}}));
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 800e9);
+}
+
+TEST(Describe, NodesAreLimitedByTheirNic) {
+  // 4 nodes whose NIC (25 GB/s) is slower than their fabric link (50 GB/s): 2 * 25 GB/s.
+  const auto s =
+      summarize(spec(StarSpec{.hosts = 4,
+                              .link = {.bandwidth_bytes_per_sec = 50e9},
+                              .node = NodeSpec{.gpus = 8, .nic_bandwidth_bytes_per_sec = 25e9}}));
+  EXPECT_EQ(s.gpus, 32u);
+  EXPECT_EQ(s.endpoints, 4u);
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 50e9);
+}
+
+TEST(Describe, ExportsAFatTreeAsASimGridCluster) {
+  const std::string xml = to_simgrid_xml(spec(FatTreeSpec{
+      .levels = 2, .down = {4, 4}, .up = {1, 4}, .parallel = {1, 1}, .link = k100Gbps}));
+  EXPECT_NE(xml.find("radical=\"0-15\""), std::string::npos);
+  EXPECT_NE(xml.find("topology=\"FAT_TREE\" topo_parameters=\"2;4,4;1,4;1,1\""), std::string::npos);
+  EXPECT_NE(xml.find("bw=\"12500000000Bps\""), std::string::npos);
+}
+
+TEST(Describe, RefusesToExportNodes) {
+  EXPECT_THROW((void)to_simgrid_xml(spec(StarSpec{.hosts = 2, .node = NodeSpec{.gpus = 8}})),
+               PlatformError);
+}
+
+}  // namespace
+}  // namespace dtsim::platforms
