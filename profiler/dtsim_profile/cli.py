@@ -1,0 +1,169 @@
+"""Command line: ``python3 -m dtsim_profile --model resnet50 --batch 32 -o trace.json``.
+
+Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+from typing import Sequence
+
+import torch
+
+from . import TOOL_NAME
+from .clocks import CLOCK_NAMES
+from .models import ZOO, ProfileError, ZooOptions, load_model
+from .profile import PRECISIONS, RunConfig, profile_model
+from .summary import RunInfo, Totals, build_trace
+from .trace import TraceCheckError, write_trace
+
+PROG = "dtsim-profile"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Measure one device's per-layer forward/backward times, gradient bytes "
+                    "and optimizer step of a PyTorch model and write a dtsim workload trace "
+                    "(workloads/FORMAT.md, version 2).")
+    parser.add_argument("--model", required=True,
+                        help=f"zoo model ({', '.join(ZOO)}) or a factory pkg.module:function "
+                             "(see profiler/README.md)")
+    parser.add_argument("--batch", type=int, required=True, help="samples per device")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="fp16/bf16 = torch.autocast; parameters and gradients stay fp32")
+    parser.add_argument("--iters", type=int, default=20, help="timed iterations (default 20)")
+    parser.add_argument("--warmup", type=int, default=5,
+                        help="warm-up iterations, discarded (default 5)")
+    parser.add_argument("--input-size", type=int,
+                        help="image side in pixels for CNNs (default 224; inception_v3 299)")
+    parser.add_argument("--seq-len", type=int,
+                        help="tokens per sample for transformers (default bert 128, gpt2 1024)")
+    parser.add_argument("--clock", choices=CLOCK_NAMES,
+                        help="default: cuda_events on cuda, thread_cpu on cpu")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="CPU intra-op threads (default 1; thread_cpu needs 1)")
+    parser.add_argument("--optimizer", choices=("sgd", "adamw"),
+                        help="default: sgd (momentum 0.9) for CNNs and MLPs, adamw for "
+                             "transformers")
+    parser.add_argument("--seed", type=int, default=0, help="torch.manual_seed (default 0)")
+    parser.add_argument("--name", help="model name written in the trace (default: --model)")
+    parser.add_argument("--note", default="", help="text appended to the trace's source")
+    parser.add_argument("-o", "--output", required=True, help="trace file to write")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except ProfileError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except TraceCheckError as error:  # our own bug: the trace would not be valid
+        print(f"{PROG}: internal error, invalid trace not written:\n{error}", file=sys.stderr)
+        return 1
+
+
+def _check_args(args: argparse.Namespace) -> str:
+    """Validates the numeric and device options; returns the clock to use."""
+    for flag, value, low in (("--batch", args.batch, 1), ("--iters", args.iters, 1),
+                             ("--warmup", args.warmup, 0), ("--threads", args.threads, 1)):
+        if value < low:
+            raise ProfileError(f"{flag} {value}: must be >= {low}")
+    for flag, value in (("--input-size", args.input_size), ("--seq-len", args.seq_len)):
+        if value is not None and value < 1:
+            raise ProfileError(f"{flag} {value}: must be >= 1")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise ProfileError(f"--device cuda: this torch ({torch.__version__}) sees no CUDA device")
+    clock = args.clock or ("cuda_events" if args.device == "cuda" else "thread_cpu")
+    if (clock == "cuda_events") != (args.device == "cuda"):
+        raise ProfileError(f"--clock {clock} does not time --device {args.device} "
+                           "(cuda needs cuda_events; cpu needs thread_cpu or wall)")
+    if clock == "thread_cpu" and args.threads != 1:
+        raise ProfileError("--clock thread_cpu times only the calling thread: use --threads 1, "
+                           "or --clock wall")
+    return clock
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "CPU"
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command that regenerates the trace (without the output path)."""
+    words = [PROG, "--model", args.model, "--batch", str(args.batch), "--device", args.device,
+             "--precision", args.precision, "--warmup", str(args.warmup), "--iters",
+             str(args.iters)]
+    for flag, value in (("--input-size", args.input_size), ("--seq-len", args.seq_len),
+                        ("--optimizer", args.optimizer)):
+        if value is not None:
+            words += [flag, str(value)]
+    if args.clock is not None:
+        words += ["--clock", args.clock]
+    if args.threads != 1:
+        words += ["--threads", str(args.threads)]
+    return " ".join(words)
+
+
+def _run(args: argparse.Namespace) -> int:
+    clock = _check_args(args)
+    device = torch.device(args.device)
+    log = (lambda message: None) if args.quiet else (
+        lambda message: print(f"{PROG}: {message}", file=sys.stderr, flush=True))
+    if device.type == "cpu":
+        torch.set_num_threads(args.threads)
+    else:
+        torch.backends.cudnn.benchmark = True  # fixed shapes: let cuDNN pick its kernels
+    torch.manual_seed(args.seed)
+    bundle = load_model(args.model, ZooOptions(args.input_size, args.seq_len))
+    log(f"{args.model}: {bundle.input_desc}; batch {args.batch} on {args.device}, "
+        f"{args.precision}, clock {clock}")
+    config = RunConfig(device, args.precision, clock, args.warmup, args.iters)
+    result = profile_model(bundle, args.batch, config, args.optimizer or bundle.optimizer, log)
+    device_name = _device_name(device)
+    info = RunInfo(
+        model=args.name or args.model,
+        batch=args.batch,
+        precision=args.precision,
+        device=device_name,
+        host=f"{device_name} on {platform.node() or 'unknown host'} "
+             f"({os.cpu_count()} CPUs, {platform.system()} {platform.machine()})",
+        clock=clock,
+        threads=args.threads if device.type == "cpu" else None,
+        warmup=args.warmup,
+        iters=args.iters,
+        framework=f"torch {torch.__version__}",
+        input_desc=bundle.input_desc,
+        command=_command(args),
+        date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        note=args.note,
+    )
+    trace, totals = build_trace(result, info)
+    write_trace(trace, args.output)
+    print(_summary_line(args.output, len(trace.layers), totals))
+    return 0
+
+
+def _summary_line(path: str, layers: int, totals: Totals) -> str:
+    return (f"{TOOL_NAME}: wrote {path}: {layers} layers, forward {totals.forward_sec:.6g} s, "
+            f"backward {totals.backward_sec:.6g} s, optimizer {totals.optimizer_sec:.6g} s, "
+            f"param_bytes {totals.param_bytes}, coverage forward "
+            f"{100 * totals.forward_coverage:.1f} % backward "
+            f"{100 * totals.backward_coverage:.1f} %, hooked/plain "
+            f"{100 * totals.hooked_over_plain:.1f} %, {len(totals.bucket_sizes)} DDP buckets")

@@ -1,0 +1,49 @@
+"""Shared setup for the profiler tests: one CPU thread, package on sys.path, small runs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+PROFILER_DIR = Path(__file__).resolve().parents[1]
+REPO_ROOT = PROFILER_DIR.parent
+TESTS_DIR = Path(__file__).resolve().parent
+DTSIM = REPO_ROOT / "build" / "sim" / "dtsim"
+STAR_PLATFORM = REPO_ROOT / "platforms" / "files" / "star_16.json"
+if str(PROFILER_DIR) not in sys.path:
+    sys.path.insert(0, str(PROFILER_DIR))
+
+import torch  # noqa: E402
+
+from dtsim_profile.models import ZooOptions, load_model  # noqa: E402
+from dtsim_profile.profile import ProfileResult, RunConfig, profile_model  # noqa: E402
+
+torch.set_num_threads(1)  # the machine has 2 cores shared with a C++ build
+
+# Coverage bounds: Σ layer times over the plain (hook-free) iteration. On an idle machine
+# the hooks method covers 95-101 % (shared/docs/profiler-notes.md); here the 2 cores are
+# shared with other jobs and the runs are short, so page faults, cache misses and
+# allocator effects move single iterations by 10-20 % even in thread CPU time. ±25 % is
+# loose enough not to flake and still catches a missing or double-counted phase.
+COVERAGE_LOW = 0.75
+COVERAGE_HIGH = 1.25
+
+
+def profile(model: str, batch: int, iters: int = 5, warmup: int = 1,
+            options: ZooOptions = ZooOptions()) -> ProfileResult:
+    """Profiles a zoo model on the CPU with the thread CPU clock."""
+    bundle = load_model(model, options)
+    torch.manual_seed(0)
+    config = RunConfig(torch.device("cpu"), "fp32", "thread_cpu", warmup, iters)
+    return profile_model(bundle, batch, config, bundle.optimizer)
+
+
+def cli_env() -> dict[str, str]:
+    """Environment for running ``python3 -m dtsim_profile`` in a subprocess."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PROFILER_DIR), str(TESTS_DIR)])
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    return env

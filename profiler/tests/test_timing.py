@@ -1,0 +1,203 @@
+"""Per-layer timing by the hooks method: completeness, naming, in-place ops, coverage."""
+
+from __future__ import annotations
+
+import unittest
+
+from helpers import COVERAGE_HIGH, COVERAGE_LOW, profile
+
+import torch
+from torch import nn
+
+from dtsim_profile.models import ModelBundle, ZooOptions
+from dtsim_profile.profile import ProfileResult, RunConfig, profile_model
+from dtsim_profile.summary import compute_totals
+from dtsim_profile.timing import KIND_GLUE, KIND_LOSS, KIND_UNIT, LOSS_NAME
+
+
+class HooksMethodTest(unittest.TestCase):
+    """Shared checks; each subclass profiles one model once."""
+
+    result: ProfileResult
+
+    def check_times_are_non_negative_and_complete(self) -> None:
+        iters = len(self.result.plain)
+        for layer in self.result.layers:
+            self.assertEqual(len(layer.forward_sec), iters, layer.name)
+            self.assertTrue(all(t >= 0 for t in layer.forward_sec), layer.name)
+            self.assertTrue(all(t >= 0 for t in layer.backward_sec), layer.name)
+        units = [layer for layer in self.result.layers if layer.kind == KIND_UNIT]
+        self.assertTrue(units)
+        self.assertTrue(all(max(layer.forward_sec) > 0 for layer in units))
+
+    def check_coverage(self) -> None:
+        totals = compute_totals(self.result)
+        self.assertGreater(totals.forward_coverage, COVERAGE_LOW)
+        self.assertLess(totals.forward_coverage, COVERAGE_HIGH)
+        self.assertGreater(totals.backward_coverage, COVERAGE_LOW)
+        self.assertLess(totals.backward_coverage, COVERAGE_HIGH)
+        self.assertGreater(totals.unit_forward_sec / totals.plain_forward_sec, COVERAGE_LOW)
+
+    def names(self) -> list[str]:
+        return [layer.name for layer in self.result.layers]
+
+    def check_params_counted_once(self) -> None:
+        indices = [i for layer in self.result.layers for i in layer.param_indices]
+        self.assertEqual(sorted(indices), list(range(len(self.result.params))))
+        self.assertEqual(self.result.unused_params, [])
+
+
+class TinyCnnTest(HooksMethodTest):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.result = profile("tiny_cnn", batch=8, iters=7)
+
+    def test_every_layer_has_non_negative_times(self) -> None:
+        self.check_times_are_non_negative_and_complete()
+
+    def test_layers_cover_the_plain_iteration(self) -> None:
+        self.check_coverage()
+
+    def test_reused_inplace_relu_gives_one_layer_per_call(self) -> None:
+        names = self.names()
+        self.assertIn("layer1.relu", names)
+        self.assertIn("layer1.relu#2", names)
+        self.assertLess(names.index("layer1.relu"), names.index("layer1.relu#2"))
+
+    def test_inplace_residual_add_is_a_glue_layer_with_backward(self) -> None:
+        names = self.names()
+        glue = self.result.layers[names.index("layer1.(between)")]
+        self.assertEqual(glue.kind, KIND_GLUE)
+        self.assertLess(names.index("layer1.bn2"), names.index("layer1.(between)"))
+        self.assertLess(names.index("layer1.(between)"), names.index("layer1.relu#2"))
+        self.assertTrue(all(t > 0 for t in glue.backward_sec))
+
+    def test_flatten_in_root_module_is_glue_and_loss_is_last(self) -> None:
+        names = self.names()
+        self.assertEqual(names[-3:], ["(between)", "fc", LOSS_NAME])
+        self.assertEqual(self.result.layers[-1].kind, KIND_LOSS)
+
+    def test_layers_are_in_forward_order(self) -> None:
+        names = self.names()
+        self.assertEqual(names[:3], ["conv1", "bn1", "relu"])
+        self.assertLess(names.index("layer2.downsample.0"), names.index("layer2.conv1"))
+
+    def test_each_parameter_belongs_to_exactly_one_layer(self) -> None:
+        self.check_params_counted_once()
+
+
+class TorchvisionResnet18Test(HooksMethodTest):
+    """Batch 2 at 64x64: the real torchvision blocks (out += identity, reused relu)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.result = profile("resnet18", batch=2, iters=5, options=ZooOptions(input_size=64))
+
+    def test_every_layer_has_non_negative_times(self) -> None:
+        self.check_times_are_non_negative_and_complete()
+
+    def test_layers_cover_the_plain_iteration(self) -> None:
+        self.check_coverage()
+
+    def test_inplace_residual_adds_are_glue_layers(self) -> None:
+        names = self.names()
+        for block in ("layer1.0", "layer1.1", "layer2.0", "layer4.1"):
+            self.assertIn(f"{block}.(between)", names)
+            self.assertIn(f"{block}.relu#2", names)
+        # 52 leaf modules + 8 second relu calls, 8 residual adds, flatten, loss
+        self.assertEqual(len(names), 70)
+
+    def test_gradient_bytes_match_torchvision(self) -> None:
+        # PARAM-01 of /work/shared/validation/published.csv: 11,689,512 parameters (fp32).
+        self.check_params_counted_once()
+        total = sum(p.nbytes for p in self.result.params)
+        self.assertEqual(total, 11_689_512 * 4)
+        self.assertEqual(total, 46_758_048)
+
+
+class TinyTransformerTest(HooksMethodTest):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.result = profile("tiny_transformer", batch=4, iters=7)
+
+    def test_every_layer_has_non_negative_times(self) -> None:
+        self.check_times_are_non_negative_and_complete()
+
+    def test_layers_cover_the_plain_iteration(self) -> None:
+        self.check_coverage()
+
+    def test_attention_core_and_residual_adds_are_layers(self) -> None:
+        names = self.names()
+        for name in ("h.0.attn.core", "h.0.attn.(between)", "h.0.(between)", "h.0.(between)#2"):
+            self.assertIn(name, names)
+
+    def test_tied_lm_head_weight_belongs_to_the_embedding(self) -> None:
+        self.check_params_counted_once()
+        by_name = {layer.name: layer for layer in self.result.layers}
+        self.assertEqual(by_name["lm_head"].param_indices, [])
+        wte = [self.result.params[i].name for i in by_name["wte"].param_indices]
+        self.assertEqual(wte, ["wte.weight"])
+
+
+class TinyBertAndMlpTest(unittest.TestCase):
+    def test_tiny_bert_layers_cover_the_plain_iteration(self) -> None:
+        result = profile("tiny_bert", batch=4, iters=5)
+        totals = compute_totals(result)
+        self.assertGreater(totals.forward_coverage, COVERAGE_LOW)
+        self.assertLess(totals.forward_coverage, COVERAGE_HIGH)
+        self.assertGreater(totals.backward_coverage, COVERAGE_LOW)
+        self.assertLess(totals.backward_coverage, COVERAGE_HIGH)
+        names = [layer.name for layer in result.layers]
+        self.assertIn("layers.1.attention_output.(between)", names)
+        self.assertEqual(sum(p.nbytes for p in result.params), totals.param_bytes)
+
+    def test_mlp_layers_cover_the_plain_iteration(self) -> None:
+        result = profile("mlp", batch=16, iters=7)
+        totals = compute_totals(result)
+        self.assertGreater(totals.forward_coverage, COVERAGE_LOW)
+        self.assertLess(totals.forward_coverage, COVERAGE_HIGH)
+        self.assertGreater(totals.backward_coverage, COVERAGE_LOW)
+        self.assertLess(totals.backward_coverage, COVERAGE_HIGH)
+
+
+class _ScaledLinear(nn.Module):
+    """A container that owns a parameter and uses it between its child's calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.scale = nn.Parameter(torch.ones(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * self.scale
+
+
+def _profile_module(model: nn.Module) -> ProfileResult:
+    def make_batch(batch: int, device: torch.device) -> tuple[torch.Tensor, None]:
+        return torch.randn(batch, 4, device=device), None
+
+    def loss_fn(output: torch.Tensor, target: None) -> torch.Tensor:
+        return output.square().mean()
+
+    bundle = ModelBundle(model, make_batch, loss_fn, "sgd", "test module")
+    config = RunConfig(torch.device("cpu"), "fp32", "thread_cpu", 0, 2)
+    return profile_model(bundle, 2, config, "sgd")
+
+
+class UnusualOwnersTest(unittest.TestCase):
+    def test_root_leaf_module_is_one_unit(self) -> None:
+        result = _profile_module(nn.Linear(4, 3))
+        self.assertEqual([layer.name for layer in result.layers], ["(model)", LOSS_NAME])
+        self.assertEqual(result.layers[0].param_indices, [0, 1])
+
+    def test_container_parameter_belongs_to_the_glue_that_uses_it(self) -> None:
+        result = _profile_module(_ScaledLinear())
+        names = [layer.name for layer in result.layers]
+        self.assertEqual(names, ["fc", "(between)", LOSS_NAME])
+        scale = [p.index for p in result.params if p.name == "scale"]
+        self.assertEqual(result.layers[1].param_indices, scale)
+        self.assertEqual(result.unused_params, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
