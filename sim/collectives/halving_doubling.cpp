@@ -33,8 +33,8 @@ Folding fold(ScheduleBuilder& b, int p, std::uint64_t bytes) {
   return f;
 }
 
-// Per participant, every op that delivered data into it so far: what its next send (a partial
-// result) depends on. Starts with the fold into it, if any.
+// Per participant, every transfer it sent or received so far: what its next exchange waits for.
+// Starts with the fold into it, if any.
 using Inboxes = std::vector<std::vector<int>>;
 
 Inboxes initial_inboxes(const Folding& f) {
@@ -60,8 +60,8 @@ struct Segment {
 };
 
 // One butterfly step at `distance`: every participant sends `bytes_to_send(v, partner)` to its
-// partner v ^ distance, after everything either of them received so far (a pairwise exchange,
-// as MPI_Sendrecv: the receiver has finished its previous step).
+// partner v ^ distance once both have finished every earlier transfer of theirs, sends included
+// (MPI_Sendrecv semantics, as MPICH's implementations).
 template <typename BytesFn>
 void butterfly_step(ScheduleBuilder& b, const Folding& f, int distance, Inboxes& in,
                     BytesFn bytes_to_send) {
@@ -78,14 +78,16 @@ void butterfly_step(ScheduleBuilder& b, const Folding& f, int distance, Inboxes&
   }
   for (int v = 0; v < n; ++v) {
     in[static_cast<std::size_t>(v ^ distance)].push_back(sent[static_cast<std::size_t>(v)]);
+    in[static_cast<std::size_t>(v)].push_back(sent[static_cast<std::size_t>(v)]);
   }
 }
 
-// Recursive halving: distances P/2, P/4, ..., 1; the lower partner keeps the lower half of its
-// segment and sends the upper half. Leaves each participant's final segment in `seg`.
+// Recursive halving, as MPICH: distances 1, 2, ..., P/2, so the largest halves go to the
+// nearest partners; the lower partner keeps the lower half of its segment and sends the upper
+// one. Leaves each participant's final segment in `seg`.
 void recursive_halving(ScheduleBuilder& b, const Folding& f, std::vector<Segment>& seg,
                        Inboxes& in) {
-  for (int distance = f.participants / 2; distance >= 1; distance /= 2) {
+  for (int distance = 1; distance < f.participants; distance *= 2) {
     std::vector<Segment> next(seg.size());
     butterfly_step(b, f, distance, in, [&](int v, int partner) {
       const Segment s = seg[static_cast<std::size_t>(v)];
@@ -98,11 +100,14 @@ void recursive_halving(ScheduleBuilder& b, const Folding& f, std::vector<Segment
   }
 }
 
-// Recursive doubling of segments: distances 1, 2, ..., P/2; each sends its whole segment and
-// both keep the union.
-void recursive_doubling(ScheduleBuilder& b, const Folding& f, std::vector<Segment> seg,
-                        Inboxes& in) {
-  for (int distance = 1; distance < f.participants; distance *= 2) {
+// Recursive doubling of segments: each sends its whole segment to v ^ distance and both keep the
+// union. `first_distance` 1 doubles 1, 2, ..., P/2 (all-gather of pieces in rank order);
+// P/2 halves the distance each step (after recursive halving: the reverse of its order).
+void recursive_doubling(ScheduleBuilder& b, const Folding& f, std::vector<Segment> seg, Inboxes& in,
+                        int first_distance) {
+  const bool ascending = first_distance == 1;
+  for (int distance = first_distance; distance >= 1 && distance < f.participants;
+       distance = ascending ? distance * 2 : distance / 2) {
     std::vector<Segment> next(seg.size());
     butterfly_step(b, f, distance, in, [&](int v, int partner) {
       const Segment mine = seg[static_cast<std::size_t>(v)];
@@ -154,7 +159,7 @@ Schedule HalvingDoublingAlgorithm::build(const CollectiveRequest& request,
                      piece_offset(n, static_cast<std::uint64_t>(p), i + 1)});
     }
     Inboxes in = initial_inboxes(f);
-    recursive_doubling(b, f, seg, in);
+    recursive_doubling(b, f, seg, in, /*first_distance=*/1);
     return std::move(b).finish();
   }
   const Folding f = fold(b, p, n);
@@ -162,7 +167,7 @@ Schedule HalvingDoublingAlgorithm::build(const CollectiveRequest& request,
   std::vector<Segment> seg(static_cast<std::size_t>(f.participants), Segment{0, n});
   recursive_halving(b, f, seg, in);
   if (request.op == CollectiveOp::kAllReduce) {
-    recursive_doubling(b, f, seg, in);
+    recursive_doubling(b, f, seg, in, /*first_distance=*/f.participants / 2);
     unfold(b, f, n, in);
   }
   return std::move(b).finish();

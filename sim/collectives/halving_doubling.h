@@ -3,8 +3,10 @@
 // takes part for both; the P participants run the power-of-two algorithm; then each odd rank
 // 2i+1 sends the result back to 2i. Folding costs 2 (alpha + bytes/B) when p is not a power of 2.
 //  - halving-doubling (Rabenseifner) all-reduce: reduce-scatter by recursive halving (step s
-//    exchanges bytes / 2^(s+1) with the partner at distance P / 2^(s+1)), then all-gather by
-//    recursive doubling. Power of two: 2 log2(P) alpha + 2 (P-1)/P bytes/B.
+//    exchanges bytes / 2^(s+1) with the partner at distance 2^s, nearest first, as MPICH), then
+//    all-gather by recursive doubling in the reverse order. Every exchange waits until both
+//    partners finished their previous one (MPI_Sendrecv). Power of two:
+//    2 log2(P) alpha + 2 (P-1)/P bytes/B.
 //    Also reduce-scatter and all-gather alone, for powers of two only.
 //  - recursive-doubling all-reduce: log2(P) steps exchanging the whole vector with the partner
 //    at distance 2^s. Power of two: log2(P) (alpha + bytes/B). Best for small messages.
