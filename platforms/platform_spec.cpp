@@ -29,30 +29,6 @@ double product(const std::vector<unsigned>& values) {
   return p;
 }
 
-LinkSpec read_link(JsonFields& f) {
-  LinkSpec link;
-  if (auto text = f.string("link_bandwidth")) {
-    if (auto bw = parse_bandwidth(*text); bw && *bw > 0) {
-      link.bandwidth_bytes_per_sec = *bw;
-    } else {
-      f.problem("link_bandwidth",
-                "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" (bits/s), "
-                "got \"" +
-                    *text + "\"");
-    }
-  }
-  if (auto text = f.string("link_latency")) {
-    if (auto lat = parse_duration(*text)) {
-      link.latency_sec = *lat;
-    } else {
-      f.problem(
-          "link_latency",
-          "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" + *text + "\"");
-    }
-  }
-  return link;
-}
-
 double read_bandwidth(JsonFields& f, const char* key) {
   auto text = f.string(key);
   if (!text) {
@@ -81,6 +57,11 @@ double read_latency(JsonFields& f, const char* key) {
     return 0;
   }
   return *lat;
+}
+
+LinkSpec read_link(JsonFields& f) {
+  return {.bandwidth_bytes_per_sec = read_bandwidth(f, "link_bandwidth"),
+          .latency_sec = read_latency(f, "link_latency")};
 }
 
 // The optional "node" section: multi-GPU nodes.
