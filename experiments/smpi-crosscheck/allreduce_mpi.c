@@ -8,9 +8,6 @@
  * It must be a multiple of 4 (MPI_FLOAT elements), and for reduce_scatter and allgather a
  * multiple of 4 * P. OP is allreduce (default), reduce_scatter (MPI_Reduce_scatter_block),
  * allgather or bcast (root 0); the algorithm is chosen with smpirun's --cfg=smpi/<op>:<name>.
- * OP allreduce_far_first and allreduce_far_first_isend are not MPI collectives but dtsim's own
- * halving-doubling schedule written with point-to-point calls (see allreduce_far_first below),
- * to diagnose where dtsim and MPICH's rab_rdb differ.
  *
  * START is how the ranks start the collective:
  *   common  (default) dtsim starts every rank at the same instant on an idle network. A barrier
@@ -42,84 +39,6 @@ struct Segment {
   int lo, hi;
 };
 
-/* dtsim's halving-doubling all-reduce (sim/collectives/halving_doubling.cpp) as MPI point-to-point
- * calls: MPICH's folding (even rank 2i < 2r sends its vector to 2i+1), then recursive halving
- * starting with the FARTHEST partner (distance P/2 gets half the vector; MPICH's rab_rdb starts
- * with distance 1), recursive doubling starting with the nearest, and the unfold. It moves the
- * bytes and skips the arithmetic (no simulated cost either way).
- * wait_for_sends: 1 = each step is an MPI_Sendrecv (a rank moves on once its send AND its receive
- * are done, as in MPI); 0 = MPI_Isend + MPI_Recv (a rank moves on once it has received; its sends
- * complete in the background), which is dtsim's dependency rule: a transfer waits for what both
- * ends have received so far, not for their earlier sends. */
-static void allreduce_far_first(float* buf, float* tmp, int count, int wait_for_sends,
-                                MPI_Comm comm) {
-  int rank = 0;
-  int size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int pof2 = 1;
-  while (pof2 * 2 <= size) pof2 *= 2;
-  const int rem = size - pof2;
-  int newrank = rank - rem;
-  if (rank < 2 * rem) {
-    newrank = rank % 2 == 0 ? -1 : rank / 2;
-    if (newrank < 0) {
-      MPI_Send(buf, count, MPI_FLOAT, rank + 1, 0, comm);
-    } else {
-      MPI_Recv(tmp, count, MPI_FLOAT, rank - 1, 0, comm, MPI_STATUS_IGNORE);
-    }
-  }
-  MPI_Request sends[64];
-  int pending = 0;
-  if (newrank >= 0) {
-    struct Segment parent[32];
-    struct Segment kept[32];
-    struct Segment seg = {0, count};
-    int steps = 0;
-    for (int mask = pof2 / 2; mask >= 1; mask /= 2, ++steps) {
-      const int partner = newrank ^ mask;
-      const int dst = partner < rem ? 2 * partner + 1 : partner + rem;
-      const int mid = seg.lo + (seg.hi - seg.lo) / 2;
-      const struct Segment keep = newrank < partner ? (struct Segment){seg.lo, mid}
-                                                    : (struct Segment){mid, seg.hi};
-      const struct Segment give = newrank < partner ? (struct Segment){mid, seg.hi}
-                                                    : (struct Segment){seg.lo, mid};
-      if (wait_for_sends) {
-        MPI_Sendrecv(buf + give.lo, give.hi - give.lo, MPI_FLOAT, dst, 1, tmp + keep.lo,
-                     keep.hi - keep.lo, MPI_FLOAT, dst, 1, comm, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Isend(buf + give.lo, give.hi - give.lo, MPI_FLOAT, dst, 1, comm, &sends[pending++]);
-        MPI_Recv(tmp + keep.lo, keep.hi - keep.lo, MPI_FLOAT, dst, 1, comm, MPI_STATUS_IGNORE);
-      }
-      parent[steps] = seg;
-      kept[steps] = keep;
-      seg = keep;
-    }
-    for (int s = steps - 1, mask = 1; s >= 0; --s, mask *= 2) {
-      const int partner = newrank ^ mask;
-      const int dst = partner < rem ? 2 * partner + 1 : partner + rem;
-      const struct Segment mine = kept[s];
-      const struct Segment other = mine.lo == parent[s].lo
-                                       ? (struct Segment){mine.hi, parent[s].hi}
-                                       : (struct Segment){parent[s].lo, mine.lo};
-      if (wait_for_sends) {
-        MPI_Sendrecv(buf + mine.lo, mine.hi - mine.lo, MPI_FLOAT, dst, 2, buf + other.lo,
-                     other.hi - other.lo, MPI_FLOAT, dst, 2, comm, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Isend(buf + mine.lo, mine.hi - mine.lo, MPI_FLOAT, dst, 2, comm, &sends[pending++]);
-        MPI_Recv(buf + other.lo, other.hi - other.lo, MPI_FLOAT, dst, 2, comm, MPI_STATUS_IGNORE);
-      }
-    }
-  }
-  if (rank < 2 * rem) {
-    if (newrank >= 0) {
-      MPI_Send(buf, count, MPI_FLOAT, rank - 1, 3, comm);
-    } else {
-      MPI_Recv(buf, count, MPI_FLOAT, rank + 1, 3, comm, MPI_STATUS_IGNORE);
-    }
-  }
-  MPI_Waitall(pending, sends, MPI_STATUSES_IGNORE);
-}
 
 static void noop_reduction(void* in, void* inout, int* len, MPI_Datatype* type) {
   (void)in, (void)inout, (void)len, (void)type;
@@ -183,10 +102,6 @@ int main(int argc, char** argv) {
 
   if (strcmp(op, "allreduce") == 0) {
     MPI_Allreduce(in, out, count, MPI_FLOAT, reduce_op, MPI_COMM_WORLD);
-  } else if (strcmp(op, "allreduce_far_first") == 0) {
-    allreduce_far_first(out, in, count, 1, MPI_COMM_WORLD);
-  } else if (strcmp(op, "allreduce_far_first_isend") == 0) {
-    allreduce_far_first(out, in, count, 0, MPI_COMM_WORLD);
   } else if (strcmp(op, "reduce_scatter") == 0) {
     MPI_Reduce_scatter_block(in, out, count / size, MPI_FLOAT, reduce_op, MPI_COMM_WORLD);
   } else if (strcmp(op, "allgather") == 0) {
