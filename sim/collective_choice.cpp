@@ -21,11 +21,16 @@ std::string names_list() {
 }
 
 // An upper bound of the operations `algorithm` would schedule, to skip the huge ones in auto.
-double op_bound(const std::string& algorithm, const CollectiveRequest& r,
+double op_bound(const std::string& algorithm, const CollectiveRequest& r, const TopologyHints& h,
                 const AlgorithmOptions& o) {
   const double p = r.ranks;
   const double chunks =
       std::ceil(static_cast<double>(r.bytes) / static_cast<double>(o.chunk_bytes)) + 1;
+  const double log_p = std::bit_width(static_cast<unsigned>(r.ranks));
+  // Two-level rings: 2(inner-1) steps inside, 2(outer-1) across, p transfers per step.
+  auto two_level = [p](double inner) {
+    return 2 * p * (inner - 1) + 2 * p * (p / inner - 1) + p;
+  };
   if (algorithm == "direct") {
     return 2 * p * p;
   }
@@ -35,7 +40,13 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r,
   if (algorithm == "ring") {
     return o.collapse ? p + 2 : 2 * p * p;
   }
-  return 2 * p * (std::bit_width(static_cast<unsigned>(r.ranks)) + 2) + 4 * p * 64;
+  if (algorithm == "hierarchical") {
+    return two_level(std::max(1, h.ranks_per_node));
+  }
+  if (algorithm == "torus-2d") {
+    return h.grid.size() == 2 ? two_level(h.grid[0]) : 0;
+  }
+  return 2 * p * (log_p + 2);  // butterflies: log2 p exchanges plus the fold and unfold
 }
 
 }  // namespace
@@ -75,7 +86,7 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
   for (const std::string& name : algorithm_names()) {
     auto algorithm = make_algorithm(name, options_);
     Candidate c{.algorithm = name, .skipped = algorithm->unsupported(request, hints)};
-    if (c.skipped.empty() && op_bound(name, request, options_) > kMaxAutoCandidateOps) {
+    if (c.skipped.empty() && op_bound(name, request, hints, options_) > kMaxAutoCandidateOps) {
       c.skipped = "schedule too large to evaluate (over 4e6 operations)";
     }
     if (c.skipped.empty()) {

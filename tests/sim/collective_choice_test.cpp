@@ -1,0 +1,59 @@
+#include "sim/collective_choice.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/config_error.h"
+
+namespace dtsim::sim {
+namespace {
+
+const TopologyHints kStar{.route_latency_sec = [](int, int) { return 2e-6; },
+                          .injection_bytes_per_sec = 25e9};
+
+const Candidate& find(const CollectiveChoice& c, const std::string& name) {
+  for (const Candidate& candidate : c.candidates) {
+    if (candidate.algorithm == name) {
+      return candidate;
+    }
+  }
+  throw std::runtime_error("no candidate " + name);
+}
+
+TEST(CollectiveChooser, AutoPicksTheLowestEstimate) {
+  const CollectiveChooser chooser("auto", {});
+  const auto c = chooser.choose({.ranks = 8, .bytes = 1 << 20}, kStar);
+  double best = 1e300;
+  for (const Candidate& candidate : c.candidates) {
+    if (candidate.estimated_sec) {
+      best = std::min(best, *candidate.estimated_sec);
+    }
+  }
+  EXPECT_EQ(*find(c, c.algorithm).estimated_sec, best);
+  EXPECT_FALSE(c.schedule.ops.empty());
+}
+
+TEST(CollectiveChooser, AutoSkipsSchedulesTooLargeToBuild) {
+  // 4096 ranks: direct needs 2p^2 = 33.5 million transfers, and hierarchical with one rank per
+  // node is a step-level ring of as many: both are skipped, with the reason, not built.
+  const CollectiveChooser chooser("auto", {});
+  const auto c = chooser.choose({.ranks = 4096, .bytes = 1 << 20}, kStar);
+  EXPECT_EQ(find(c, "direct").skipped, "schedule too large to evaluate (over 4e6 operations)");
+  EXPECT_EQ(find(c, "hierarchical").skipped,
+            "schedule too large to evaluate (over 4e6 operations)");
+  EXPECT_TRUE(find(c, "ring").estimated_sec.has_value());
+}
+
+TEST(CollectiveChooser, NamedAlgorithmThatCannotRunIsAnError) {
+  const CollectiveChooser chooser("tree", {});
+  try {
+    chooser.check({.op = CollectiveOp::kAllToAll, .ranks = 4, .bytes = 8}, kStar);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--algorithm tree: tree has no all-to-all (it has all-reduce, broadcast and "
+                 "reduce)");
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::sim
