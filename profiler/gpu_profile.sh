@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# One profiling session on a CUDA machine: writes $OUT/<name>.json per model and $OUT/log.txt.
+# One profiling session on a CUDA machine: writes $OUT/<name>.json per run and $OUT/log.txt.
 #
 #   bash profiler/gpu_profile.sh                          # from the repo root
 #   DTSIM_GPU_PROFILE_DRY=1 bash profiler/gpu_profile.sh  # CPU dry run with tiny models
 #
-# OUT defaults to out/gpu_profile. The dry run runs the same command lines on the CPU with a
-# tiny model of the same family, batch 2, so that a typo cannot waste the GPU run.
+# This session checks the CUDA kernel timing (--cuda-timing kernels): resnet50 batch 32 fp32
+# and bert_large batch 32 seq 128 bf16, the two cases where CUDA-event timing overcounted
+# (gpu-runs/2026-11-29-h200-log.txt), resnet50 batch 128 bf16 as a GPU-bound control (events
+# were right there), then resnet50 batch 32 with --cuda-timing events for a one-line
+# comparison. Runs late in the list are skipped if the budget runs out. Each kernel run also writes $OUT/<name>.events.json.gz: the adapted
+# profiler events of its second profiled iteration (kernels.load_events), for offline checks.
 #
-# Each model runs in its own process under a time limit; one failing does not stop the others.
-# The whole session stays within DTSIM_GPU_BUDGET_S seconds (default 480). Exit code: the number
-# of models that failed (0 = all traces written), 100 if no usable python3 was found.
+# OUT defaults to out/gpu_profile. The dry run runs the same command lines on the CPU with a
+# tiny model of the same family, batch 2, so that a typo cannot waste the GPU run; there the
+# kernel runs use the CPU test hook DTSIM_PROFILE_CPU_OPS_AS_KERNELS=1 (CPU ops stand in for
+# kernels) and the events run drops --cuda-timing (the CPU's default clock).
+#
+# Each run is its own process under a time limit; one failing does not stop the others. The
+# whole session stays within DTSIM_GPU_BUDGET_S seconds (default 280). Exit code: the number
+# of runs that failed (0 = all traces written), 100 if no usable python3 was found.
 set -u
 export PYTHONUNBUFFERED=1
 
@@ -19,17 +28,29 @@ OUT="${OUT:-out/gpu_profile}"
 mkdir -p "${OUT}"
 LOG="${OUT}/log.txt"
 dry="${DTSIM_GPU_PROFILE_DRY:-0}"
-budget_s="${DTSIM_GPU_BUDGET_S:-480}"
-per_model_s="${DTSIM_GPU_PER_MODEL_S:-150}"
+budget_s="${DTSIM_GPU_BUDGET_S:-280}"
+per_model_s="${DTSIM_GPU_PER_MODEL_S:-120}"
 
-# name | model | batch | precision | extra flags
+# name | model | batch | precision | seq len | cuda timing (empty: the default) | warmup | iters
 RUNS=(
-  "resnet50_b32_fp32|resnet50|32|fp32|"
-  "resnet50_b128_bf16|resnet50|128|bf16|"
-  "vgg16_b32_fp32|vgg16|32|fp32|"
-  "bert_large_b32_seq128_bf16|bert_large|32|bf16|--seq-len 128"
-  "gpt2_b8_seq1024_bf16|gpt2|8|bf16|--seq-len 1024"
+  "resnet50_b32_fp32_kernels|resnet50|32|fp32||kernels|5|20"
+  "bert_large_b32_seq128_bf16_kernels|bert_large|32|bf16|128|kernels|3|15"
+  # control: GPU-bound, where CUDA events covered 100.2 % / 98.7 %; kernels should agree
+  "resnet50_b128_bf16_kernels|resnet50|128|bf16||kernels|3|10"
+  "resnet50_b32_fp32_events|resnet50|32|fp32||events|5|20"
 )
+# DTSIM_GPU_RUNS=all: the five models of the first H200 session, default timing.
+if [[ "${DTSIM_GPU_RUNS:-}" == all ]]; then
+  RUNS=(
+    "resnet50_b32_fp32|resnet50|32|fp32|||5|20"
+    "resnet50_b128_bf16|resnet50|128|bf16|||5|20"
+    "vgg16_b32_fp32|vgg16|32|fp32|||5|20"
+    "bert_large_b32_seq128_bf16|bert_large|32|bf16|128||3|15"
+    "gpt2_b8_seq1024_bf16|gpt2|8|bf16|1024||3|15"
+  )
+fi
+# The one-line comparison: kernels run vs events run of the same model (skipped if missing).
+COMPARE=("resnet50_b32_fp32_kernels" "resnet50_b32_fp32_events")
 # The dry run swaps in a tiny model of the same family, batch 2, sequences of 32 tokens.
 declare -A DRY_MODEL=([resnet50]=tiny_cnn [vgg16]=tiny_cnn [bert_large]=tiny_bert
                       [gpt2]=tiny_transformer)
@@ -65,22 +86,39 @@ except ImportError as error:
 if torch.cuda.is_available():
     print("device", torch.cuda.get_device_name(), "capability", torch.cuda.get_device_capability(),
           "bf16", torch.cuda.is_bf16_supported())
+try:
+    import torch.profiler
+    print("kineto", torch.autograd.kineto_available(), "profiler activities",
+          sorted(str(a) for a in torch.profiler.supported_activities()))
+except Exception as error:
+    print("torch.profiler:", type(error).__name__, error)
 PY
 }
 
 # Profiles one RUNS entry; returns the profiler's exit status (124: time limit).
 profile_one() {
-  local python="$1" device="$2" run="$3" name model batch precision extra
-  IFS='|' read -r name model batch precision extra <<<"${run}"
-  local iters=(--warmup 10 --iters 30)
+  local python="$1" device="$2" run="$3" name model batch precision seq timing warmup iters
+  IFS='|' read -r name model batch precision seq timing warmup iters <<<"${run}"
+  local extra=() env=()
   if [[ "${dry}" == "1" ]]; then
-    iters=(--warmup 1 --iters 2)
+    warmup=1
+    iters=2
     # torch 1.13's CPU autocast leaves LayerNorm inputs in bf16 and then fails in BERT's MLM
     # head (dense -> GELU -> LayerNorm); CUDA autocast runs LayerNorm in fp32.
     if [[ "${model}" == bert_large ]]; then precision=fp32; fi
     model="${DRY_MODEL[${model}]}"
     batch=2
-    extra="${extra:+--seq-len 32}"
+    if [[ -n "${seq}" ]]; then seq=32; fi
+    if [[ "${timing}" == kernels ]]; then
+      env=(DTSIM_PROFILE_CPU_OPS_AS_KERNELS=1)
+    else
+      timing=""  # the CPU has no --cuda-timing
+    fi
+  fi
+  if [[ -n "${seq}" ]]; then extra+=(--seq-len "${seq}"); fi
+  if [[ -n "${timing}" ]]; then extra+=(--cuda-timing "${timing}"); fi
+  if [[ "${timing}" == kernels ]]; then
+    env+=("DTSIM_PROFILE_DUMP_EVENTS=${OUT}/${name}.events.json.gz")
   fi
   local left=$((budget_s - SECONDS))
   if ((left < 30)); then
@@ -88,17 +126,50 @@ profile_one() {
     return 1
   fi
   local limit=$((left < per_model_s ? left : per_model_s))
-  # shellcheck disable=SC2206  # $extra is a list of flags
   local cmd=("${python}" -m dtsim_profile --model "${model}" --batch "${batch}"
-             --device "${device}" --precision "${precision}" "${iters[@]}" ${extra}
-             -o "${OUT}/${name}.json")
-  echo "== ${name}: $(printf '%q ' "${cmd[@]}")(limit ${limit} s)"
+             --device "${device}" --precision "${precision}" --warmup "${warmup}"
+             --iters "${iters}" "${extra[@]}" -o "${OUT}/${name}.json")
+  echo "== ${name}: ${env[*]} $(printf '%q ' "${cmd[@]}")(limit ${limit} s)"
   local start=${SECONDS} status
-  timeout --signal=TERM --kill-after=10 "${limit}" "${cmd[@]}"
+  env "${env[@]}" timeout --signal=TERM --kill-after=10 "${limit}" "${cmd[@]}"
   status=$?
   echo "== ${name}: exit ${status} after $((SECONDS - start)) s"
   if ((status != 0)); then rm -f "${OUT}/${name}.json"; fi
   return "${status}"
+}
+
+# One line: layer sums, plain phases and coverage of two traces of the same model.
+compare() {
+  local python="$1" first="$2" second="$3"
+  if [[ ! -f "${OUT}/${first}.json" || ! -f "${OUT}/${second}.json" ]]; then
+    echo "== compare: ${first} or ${second} missing"
+    return 0
+  fi
+  "${python}" - "${OUT}/${first}.json" "${OUT}/${second}.json" <<'PY' 2>&1
+import json, re, statistics, sys
+docs = [json.load(open(path)) for path in sys.argv[1:3]]
+names = [path.rsplit("/", 1)[-1][:-5] for path in sys.argv[1:3]]
+def sums(doc):
+    layers = doc["layers"]
+    fwd = sum(l["forward_sec"] for l in layers)
+    bwd = sum(l["backward_sec"] for l in layers)
+    m = re.search(r"Plain iteration \(medians\): forward\+loss ([0-9.e+-]+) s, backward "
+                  r"([0-9.e+-]+) s", doc["source"])
+    plain = (float(m.group(1)), float(m.group(2))) if m else (float("nan"), float("nan"))
+    return fwd, bwd, plain
+(f0, b0, p0), (f1, b1, p1) = sums(docs[0]), sums(docs[1])
+by_name = {l["name"]: l for l in docs[1]["layers"]}
+big = [l for l in docs[0]["layers"] if l["name"] in by_name and l["forward_sec"] > 0.01 * f0
+       and by_name[l["name"]]["forward_sec"] > 0]
+ratio = statistics.median(l["forward_sec"] / by_name[l["name"]]["forward_sec"] for l in big) \
+    if big else float("nan")
+ms = lambda x: f"{1e3 * x:.2f}"
+print(f"== compare {names[0]} vs {names[1]}: layers fwd/bwd {ms(f0)}/{ms(b0)} ms vs "
+      f"{ms(f1)}/{ms(b1)} ms; plain fwd/bwd {ms(p0[0])}/{ms(p0[1])} ms vs "
+      f"{ms(p1[0])}/{ms(p1[1])} ms; coverage fwd/bwd {100 * f0 / p0[0]:.1f}/"
+      f"{100 * b0 / p0[1]:.1f} % vs {100 * f1 / p1[0]:.1f}/{100 * b1 / p1[1]:.1f} %; "
+      f"median per-layer forward ratio {ratio:.3f} over {len(big)} layers > 1 % of forward")
+PY
 }
 
 main() {
@@ -117,6 +188,7 @@ main() {
   for run in "${RUNS[@]}"; do
     profile_one "${python}" "${device}" "${run}" || failed=$((failed + 1))
   done
+  compare "${python}" "${COMPARE[@]}"
   echo "== done in ${SECONDS} s: $((${#RUNS[@]} - failed)) of ${#RUNS[@]} traces written to ${OUT}"
   ls -l "${OUT}"
   return "${failed}"

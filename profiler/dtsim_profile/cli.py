@@ -16,6 +16,8 @@ import torch
 
 from . import TOOL_NAME
 from .clocks import CLOCK_NAMES
+from .kernels import CPU_OPS_ENV, CUDA_KERNELS, CudaKernelClock, KernelTimingError, \
+    kernel_timing_available
 from .models import ZOO, ProfileError, ZooOptions, load_model
 from .profile import PRECISIONS, RunConfig, profile_model
 from .summary import RunInfo, Totals, build_trace
@@ -46,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tokens per sample for transformers (default bert 128, gpt2 1024)")
     parser.add_argument("--clock", choices=CLOCK_NAMES,
                         help="default: cuda_events on cuda, thread_cpu on cpu")
+    parser.add_argument("--cuda-timing", choices=("events", "kernels"),
+                        help="--device cuda: 'kernels' = GPU kernel time per layer from "
+                             "torch.profiler (Kineto/CUPTI), immune to CPU-side gaps; "
+                             "'events' = CUDA events recorded by the hooks (default; "
+                             "'kernels' is not yet checked on a GPU)")
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU intra-op threads (default 1; thread_cpu needs 1)")
     parser.add_argument("--optimizer", choices=("sgd", "adamw"),
@@ -69,10 +76,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TraceCheckError as error:  # our own bug: the trace would not be valid
         print(f"{PROG}: internal error, invalid trace not written:\n{error}", file=sys.stderr)
         return 1
+    except KernelTimingError as error:  # the profiler's events did not give kernel times
+        print(f"{PROG}: error: --cuda-timing kernels: {error}", file=sys.stderr)
+        return 1
+
+
+def _cpu_ops_as_kernels() -> bool:
+    """The CPU dry-run test hook (kernels.CPU_OPS_ENV): --cuda-timing kernels on the CPU,
+    the self times of CPU ops standing in for kernels."""
+    return os.environ.get(CPU_OPS_ENV, "") == "1"
 
 
 def _check_args(args: argparse.Namespace) -> str:
-    """Validates the numeric and device options; returns the clock to use."""
+    """Validates the numeric and device options; returns the clock to use (clocks.CLOCK_NAMES
+    or kernels.CUDA_KERNELS)."""
     for flag, value, low in (("--batch", args.batch, 1), ("--iters", args.iters, 1),
                              ("--warmup", args.warmup, 0), ("--threads", args.threads, 1)):
         if value < low:
@@ -89,6 +106,21 @@ def _check_args(args: argparse.Namespace) -> str:
     if clock == "thread_cpu" and args.threads != 1:
         raise ProfileError("--clock thread_cpu times only the calling thread: use --threads 1, "
                            "or --clock wall")
+    if args.device != "cuda":
+        if args.cuda_timing == "kernels" and _cpu_ops_as_kernels():
+            return clock  # test hook: the kernel path on the CPU (see _run)
+        if args.cuda_timing is not None:
+            raise ProfileError(f"--cuda-timing {args.cuda_timing}: only with --device cuda")
+        return clock
+    # Events stay the default until kernel timing has been checked on a GPU (it has only run
+    # against synthetic and CPU profiler events so far; profiler/README.md).
+    timing = args.cuda_timing or "events"
+    if timing == "kernels":
+        if not kernel_timing_available():
+            raise ProfileError(f"--cuda-timing kernels: this torch ({torch.__version__}) has no "
+                               "torch.profiler CUDA activity (Kineto with CUPTI); use "
+                               "--cuda-timing events")
+        return CUDA_KERNELS
     return clock
 
 
@@ -105,8 +137,9 @@ def _device_name(device: torch.device) -> str:
     return platform.processor() or "CPU"
 
 
-def _command(args: argparse.Namespace) -> str:
-    """The command that regenerates the trace (without the output path)."""
+def _command(args: argparse.Namespace, cuda_timing: str | None = None) -> str:
+    """The command that regenerates the trace (without the output path); `cuda_timing` is
+    the --cuda-timing used (None: not applicable)."""
     words = [PROG, "--model", args.model, "--batch", str(args.batch), "--device", args.device,
              "--precision", args.precision, "--warmup", str(args.warmup), "--iters",
              str(args.iters)]
@@ -116,6 +149,8 @@ def _command(args: argparse.Namespace) -> str:
             words += [flag, str(value)]
     if args.clock is not None:
         words += ["--clock", args.clock]
+    if cuda_timing is not None:
+        words += ["--cuda-timing", cuda_timing]
     if args.threads != 1:
         words += ["--threads", str(args.threads)]
     return " ".join(words)
@@ -123,6 +158,12 @@ def _command(args: argparse.Namespace) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     clock = _check_args(args)
+    kernel_clock = None
+    if args.device != "cuda" and args.cuda_timing == "kernels":  # the CPU test hook
+        kernel_clock = CudaKernelClock(cpu_ops_as_kernels=True)
+    cuda_timing = None
+    if args.device == "cuda" or kernel_clock is not None:
+        cuda_timing = "kernels" if clock == CUDA_KERNELS or kernel_clock else "events"
     device = torch.device(args.device)
     log = (lambda message: None) if args.quiet else (
         lambda message: print(f"{PROG}: {message}", file=sys.stderr, flush=True))
@@ -133,9 +174,11 @@ def _run(args: argparse.Namespace) -> int:
     torch.manual_seed(args.seed)
     bundle = load_model(args.model, ZooOptions(args.input_size, args.seq_len))
     log(f"{args.model}: {bundle.input_desc}; batch {args.batch} on {args.device}, "
-        f"{args.precision}, clock {clock}")
+        f"{args.precision}, clock "
+        f"{clock if kernel_clock is None else CUDA_KERNELS + ' (CPU ops as kernels: test mode)'}")
     config = RunConfig(device, args.precision, clock, args.warmup, args.iters)
-    result = profile_model(bundle, args.batch, config, args.optimizer or bundle.optimizer, log)
+    result = profile_model(bundle, args.batch, config, args.optimizer or bundle.optimizer, log,
+                           kernel_clock)
     device_name = _device_name(device)
     info = RunInfo(
         model=args.name or args.model,
@@ -144,13 +187,13 @@ def _run(args: argparse.Namespace) -> int:
         device=device_name,
         host=f"{device_name} on {platform.node() or 'unknown host'} "
              f"({os.cpu_count()} CPUs, {platform.system()} {platform.machine()})",
-        clock=clock,
+        clock=CUDA_KERNELS if kernel_clock is not None else clock,
         threads=args.threads if device.type == "cpu" else None,
         warmup=args.warmup,
         iters=args.iters,
         framework=f"torch {torch.__version__}",
         input_desc=bundle.input_desc,
-        command=_command(args),
+        command=_command(args, cuda_timing),
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         note=args.note,
     )
@@ -161,9 +204,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _summary_line(path: str, layers: int, totals: Totals) -> str:
-    return (f"{TOOL_NAME}: wrote {path}: {layers} layers, forward {totals.forward_sec:.6g} s, "
+    line = (f"{TOOL_NAME}: wrote {path}: {layers} layers, forward {totals.forward_sec:.6g} s, "
             f"backward {totals.backward_sec:.6g} s, optimizer {totals.optimizer_sec:.6g} s, "
             f"param_bytes {totals.param_bytes}, coverage forward "
             f"{100 * totals.forward_coverage:.1f} % backward "
             f"{100 * totals.backward_coverage:.1f} %, hooked/plain "
             f"{100 * totals.hooked_over_plain:.1f} %, {len(totals.bucket_sizes)} DDP buckets")
+    if totals.kernels_over_plain is not None:  # kernel timing: appended, the rest unchanged
+        forward, backward = totals.forward_attribution, totals.backward_attribution
+        line += (f"; cuda_kernels: kernels/plain {100 * totals.kernels_over_plain:.1f} %, "
+                 f"layers/kernels forward {100 * (forward or 0.0):.1f} % backward "
+                 f"{100 * (backward or 0.0):.1f} %, unlinked {totals.unlinked_sec or 0.0:.3g} s")
+    return line

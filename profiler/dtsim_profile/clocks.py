@@ -1,8 +1,10 @@
-"""Clocks for the profiler: one interface over CPU timers and CUDA events.
+"""Clocks for the profiler: one interface over CPU timers, CUDA events and CUDA kernels.
 
 A clock hands out opaque *marks*; the time between two marks is only read after
-``sync()``, so the same timing code works for host clocks (read at once) and for CUDA
-events (recorded into the stream now, resolved after the iteration's synchronize).
+``sync()``, so the same timing code works for host clocks (read at once), for CUDA
+events (recorded into the stream now, resolved after the iteration's synchronize) and for
+the kernel clock (kernels.CudaKernelClock: marks in a torch.profiler session, resolved into
+kernel times when the session closes).
 """
 
 from __future__ import annotations
@@ -12,16 +14,27 @@ from typing import Any, Callable, Protocol
 
 import torch
 
-Mark = Any  # an int (nanoseconds) for host clocks, a torch.cuda.Event for CUDA
+from .kernels import CUDA_KERNELS, CudaKernelClock
+
+Mark = Any  # an int (nanoseconds) for host clocks, a torch.cuda.Event for CUDA events, an
+# int (mark id) for the kernel clock
 
 
 class Clock(Protocol):
     """What the layer recorder and the iteration loop need from a clock."""
 
-    name: str  # the trace's measurement.clock: "thread_cpu", "wall" or "cuda_events"
+    name: str  # "thread_cpu", "wall", "cuda_events" or "cuda_kernels" (kernels.CUDA_KERNELS)
+
+    def begin(self) -> None:
+        """Starts measuring an iteration (the kernel clock opens its profiler session)."""
 
     def mark(self) -> Mark:
         """Returns a mark of the current point (CPU) or stream position (CUDA)."""
+
+    def mark_end(self) -> Mark:
+        """A mark that ends an autograd node's interval (its post-hook). The same as mark()
+        except for the kernel clock, which gives it the work the autograd engine launches
+        right after the node (kernels.KernelTimeline)."""
 
     def sync(self) -> None:
         """Waits until every mark handed out so far can be read."""
@@ -46,7 +59,13 @@ class HostClock:
         self.name = name
         self._now = self._SOURCES[name]
 
+    def begin(self) -> None:
+        pass
+
     def mark(self) -> Mark:
+        return self._now()
+
+    def mark_end(self) -> Mark:
         return self._now()
 
     def sync(self) -> None:
@@ -72,11 +91,17 @@ class CudaEventClock:
         self._free: list[torch.cuda.Event] = []
         self._used: list[torch.cuda.Event] = []
 
+    def begin(self) -> None:
+        pass
+
     def mark(self) -> Mark:
         event = self._free.pop() if self._free else torch.cuda.Event(enable_timing=True)
         event.record()
         self._used.append(event)
         return event
+
+    def mark_end(self) -> Mark:
+        return self.mark()
 
     def sync(self) -> None:
         torch.cuda.synchronize()
@@ -89,11 +114,13 @@ class CudaEventClock:
         self._used.clear()
 
 
-CLOCK_NAMES = ("thread_cpu", "wall", "cuda_events")
+CLOCK_NAMES = ("thread_cpu", "wall", "cuda_events")  # what --clock accepts
 
 
 def make_clock(name: str) -> Clock:
-    """Returns the clock called `name` (one of CLOCK_NAMES)."""
+    """Returns the clock called `name` (one of CLOCK_NAMES, or kernels.CUDA_KERNELS)."""
     if name == "cuda_events":
         return CudaEventClock()
+    if name == CUDA_KERNELS:
+        return CudaKernelClock()
     return HostClock(name)

@@ -4,6 +4,10 @@ Each cycle runs one *plain* iteration (no hooks: the reference totals) and then 
 *hooked* iteration (per-layer times), so both see the same machine load. The first
 `warmup` cycles are discarded. An iteration is ``zero_grad(set_to_none=True)``, forward
 and loss (under autocast for fp16/bf16), backward, optimizer step.
+
+With kernel timing (``RunConfig.clock == "cuda_kernels"``) the plain iterations are timed
+with CUDA events and the hooked ones with the kernel clock (kernels.CudaKernelClock): their
+phases are GPU kernel times, and a CUDA event pair gives their wall time as well.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import torch
 
 from .clocks import Clock, make_clock
 from .ddp import ParamInfo, param_owners, trainable_params
+from .kernels import CUDA_KERNELS, CudaKernelClock
 from .models import ModelBundle, ProfileError
 from .timing import IterationRecord, LayerRecorder
 
@@ -30,7 +35,7 @@ class RunConfig:
 
     device: torch.device
     precision: str  # one of PRECISIONS
-    clock: str  # one of clocks.CLOCK_NAMES
+    clock: str  # one of clocks.CLOCK_NAMES, or kernels.CUDA_KERNELS
     warmup: int  # cycles discarded
     iters: int  # cycles timed
 
@@ -42,6 +47,10 @@ class PhaseTimes:
     forward_sec: float  # forward and loss
     backward_sec: float
     optimizer_sec: float
+    # Kernel timing, hooked iterations only (None otherwise): the iteration's wall time by
+    # CUDA events, and the GPU time of activities whose launch could not be placed.
+    wall_sec: float | None = None
+    unlinked_sec: float | None = None
 
 
 @dataclass
@@ -68,6 +77,8 @@ class ProfileResult:
     unused_params: list[int]  # trainable parameters no layer used
     optimizer_desc: str
     precision_desc: str
+    kernel_timing: bool = False  # hooked phases and layers are GPU kernel times
+    kernel_adapter: str = ""  # kernel timing: how the profiler's events were read
 
 
 def check_precision(device: torch.device, precision: str) -> None:
@@ -147,7 +158,8 @@ def _tf32_desc() -> str:
 
 @dataclass
 class _Trainer:
-    """One model's training step, with a clock around its phases."""
+    """One model's training step, with a clock around its phases. `kernel_clock`, when set,
+    times the hooked iterations (and `clock` their wall time)."""
 
     bundle: ModelBundle
     config: RunConfig
@@ -156,14 +168,24 @@ class _Trainer:
     target: Any
     optimizer: Any
     scaler: Any
+    kernel_clock: CudaKernelClock | None = None
+
+    @property
+    def layer_clock(self) -> Clock:
+        """The clock of the hooked iterations (the recorder's)."""
+        return self.kernel_clock if self.kernel_clock is not None else self.clock
 
     def iteration(
         self, recorder: LayerRecorder | None
     ) -> tuple[PhaseTimes, IterationRecord | None]:
         """One training iteration; with a recorder, also its per-layer record."""
-        clock, model = self.clock, self.bundle.model
+        clock, model, wall = self.clock, self.bundle.model, None
+        if recorder is not None and self.kernel_clock is not None:
+            clock, wall = self.kernel_clock, self.clock
         self.optimizer.zero_grad(set_to_none=True)
+        clock.begin()
         start = clock.mark()
+        wall_start = wall.mark() if wall is not None else None
         if recorder is not None:
             recorder.begin_forward()
         with autocast(self.config.device, self.config.precision):
@@ -181,10 +203,17 @@ class _Trainer:
         else:
             self.optimizer.step()
         step_end = clock.mark()
+        wall_end = wall.mark() if wall is not None else None
         clock.sync()
+        wall_sec = unlinked_sec = None
+        if wall is not None:
+            wall.sync()
+            wall_sec = wall.seconds(wall_start, wall_end)
+            wall.recycle()
+            unlinked_sec = self.kernel_clock.last_unlinked_sec if self.kernel_clock else None
         phases = PhaseTimes(clock.seconds(start, forward_end),
                             clock.seconds(forward_end, backward_end),
-                            clock.seconds(backward_end, step_end))
+                            clock.seconds(backward_end, step_end), wall_sec, unlinked_sec)
         record = recorder.finish() if recorder is not None else None
         clock.recycle()
         return phases, record
@@ -196,9 +225,14 @@ def profile_model(
     config: RunConfig,
     optimizer_name: str,
     log: Callable[[str], None] = lambda message: None,
+    kernel_clock: CudaKernelClock | None = None,
 ) -> ProfileResult:
     """Trains `bundle` for warmup + iters cycles on `config.device` and returns the
-    per-layer and per-phase times. Raises ProfileError for bad settings."""
+    per-layer and per-phase times. Raises ProfileError for bad settings.
+
+    `config.clock` "cuda_kernels" times the hooked iterations with a CudaKernelClock and the
+    plain ones with CUDA events; a given `kernel_clock` (tests: CPU ops standing in for
+    kernels) times the hooked iterations with `config.clock` timing the plain ones."""
     check_precision(config.device, config.precision)
     model = bundle.model.to(config.device)
     model.train()
@@ -209,10 +243,14 @@ def profile_model(
         raise ProfileError("the model has no trainable parameters")
     optimizer, optimizer_desc = make_optimizer(optimizer_name, params)
     inputs, target = bundle.make_batch(batch_size, config.device)
-    trainer = _Trainer(bundle, config, make_clock(config.clock),
+    clock_name = config.clock
+    if clock_name == CUDA_KERNELS:
+        kernel_clock = kernel_clock or CudaKernelClock()
+        clock_name = "cuda_events"
+    trainer = _Trainer(bundle, config, make_clock(clock_name),
                        inputs if isinstance(inputs, tuple) else (inputs,), target,
-                       optimizer, _grad_scaler(config.device, config.precision))
-    recorder = LayerRecorder(model, trainer.clock, params, param_owners(model, params))
+                       optimizer, _grad_scaler(config.device, config.precision), kernel_clock)
+    recorder = LayerRecorder(model, trainer.layer_clock, params, param_owners(model, params))
     plain: list[PhaseTimes] = []
     hooked: list[PhaseTimes] = []
     records: list[IterationRecord] = []
@@ -221,14 +259,22 @@ def profile_model(
         with recorder.attached():
             hooked_times, record = trainer.iteration(recorder)
         timed = cycle >= config.warmup
+        hooked_text = f"hooked {_total(hooked_times):.4f} s"
+        if hooked_times.wall_sec is not None and kernel_clock is not None:
+            hooked_text = (f"hooked {hooked_times.wall_sec:.4f} s wall, "
+                           f"{_total(hooked_times):.4f} s kernels ({kernel_clock.last_summary})")
         log(f"cycle {cycle + 1}/{config.warmup + config.iters} ({'timed' if timed else 'warm-up'}):"
-            f" plain {_total(plain_times):.4f} s, hooked {_total(hooked_times):.4f} s")
+            f" plain {_total(plain_times):.4f} s, {hooked_text}")
         if timed:
             plain.append(plain_times)
             hooked.append(hooked_times)
             records.append(record)
-    return _summarize(records, plain, hooked, infos, optimizer_desc,
-                      _precision_desc(config.device, config.precision))
+    result = _summarize(records, plain, hooked, infos, optimizer_desc,
+                        _precision_desc(config.device, config.precision))
+    if kernel_clock is not None:
+        result.kernel_timing = True
+        result.kernel_adapter = kernel_clock.adapter
+    return result
 
 
 def _total(phases: PhaseTimes) -> float:

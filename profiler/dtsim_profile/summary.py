@@ -7,9 +7,10 @@ from typing import Sequence
 
 from . import TOOL_NAME
 from .ddp import BUCKET_CAP_BYTES, FIRST_BUCKET_BYTES, bucket_bytes, emulate_buckets
+from .kernels import CUDA_KERNELS
 from .profile import PhaseTimes, ProfileResult
 from .timing import KIND_UNIT
-from .trace import Measurement, Trace, TraceLayer
+from .trace import Measurement, Trace, TraceLayer, trace_clock
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -39,7 +40,7 @@ class RunInfo:
     precision: str
     device: str  # e.g. "NVIDIA H200" or the CPU model
     host: str
-    clock: str
+    clock: str  # clocks.CLOCK_NAMES or kernels.CUDA_KERNELS; the trace's via trace.trace_clock
     threads: int | None  # CPU intra-op threads; None on CUDA
     warmup: int
     iters: int
@@ -62,9 +63,29 @@ class Totals:
     plain_forward_sec: float  # median plain (hook-free) iteration phases
     plain_backward_sec: float
     plain_optimizer_sec: float
-    hooked_over_plain: float  # median hooked iteration / median plain iteration
+    hooked_over_plain: float  # median hooked iteration / median plain iteration (wall)
     param_bytes: int
     bucket_sizes: list[int]  # emulated DDP buckets, bytes
+    # Kernel timing only (else None): medians over the hooked iterations of the GPU kernel
+    # time per phase, of the kernel time whose launch could not be placed, and the median
+    # hooked kernel time / median plain iteration.
+    hooked_forward_sec: float | None = None
+    hooked_backward_sec: float | None = None
+    unlinked_sec: float | None = None
+    kernels_over_plain: float | None = None
+
+    @property
+    def forward_attribution(self) -> float | None:
+        """Kernel timing: Σ layer forward medians / median forward kernel time."""
+        if not self.hooked_forward_sec:
+            return None
+        return self.forward_sec / self.hooked_forward_sec
+
+    @property
+    def backward_attribution(self) -> float | None:
+        if not self.hooked_backward_sec:
+            return None
+        return self.backward_sec / self.hooked_backward_sec
 
     @property
     def forward_coverage(self) -> float:
@@ -87,12 +108,25 @@ def compute_totals(result: ProfileResult) -> Totals:
     """Sums, coverage and DDP buckets of a profile."""
     units = [layer for layer in result.layers if layer.kind == KIND_UNIT]
     plain_fwd, plain_bwd, plain_opt, plain_total = _phase_medians(result.plain)
-    _, _, _, hooked_total = _phase_medians(result.hooked)
+    hooked_fwd, hooked_bwd, hooked_opt, hooked_total = _phase_medians(result.hooked)
     ready = [result.params[i] for i in result.ready_order]
+    kernels: dict[str, float | None] = {}
+    optimizer_sec = median([p.optimizer_sec for p in result.plain + result.hooked])
+    if result.kernel_timing:
+        # every trace time is GPU kernel time: the optimizer's too (hooked iterations only)
+        optimizer_sec = hooked_opt
+        kernels = dict(
+            hooked_forward_sec=hooked_fwd,
+            hooked_backward_sec=hooked_bwd,
+            unlinked_sec=median([p.unlinked_sec or 0.0 for p in result.hooked]),
+            kernels_over_plain=hooked_total / plain_total if plain_total else 0.0,
+        )
+        hooked_total = median([p.wall_sec if p.wall_sec is not None else _total(p)
+                               for p in result.hooked])
     return Totals(
         forward_sec=sum(median(layer.forward_sec) for layer in result.layers),
         backward_sec=sum(median(layer.backward_sec) for layer in result.layers),
-        optimizer_sec=median([p.optimizer_sec for p in result.plain + result.hooked]),
+        optimizer_sec=optimizer_sec,
         unit_forward_sec=sum(median(layer.forward_sec) for layer in units),
         unit_backward_sec=sum(median(layer.backward_sec) for layer in units),
         plain_forward_sec=plain_fwd,
@@ -101,7 +135,12 @@ def compute_totals(result: ProfileResult) -> Totals:
         hooked_over_plain=hooked_total / plain_total if plain_total else 0.0,
         param_bytes=sum(p.nbytes for p in result.params if p.index not in result.unused_params),
         bucket_sizes=bucket_bytes(emulate_buckets(ready), result.params),
+        **kernels,
     )
+
+
+def _total(phases: PhaseTimes) -> float:
+    return phases.forward_sec + phases.backward_sec + phases.optimizer_sec
 
 
 def trace_layers(result: ProfileResult) -> list[TraceLayer]:
@@ -119,7 +158,25 @@ def trace_layers(result: ProfileResult) -> list[TraceLayer]:
     ]
 
 
-def _clock_text(info: RunInfo) -> str:
+def _clock_text(info: RunInfo, result: ProfileResult) -> str:
+    if info.clock == CUDA_KERNELS:
+        pseudo = result.kernel_adapter == "cpu_ops"
+        return (
+            "cuda_kernels (written as measurement.clock "
+            f"'{trace_clock(CUDA_KERNELS)}': GPU timestamps, like CUDA events): each hooked "
+            "iteration runs in its own torch.profiler session (Kineto/CUPTI, CPU and CUDA "
+            "activities); the hooks put empty record_function marks on the profiler's host "
+            "timeline; every GPU activity (kernel, memcpy, memset) is placed at the host start "
+            "of the torch op that launched it (Kineto's link by correlation id; the runtime "
+            "launch call when that op encloses marks, e.g. an autograd engine "
+            "evaluate_function) and counts to the window between the marks around that point; "
+            "a window's time is the union of its activities' GPU intervals (the sum of their "
+            "durations on one stream); GPU idle time is not counted anywhere. Work the autograd "
+            "engine launches right after a node's post-hook (gradient accumulation into the "
+            "next node's input buffer) counts to that node"
+            + (". TEST MODE: no GPU; the self times of CPU ops stood in for kernels"
+               if pseudo else "")
+            + f" (events read via {result.kernel_adapter or 'n/a'})")
     if info.clock == "cuda_events":
         return ("CUDA events (torch.cuda.Event(enable_timing=True)) recorded on the current "
                 "stream by the hooks, read after a synchronize at the end of each iteration")
@@ -134,29 +191,47 @@ def source_text(result: ProfileResult, info: RunInfo, totals: Totals) -> str:
     """The trace's `source`: exactly how the numbers were made."""
     n = info.iters
     params = sum(1 for p in result.params if p.index not in result.unused_params)
+    kernels = result.kernel_timing
+    if kernels:
+        method = (
+            "forward_sec: GPU kernel time of the kernels launched from the module's forward "
+            "pre-hook to its forward hook (glue and loss: between the surrounding hook events). "
+            "backward_sec: the same for the kernels launched by the autograd nodes created "
+            "during that layer's forward, each from its Node pre-hook to its Node hook, plus "
+            "the AccumulateGrad nodes of the layer's parameters.")
+        optimizer = (f"optimizer_sec = median GPU kernel time of the optimizer step over the "
+                     f"{n} hooked iterations.")
+        overhead = (f"hooked / plain iteration wall time (CUDA events; profiler and hooks "
+                    f"slow the CPU side, which does not enter kernel times) "
+                    f"{100 * totals.hooked_over_plain:.1f} %.")
+    else:
+        method = (
+            "forward_sec: from the module's forward pre-hook to its forward hook (glue and "
+            "loss: between the surrounding hook events). backward_sec: sum over the autograd "
+            "nodes created during that layer's forward, each from its Node pre-hook to its "
+            "Node hook, plus the AccumulateGrad nodes of the layer's parameters.")
+        optimizer = (f"optimizer_sec = median optimizer step over all {2 * n} timed "
+                     "iterations.")
+        overhead = f"hooked / plain iteration {100 * totals.hooked_over_plain:.1f} %."
     parts = [
-        f"Measured with {TOOL_NAME} (hooks method), {info.framework}, on {info.device}.",
+        f"Measured with {TOOL_NAME} (hooks method"
+        f"{', CUDA kernel timing' if kernels else ''}), {info.framework}, on {info.device}.",
         f"Model: {info.input_desc}; batch {info.batch} per device; precision "
         f"{result.precision_desc}; optimizer {result.optimizer_desc}.",
         "Layers: one per call of a leaf module (a module called k times gives name, name#2 "
         "... name#k); '<container>.(between)' = glue, the autograd ops run between module "
         "calls inside that container (residual adds, flatten, reshapes; '(between)' alone = "
         "the root module); '(loss)' = the loss after the model's forward.",
-        "forward_sec: from the module's forward pre-hook to its forward hook (glue and loss: "
-        "between the surrounding hook events). backward_sec: sum over the autograd nodes "
-        "created during that layer's forward, each from its Node pre-hook to its Node hook, "
-        "plus the AccumulateGrad nodes of the layer's parameters.",
-        f"Clock: {_clock_text(info)}. {info.warmup} warm-up + {n} timed iterations, each "
-        "hooked iteration interleaved with a plain (hook-free) one; layer values are medians "
-        f"over the {n} hooked iterations, *_iqr_sec = p75 - p25; optimizer_sec = median "
-        f"optimizer step over all {2 * n} timed iterations.",
+        method,
+        f"Clock: {_clock_text(info, result)}. {info.warmup} warm-up + {n} timed iterations, "
+        "each hooked iteration interleaved with a plain (hook-free) one; layer values are "
+        f"medians over the {n} hooked iterations, *_iqr_sec = p75 - p25; {optimizer}",
         f"Plain iteration (medians): forward+loss {totals.plain_forward_sec:.6g} s, backward "
         f"{totals.plain_backward_sec:.6g} s, optimizer {totals.plain_optimizer_sec:.6g} s. "
         f"Coverage, sum of layers / plain: forward {100 * totals.forward_coverage:.1f} % "
         f"(units alone {_percent(totals.unit_forward_sec, totals.plain_forward_sec)}), "
         f"backward {100 * totals.backward_coverage:.1f} % (units alone "
-        f"{_percent(totals.unit_backward_sec, totals.plain_backward_sec)}); hooked / plain "
-        f"iteration {100 * totals.hooked_over_plain:.1f} %.",
+        f"{_percent(totals.unit_backward_sec, totals.plain_backward_sec)}); {overhead}",
         f"param_bytes: gradient bytes = numel x element size of the parameter dtype (autocast "
         f"keeps parameters and gradients fp32), each parameter once, on the first call of the "
         f"module that registers it (tied weights: the first such module); total "
@@ -166,6 +241,8 @@ def source_text(result: ProfileResult, info: RunInfo, totals: Totals) -> str:
         f"{len(totals.bucket_sizes)} bucket{'s' if len(totals.bucket_sizes) != 1 else ''} of "
         f"{', '.join(map(str, totals.bucket_sizes))} bytes (dtsim re-buckets per layer).",
     ]
+    if kernels:
+        parts.insert(6, _kernel_text(totals))
     if not result.ready_order_stable:
         parts.append("The gradient-ready order differed between iterations; buckets use the "
                      "first timed iteration's.")
@@ -176,6 +253,27 @@ def source_text(result: ProfileResult, info: RunInfo, totals: Totals) -> str:
     if info.note:
         parts.append(info.note)
     return " ".join(parts)
+
+
+def _kernel_text(totals: Totals) -> str:
+    forward = totals.forward_attribution
+    backward = totals.backward_attribution
+    return (
+        f"GPU kernel time of the hooked iterations (medians): forward+loss "
+        f"{totals.hooked_forward_sec or 0.0:.6g} s, backward "
+        f"{totals.hooked_backward_sec or 0.0:.6g} s, optimizer {totals.optimizer_sec:.6g} s; "
+        f"the layers hold "
+        f"{_ratio(forward)} of the forward and {_ratio(backward)} of the backward kernel time "
+        f"(the rest was launched outside every layer's window, e.g. between module calls "
+        f"without autograd ops); kernel time / plain iteration "
+        f"{_ratio(totals.kernels_over_plain)} (under 100 %: the GPU idles during part of a "
+        f"plain iteration, e.g. waiting for kernel launches; that idle time is in no layer); "
+        f"GPU time with no launching op found, left out: {totals.unlinked_sec or 0.0:.3g} s "
+        f"per iteration.")
+
+
+def _ratio(value: float | None) -> str:
+    return f"{100 * value:.1f} %" if value is not None else "n/a"
 
 
 def _percent(part: float, whole: float) -> str:
@@ -196,7 +294,7 @@ def build_trace(result: ProfileResult, info: RunInfo) -> tuple[Trace, Totals]:
         measurement=Measurement(
             tool=TOOL_NAME,
             framework=info.framework,
-            clock=info.clock,
+            clock=trace_clock(info.clock),
             warmup_iterations=info.warmup,
             timed_iterations=info.iters,
             date=info.date,

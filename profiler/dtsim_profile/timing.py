@@ -18,7 +18,9 @@ Forward time of a layer: between module pre/post hooks (units) or between the tw
 events around the stretch (glue, loss). Backward time: the sum, over every autograd node
 created during that layer's forward, of the time from the node's pre-hook to its post-hook
 (``Node.register_prehook``/``Node.register_hook``, torch >= 1.13), plus the
-``AccumulateGrad`` nodes of the parameters the layer owns. Nodes are found at each hook
+``AccumulateGrad`` nodes of the parameters the layer owns (a post-hook's mark is a
+``clock.mark_end()``: the kernel clock also gives the node the work the autograd engine
+launches right after it). Nodes are found at each hook
 event by walking back from the tensors at hand (inputs at a pre-hook, outputs at a
 post-hook) through ``next_functions`` until reaching nodes already tagged: a node belongs
 to the layer whose event first reaches it. ``register_full_backward_hook`` is never used
@@ -165,7 +167,7 @@ class LayerRecorder:
             start.append(self._clock.mark())
 
         def post(grad_inputs: Any, grad_outputs: Any) -> None:
-            end = self._clock.mark()
+            end = self._clock.mark_end()
             if start and self._state is not None:
                 self._state.accumulate.append((index, start.pop(), end))
 
@@ -333,7 +335,7 @@ class LayerRecorder:
             start.append(clock.mark())
 
         def post(grad_inputs: Any, grad_outputs: Any) -> None:
-            end = clock.mark()
+            end = clock.mark_end()
             if start:
                 sink.append((segment, start.pop(), end))
 

@@ -113,6 +113,34 @@ class BadInputTest(unittest.TestCase):
     def test_zero_batch(self) -> None:
         self.check_error("--batch 0: must be >= 1", "--model", "mlp", "--batch", "0")
 
+    def test_cuda_timing_on_cpu(self) -> None:
+        self.check_error("--cuda-timing kernels: only with --device cuda", "--model", "mlp",
+                         "--batch", "2", "--cuda-timing", "kernels")
+
+
+class KernelTimingTestModeTest(unittest.TestCase):
+    """gpu_profile.sh's dry run: --cuda-timing kernels on the CPU, CPU ops standing in for
+    kernels (DTSIM_PROFILE_CPU_OPS_AS_KERNELS=1)."""
+
+    def test_writes_a_valid_trace_that_says_how_it_was_timed(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "k.json"
+            env = dict(cli_env(), DTSIM_PROFILE_CPU_OPS_AS_KERNELS="1")
+            run = subprocess.run([sys.executable, "-m", "dtsim_profile", "-q", "--model",
+                                  "tiny_cnn", "--batch", "2", "--warmup", "1", "--iters", "2",
+                                  "--cuda-timing", "kernels", "-o", str(path)],
+                                 cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                                 timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            doc = json.loads(path.read_text())
+        self.assertEqual(check_document(doc), [])
+        self.assertEqual(doc["measurement"]["clock"], "cuda_events")
+        self.assertIn("Clock: cuda_kernels", doc["source"])
+        self.assertIn("TEST MODE", doc["source"])
+        self.assertIn("--cuda-timing kernels", doc["source"])
+        self.assertRegex(run.stdout, r"DDP buckets; cuda_kernels: kernels/plain [0-9.]+ %, "
+                                     r"layers/kernels forward [0-9.]+ % backward [0-9.]+ %")
+
 
 if __name__ == "__main__":
     unittest.main()
