@@ -1,8 +1,8 @@
 #include "platforms/presets.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 namespace dtsim::platforms {
 namespace {
@@ -14,11 +14,10 @@ TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
     unsigned gpus;
     double nic_bytes_per_sec;
   };
-  for (const Expected& e : {Expected{"dgx1-v100", 8, 4 * 100e9 / 8},
-                            Expected{"dgx2h", 16, 8 * 100e9 / 8},
-                            Expected{"dgx-a100", 8, 8 * 200e9 / 8},
-                            Expected{"pcie4-25gbe", 4, 25e9 / 8},
-                            Expected{"pcie8-fdr", 8, 56e9 / 8}}) {
+  for (const Expected& e :
+       {Expected{"dgx1-v100", 8, 4 * 100e9 / 8}, Expected{"dgx2h", 16, 8 * 100e9 / 8},
+        Expected{"dgx-a100", 8, 8 * 200e9 / 8}, Expected{"pcie4-25gbe", 4, 25e9 / 8},
+        Expected{"pcie8-fdr", 8, 56e9 / 8}}) {
     const PlatformSpec spec{.file = "x", .topology = *make_preset(e.name, 4)};
     EXPECT_EQ(spec.gpus_per_node(), e.gpus) << e.name;
     EXPECT_EQ(spec.host_count(), 4 * e.gpus) << e.name;
@@ -55,8 +54,8 @@ TEST(Presets, TpuTorusIsTheMostCubicGrid) {
 }
 
 TEST(Presets, ShippedPresetFilesLoad) {
-  for (const char* f : {"dgx1-v100", "dgx2h", "dgx-a100", "pcie4-25gbe", "pcie8-fdr",
-                        "tpu-torus"}) {
+  for (const char* f :
+       {"dgx1-v100", "dgx2h", "dgx-a100", "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
     const PlatformSpec spec =
         read_platform_spec(std::string("platforms/files/presets/") + f + ".json");
     EXPECT_GT(spec.host_count(), 0u) << f;
@@ -71,8 +70,9 @@ TEST(Presets, UnknownPresetListsTheKnownOnes) {
     FAIL();
   } catch (const PlatformError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path + ": /preset: unknown preset \"dgx-z\" (expected one of dgx1-v100, dgx2h, "
-                     "dgx-a100, pcie4-25gbe, pcie8-fdr, tpu-torus)");
+              path +
+                  ": /preset: unknown preset \"dgx-z\" (expected one of dgx1-v100, dgx2h, "
+                  "dgx-a100, pcie4-25gbe, pcie8-fdr, tpu-torus)");
   }
 }
 

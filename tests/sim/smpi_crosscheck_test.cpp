@@ -62,10 +62,10 @@ TEST_F(SmpiCrosscheck, RingAllReduceMatchesMpichLogicalRingWithinOnePercent) {
             0)
       << "smpicc/smpirun not found on PATH: install Debian's libsimgrid-dev (.ci/setup does), "
          "which ships SimGrid's SMPI, the reference this test compares dtsim against";
-  ASSERT_EQ(run("smpicc -O2 -o allreduce_mpi '" + (kExperiment / "allreduce_mpi.c").string() +
-                    "' -lm",
-                "smpicc.log"),
-            0)
+  ASSERT_EQ(
+      run("smpicc -O2 -o allreduce_mpi '" + (kExperiment / "allreduce_mpi.c").string() + "' -lm",
+          "smpicc.log"),
+      0)
       << slurp(dir_ / "smpicc.log");
 
   // 8 ranks on the first two leaves of a 16-host fat-tree (25 GB/s, 1 us links), 4 MiB.
