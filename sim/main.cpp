@@ -53,7 +53,7 @@ struct RunFlags {
   std::string platform, algorithm, replay, chunk, network_model, grid, report;
   std::vector<std::string> cfg;
   int ranks = 0;
-  int ranks_per_node = 1;
+  int ranks_per_node = 0;
 };
 
 po::options_description run_flags(RunFlags& f) {
@@ -73,8 +73,9 @@ po::options_description run_flags(RunFlags& f) {
       "other traffic interleaves); step: every step's transfers (slow, exact interleaving)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
-  add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(1)->value_name("G"),
-      "consecutive ranks that share a node, for the hierarchical algorithm");
+  add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0)->value_name("G"),
+      "consecutive ranks that share a node, for the hierarchical algorithm (0: the platform's "
+      "GPUs per node)");
   add("grid", po::value(&f.grid)->value_name("XxY"),
       "rank grid of the torus-2d algorithm (default: the dimensions of a 2-D torus platform)");
   add("network-model",

@@ -61,9 +61,9 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
   if (run.chunk_bytes < 1) {
     throw ConfigError("--chunk: expected a size >= 1 byte");
   }
-  if (run.ranks_per_node < 1) {
+  if (run.ranks_per_node < 0) {
     throw ConfigError("--ranks-per-node " + std::to_string(run.ranks_per_node) +
-                      ": expected an integer >= 1");
+                      ": expected an integer >= 1 (or 0: the platform's GPUs per node)");
   }
   CollectiveChooser chooser(
       run.algorithm, AlgorithmOptions{.collapse = run.collapse, .chunk_bytes = run.chunk_bytes});
@@ -74,7 +74,8 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
     throw ConfigError(v.platform.file + ": the platform has " + std::to_string(hosts) +
                       " hosts, fewer than --ranks " + std::to_string(run.ranks));
   }
-  v.hints.ranks_per_node = run.ranks_per_node;
+  v.hints.ranks_per_node =
+      run.ranks_per_node > 0 ? run.ranks_per_node : static_cast<int>(v.platform.gpus_per_node());
   v.hints.grid = run.grid;
   const auto* torus = std::get_if<platforms::TorusSpec>(&v.platform.topology);
   if (v.hints.grid.empty() && torus != nullptr && torus->dims.size() == 2 &&
@@ -150,7 +151,8 @@ double bus_bandwidth_factor(CollectiveOp op, int p) {
 }
 
 ordered_json common_report(const char* verb, const RunOptions& run,
-                           const platforms::PlatformSpec& spec, std::size_t hosts) {
+                           const platforms::PlatformSpec& spec, const TopologyHints& hints,
+                           std::size_t hosts) {
   ordered_json r;
   r["dtsim_version"] = DTSIM_VERSION;
   r["verb"] = verb;
@@ -161,7 +163,7 @@ ordered_json common_report(const char* verb, const RunOptions& run,
   r["replay"] = run.collapse ? "collapsed" : "step";
   r["chunk_bytes"] = run.chunk_bytes;
   if (run.algorithm == "hierarchical" || run.algorithm == "auto") {
-    r["ranks_per_node"] = run.ranks_per_node;
+    r["ranks_per_node"] = hints.ranks_per_node;
   }
   r["network_model"] = {{"name", network_model_name(run.network_model)},
                         {"simgrid_cfg", network_model_settings(run.network_model)}};
@@ -193,7 +195,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   });
   const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
 
-  ordered_json report = common_report("simulate", config.run, v.platform, engine.host_count());
+  ordered_json report =
+      common_report("simulate", config.run, v.platform, v.hints, engine.host_count());
   report["workload"] = {{"file", config.workload_path},
                         {"model", workload.model},
                         {"device", workload.device},
@@ -244,7 +247,8 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
     time_sec = std::max(time_sec, t);
   }
 
-  ordered_json report = common_report("collective", config.run, v.platform, engine.host_count());
+  ordered_json report =
+      common_report("collective", config.run, v.platform, v.hints, engine.host_count());
   report["op"] = config.op;
   if (*op == CollectiveOp::kBroadcast || *op == CollectiveOp::kReduce ||
       *op == CollectiveOp::kSendRecv) {
