@@ -18,11 +18,14 @@ class CnnBuilder {
  public:
   CnnBuilder(int batch, int channels, int size) : n_(batch), c_(channels), h_(size), w_(size) {}
 
-  void conv(const std::string& name, int out, int k, int stride, int pad, bool bias = false) {
+  // A convolution; with `groups` > 1, each output channel sees c_/groups input channels.
+  void conv(const std::string& name, int out, int k, int stride, int pad, bool bias = false,
+            int groups = 1) {
     const int ho = (h_ + 2 * pad - k) / stride + 1;
     const int wo = (w_ + 2 * pad - k) / stride + 1;
-    const double macs = 1.0 * k * k * c_ * out * ho * wo * n_;
-    const auto params = static_cast<std::uint64_t>(k) * k * c_ * out + (bias ? out : 0);
+    const int in_per_group = c_ / groups;
+    const double macs = 1.0 * k * k * in_per_group * out * ho * wo * n_;
+    const auto params = static_cast<std::uint64_t>(k) * k * in_per_group * out + (bias ? out : 0);
     add({.name = name,
          .forward_flops = 2 * macs,
          .activation_elements = elements() + 1.0 * n_ * out * ho * wo,
@@ -90,7 +93,19 @@ class CnnBuilder {
   std::vector<LayerCost> layers_;
 };
 
-std::vector<LayerCost> resnet(const ModelShape& shape, std::vector<int> blocks, bool bottleneck) {
+// torchvision's ResNet family. Bottleneck blocks are `width` = planes * width_per_group / 64 *
+// groups wide in their grouped 3x3 convolution: ResNet (1, 64), ResNeXt-50 32x4d (32, 4),
+// ResNeXt-101 32x8d (32, 8), Wide ResNet-50-2 (1, 128).
+struct ResNetShape {
+  std::vector<int> blocks;
+  bool bottleneck = true;
+  int groups = 1;
+  int width_per_group = 64;
+};
+
+std::vector<LayerCost> resnet(const ModelShape& shape, const ResNetShape& net) {
+  const std::vector<int>& blocks = net.blocks;
+  const bool bottleneck = net.bottleneck;
   CnnBuilder b(shape.batch, 3, shape.image_size);
   b.conv("conv1", 64, 7, 2, 3);
   b.batch_norm("bn1");
@@ -106,10 +121,11 @@ std::vector<LayerCost> resnet(const ModelShape& shape, std::vector<int> blocks, 
       const int in_channels = b.channels();
       const int in_size = b.size();
       if (bottleneck) {
-        b.conv(p + "conv1", planes, 1, 1, 0);
+        const int width = planes * net.width_per_group / 64 * net.groups;
+        b.conv(p + "conv1", width, 1, 1, 0);
         b.batch_norm(p + "bn1");
         b.relu(p + "relu1");
-        b.conv(p + "conv2", planes, 3, stride, 1);
+        b.conv(p + "conv2", width, 3, stride, 1, false, net.groups);
         b.batch_norm(p + "bn2");
         b.relu(p + "relu2");
         b.conv(p + "conv3", planes * expansion, 1, 1, 0);
@@ -287,8 +303,17 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
 }  // namespace
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> kNames{"resnet18",  "resnet34", "resnet50",   "resnet101",
-                                               "resnet152", "vgg16",    "bert_large", "gpt2"};
+  static const std::vector<std::string> kNames{"resnet18",
+                                               "resnet34",
+                                               "resnet50",
+                                               "resnet101",
+                                               "resnet152",
+                                               "resnext50_32x4d",
+                                               "resnext101_32x8d",
+                                               "wide_resnet50_2",
+                                               "vgg16",
+                                               "bert_large",
+                                               "gpt2"};
   return kNames;
 }
 
@@ -297,7 +322,8 @@ std::vector<LayerCost> model_layers(const ModelShape& shape) {
     throw std::invalid_argument("batch must be >= 1");
   }
   const std::string& m = shape.model;
-  const bool cnn = m.starts_with("resnet") || m == "vgg16";
+  const bool cnn = m.starts_with("resnet") || m.starts_with("resnext") ||
+                   m.starts_with("wide_resnet") || m == "vgg16";
   if (cnn && shape.image_size < 32) {
     throw std::invalid_argument(m + ": image size must be >= 32");
   }
@@ -305,15 +331,21 @@ std::vector<LayerCost> model_layers(const ModelShape& shape) {
     throw std::invalid_argument(m + ": seq_len must be >= 1");
   }
   if (m == "resnet18")
-    return resnet(shape, {2, 2, 2, 2}, false);
+    return resnet(shape, {.blocks = {2, 2, 2, 2}, .bottleneck = false});
   if (m == "resnet34")
-    return resnet(shape, {3, 4, 6, 3}, false);
+    return resnet(shape, {.blocks = {3, 4, 6, 3}, .bottleneck = false});
   if (m == "resnet50")
-    return resnet(shape, {3, 4, 6, 3}, true);
+    return resnet(shape, {.blocks = {3, 4, 6, 3}});
   if (m == "resnet101")
-    return resnet(shape, {3, 4, 23, 3}, true);
+    return resnet(shape, {.blocks = {3, 4, 23, 3}});
   if (m == "resnet152")
-    return resnet(shape, {3, 8, 36, 3}, true);
+    return resnet(shape, {.blocks = {3, 8, 36, 3}});
+  if (m == "resnext50_32x4d")
+    return resnet(shape, {.blocks = {3, 4, 6, 3}, .groups = 32, .width_per_group = 4});
+  if (m == "resnext101_32x8d")
+    return resnet(shape, {.blocks = {3, 4, 23, 3}, .groups = 32, .width_per_group = 8});
+  if (m == "wide_resnet50_2")
+    return resnet(shape, {.blocks = {3, 4, 6, 3}, .width_per_group = 128});
   if (m == "vgg16")
     return vgg16(shape);
   if (m == "bert_large")

@@ -31,7 +31,8 @@ struct ModelShape {
   int seq_len = 128;     // transformers: tokens per sample
 };
 
-// "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16", "bert_large", "gpt2".
+// "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
+// "resnext101_32x8d", "wide_resnet50_2", "vgg16", "bert_large", "gpt2".
 [[nodiscard]] const std::vector<std::string>& model_names();
 
 // The model's layers in forward order. Throws std::invalid_argument for an unknown model or a

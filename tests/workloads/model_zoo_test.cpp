@@ -32,8 +32,15 @@ double conv_fc_macs_per_sample(const std::vector<LayerCost>& layers, int batch) 
 TEST(ModelZoo, CnnParameterCountsEqualTorchvision) {
   // torchvision weights meta "num_params" (shared/validation/published.csv rows PARAM-01..09).
   const std::vector<std::pair<std::string, std::uint64_t>> expected{
-      {"resnet18", 11'689'512},  {"resnet34", 21'797'672},  {"resnet50", 25'557'032},
-      {"resnet101", 44'549'160}, {"resnet152", 60'192'808}, {"vgg16", 138'357'544}};
+      {"resnet18", 11'689'512},
+      {"resnet34", 21'797'672},
+      {"resnet50", 25'557'032},
+      {"resnet101", 44'549'160},
+      {"resnet152", 60'192'808},
+      {"resnext50_32x4d", 25'028'904},
+      {"resnext101_32x8d", 88'791'336},
+      {"wide_resnet50_2", 68'883'240},
+      {"vgg16", 138'357'544}};
   for (const auto& [model, params] : expected) {
     EXPECT_EQ(total_params(model_layers({.model = model, .batch = 1})), params) << model;
   }
@@ -51,10 +58,12 @@ TEST(ModelZoo, TransformerParameterCountsEqualTheReferenceModels) {
 
 TEST(ModelZoo, ConvolutionMacsMatchTorchvisionsTable) {
   // torchvision's model table (GFLOPS = multiply-accumulates of one 224x224 image):
-  // resnet18 1.81, resnet34 3.66, resnet50 4.09, resnet101 7.80, resnet152 11.51, vgg16 15.47.
+  // resnet18 1.81, resnet34 3.66, resnet50 4.09, resnet101 7.80, resnet152 11.51,
+  // resnext50_32x4d 4.23, resnext101_32x8d 16.41, wide_resnet50_2 11.40, vgg16 15.47.
   const std::vector<std::pair<std::string, double>> expected{
-      {"resnet18", 1.81e9},  {"resnet34", 3.66e9},   {"resnet50", 4.09e9},
-      {"resnet101", 7.80e9}, {"resnet152", 11.51e9}, {"vgg16", 15.47e9}};
+      {"resnet18", 1.81e9},          {"resnet34", 3.66e9},         {"resnet50", 4.09e9},
+      {"resnet101", 7.80e9},         {"resnet152", 11.51e9},       {"resnext50_32x4d", 4.23e9},
+      {"resnext101_32x8d", 16.41e9}, {"wide_resnet50_2", 11.40e9}, {"vgg16", 15.47e9}};
   for (const auto& [model, macs] : expected) {
     const int batch = 4;
     const double got =
