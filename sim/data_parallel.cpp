@@ -34,6 +34,7 @@ DataParallelGraph build_data_parallel(
     const Workload& workload, const DataParallelJob& job,
     const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce) {
   DataParallelGraph out;
+  out.accumulation_steps = job.accumulation_steps;
   out.buckets = assign_buckets(workload, job.bucket_cap_bytes, job.first_bucket_cap_bytes);
   const int p = job.ranks;
   const auto nb = out.buckets.size();
@@ -52,6 +53,10 @@ DataParallelGraph build_data_parallel(
     iter.ready.assign(nb, std::vector<TaskId>(static_cast<std::size_t>(p)));
     for (int r = 0; r < p; ++r) {
       // The compute stream orders forward after the previous optimizer step: no explicit dep.
+      if (job.accumulation_steps > 1) {
+        const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
+        out.graph.add_compute(r, (job.accumulation_steps - 1) * micro_batch_sec, {});
+      }
       iter.forward.push_back(out.graph.add_compute(r, workload.forward_sec(), {}));
       for (std::size_t b = 0; b < nb; ++b) {
         iter.ready[b][static_cast<std::size_t>(r)] = out.graph.add_compute(r, segments_sec[b], {});

@@ -20,6 +20,9 @@ struct DataParallelJob {
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
   std::uint64_t first_bucket_cap_bytes = kFirstBucketCapBytes;
   int iterations = 3;  // simulated back to back; the last one is the steady state
+  // Micro-batches per optimizer step (gradient accumulation): the first steps-1 run forward and
+  // backward with no communication (DDP's no_sync), the last one all-reduces as usual.
+  int accumulation_steps = 1;
 };
 
 // The graph and the tasks a report needs to read times from.
@@ -32,12 +35,14 @@ struct DataParallelGraph {
     std::vector<TaskId> optimizer;            // per rank
   };
   TaskGraph graph;
+  int accumulation_steps = 1;
   std::vector<Bucket> buckets;
   std::vector<CollectiveChoice> choices;  // per bucket (schedules moved into the graph: empty)
   std::vector<Iteration> iterations;
 };
 
 // Dependencies, per rank r and iteration:
+//  - with gradient accumulation, one task of (steps-1) x (forward + backward) comes first;
 //  - forward (one task: the layers' sum) follows the previous optimizer step on r's compute
 //    stream; the backward pass is cut into segments that end where a bucket becomes ready;
 //  - bucket b's all-reduce enters on r once b is ready on r and r left bucket b-1's all-reduce
@@ -45,7 +50,7 @@ struct DataParallelGraph {
 //  - the optimizer step waits for the backward pass and every all-reduce on r.
 // Consecutive layers with no bucket boundary between them are merged into one task (exact:
 // durations add). `all_reduce(bytes)` gives the all-reduce of a bucket (called once per distinct
-// size). REQUIRES: job.ranks >= 1, job.iterations >= 1, caps >= 1.
+// size). REQUIRES: job.ranks >= 1, job.iterations >= 1, job.accumulation_steps >= 1, caps >= 1.
 [[nodiscard]] DataParallelGraph build_data_parallel(
     const workloads::Workload& workload, const DataParallelJob& job,
     const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce);

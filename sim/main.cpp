@@ -168,6 +168,7 @@ int run_simulate(const std::vector<std::string>& args) {
   RunFlags f;
   std::string workload;
   int iterations = 3;
+  int accumulation_steps = 1;
   double bucket_mb = 25;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
   po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
@@ -179,6 +180,9 @@ int run_simulate(const std::vector<std::string>& args) {
           "bucket is capped at 1 MiB as in DDP");
   add_job("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
           "iterations simulated back to back; the last one (steady state) is reported");
+  add_job("accumulation-steps", po::value(&accumulation_steps)->default_value(1)->value_name("S"),
+          "micro-batches per optimizer step (gradient accumulation): S-1 forward+backward passes "
+          "without communication (DDP no_sync), then one with the gradient all-reduces");
   flags.add(job).add(run_flags(f));
   if (!parse(args, flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
@@ -195,7 +199,8 @@ int run_simulate(const std::vector<std::string>& args) {
       .run = run_options(f),
       .workload_path = workload,
       .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
-      .iterations = iterations};
+      .iterations = iterations,
+      .accumulation_steps = accumulation_steps};
   check_output_path("report", f.report);
   const auto report = dtsim::sim::simulate_data_parallel(config);
   write_report(f.report, report);

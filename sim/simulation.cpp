@@ -177,6 +177,10 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
     throw ConfigError("--iterations " + std::to_string(config.iterations) +
                       ": expected an integer >= 1");
   }
+  if (config.accumulation_steps < 1) {
+    throw ConfigError("--accumulation-steps " + std::to_string(config.accumulation_steps) +
+                      ": expected an integer >= 1");
+  }
   if (config.bucket_cap_bytes < 1) {
     throw ConfigError("--bucket-mb: expected a bucket size > 0");
   }
@@ -187,7 +191,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   EngineRun engine(config.run, v.platform, v.hints);
   const DataParallelJob job{.ranks = config.run.ranks,
                             .bucket_cap_bytes = config.bucket_cap_bytes,
-                            .iterations = config.iterations};
+                            .iterations = config.iterations,
+                            .accumulation_steps = config.accumulation_steps};
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     return v.chooser.choose(
         {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes},
@@ -206,6 +211,7 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   report["bucket_cap_bytes"] = config.bucket_cap_bytes;
   report["first_bucket_cap_bytes"] = job.first_bucket_cap_bytes;
   report["iterations_simulated"] = config.iterations;
+  report["accumulation_steps"] = config.accumulation_steps;
   report["tasks_replayed"] = dp.graph.tasks().size();
   report["result"] = data_parallel_result(workload, dp, measure_data_parallel(dp, times));
   if (config.run.algorithm == "auto") {

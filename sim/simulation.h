@@ -45,6 +45,7 @@ struct SimulateConfig {
   std::string workload_path;
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
   int iterations = 3;
+  int accumulation_steps = 1;  // micro-batches per optimizer step (see DataParallelJob)
 };
 
 struct CollectiveConfig {

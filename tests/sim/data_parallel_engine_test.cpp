@@ -103,5 +103,25 @@ TEST(ThreeLayersTwoRanksTree, OverlapMatchesHandTimeline) {
                       .t1_sec = 2 * (kAlpha + 3 * kMiB / kBytesPerSec)});
 }
 
+TEST(ThreeLayersTwoRanksRing, GradientAccumulationRunsMicroBatchesBeforeTheLastOne) {
+  // 4 micro-batches per optimizer step: 3 x (forward 3 ms + backward 2.8 ms) = 17.4 ms of compute
+  // with no communication, then the hand timeline above shifted by 17.4 ms.
+  SimulateConfig config{.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json",
+                                .ranks = 2,
+                                .algorithm = "ring"},
+                        .workload_path = "tests/testdata/sim_three_layers.json",
+                        .accumulation_steps = 4};
+  const auto r = simulate_data_parallel(config)["result"];
+  const double shift = 3 * 5.8e-3;
+  const double t0 = 2 * kAlpha + kMiB / kBytesPerSec;
+  const double t1 = 2 * kAlpha + 3 * kMiB / kBytesPerSec;
+  const double iteration = shift + 5e-3 + t0 + t1 + 0.5e-3;
+  EXPECT_NEAR(r["iteration_time_sec"].get<double>(), iteration, 1e-12);
+  EXPECT_NEAR(r["compute_sec"].get<double>(), shift + 6.3e-3, 1e-12);
+  EXPECT_NEAR(r["buckets"][0]["start_sec"].get<double>(), shift + 5e-3, 1e-12);
+  // Samples per optimizer step: batch (1, from the trace) x 4 micro-batches.
+  EXPECT_NEAR(r["samples_per_sec_per_device"].get<double>(), 1.0 * 4 / iteration, 1e-9);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
