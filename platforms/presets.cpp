@@ -64,6 +64,9 @@ const std::vector<PresetInfo>& preset_catalog() {
       {"dgx-a100",
        "DGX A100: 8 A100 on NVSwitch (600 GB/s per GPU), 8x200 Gb/s HDR InfiniBand, fat-tree",
        "NVIDIA DGX A100 datasheet and system architecture white paper"},
+      {"hgx-h200",
+       "HGX H200: 8 H200 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand, fat-tree",
+       "NVIDIA H200 Tensor Core GPU datasheet; DGX H100/H200 user guide (8 ConnectX-7 NDR)"},
       {"pcie4-25gbe", "4 GPUs on PCIe 3.0 x16 per server, 25 GbE, one switch",
        "PCI Express 3.0 base specification (x16: 15.75 GB/s per direction); IEEE 802.3by"},
       {"pcie8-fdr", "8 GPUs on PCIe 3.0 per server, FDR InfiniBand (56 Gb/s), fat-tree",
@@ -89,6 +92,11 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
     // NVLink3 through NVSwitch: 600 GB/s bidirectional = 300 GB/s per direction per GPU.
     return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 1600 * kGbps, .latency_sec = 0.5 * kUs},
                        node(8, 300 * kGBps, 1600 * kGbps));
+  }
+  if (name == "hgx-h200") {
+    // NVLink4 through NVSwitch: 900 GB/s bidirectional = 450 GB/s per direction per GPU.
+    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = 0.5 * kUs},
+                       node(8, 450 * kGBps, 3200 * kGbps));
   }
   if (name == "pcie4-25gbe") {
     return StarSpec{.hosts = nodes,

@@ -16,8 +16,8 @@ TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
   };
   for (const Expected& e :
        {Expected{"dgx1-v100", 8, 4 * 100e9 / 8}, Expected{"dgx2h", 16, 8 * 100e9 / 8},
-        Expected{"dgx-a100", 8, 8 * 200e9 / 8}, Expected{"pcie4-25gbe", 4, 25e9 / 8},
-        Expected{"pcie8-fdr", 8, 56e9 / 8}}) {
+        Expected{"dgx-a100", 8, 8 * 200e9 / 8}, Expected{"hgx-h200", 8, 8 * 400e9 / 8},
+        Expected{"pcie4-25gbe", 4, 25e9 / 8}, Expected{"pcie8-fdr", 8, 56e9 / 8}}) {
     const PlatformSpec spec{.file = "x", .topology = *make_preset(e.name, 4)};
     EXPECT_EQ(spec.gpus_per_node(), e.gpus) << e.name;
     EXPECT_EQ(spec.host_count(), 4 * e.gpus) << e.name;
@@ -32,6 +32,11 @@ TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
 TEST(Presets, DgxA100GpusGetHalfOfTheBidirectional600GBps) {
   const auto spec = std::get<FatTreeSpec>(*make_preset("dgx-a100", 2));
   EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 300e9);
+}
+
+TEST(Presets, HgxH200GpusGetHalfOfTheBidirectional900GBps) {
+  const auto spec = std::get<FatTreeSpec>(*make_preset("hgx-h200", 1));
+  EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 450e9);
 }
 
 TEST(Presets, LargeClustersGetATwoLevelNonBlockingFatTree) {
@@ -55,7 +60,7 @@ TEST(Presets, TpuTorusIsTheMostCubicGrid) {
 
 TEST(Presets, ShippedPresetFilesLoad) {
   for (const char* f :
-       {"dgx1-v100", "dgx2h", "dgx-a100", "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
+       {"dgx1-v100", "dgx2h", "dgx-a100", "hgx-h200", "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
     const PlatformSpec spec =
         read_platform_spec(std::string("platforms/files/presets/") + f + ".json");
     EXPECT_GT(spec.host_count(), 0u) << f;
