@@ -77,7 +77,7 @@ TEST(Presets, UnknownPresetListsTheKnownOnes) {
     EXPECT_EQ(std::string(e.what()),
               path +
                   ": /preset: unknown preset \"dgx-z\" (expected one of dgx1-v100, dgx2h, "
-                  "dgx-a100, pcie4-25gbe, pcie8-fdr, tpu-torus)");
+                  "dgx-a100, hgx-h200, pcie4-25gbe, pcie8-fdr, tpu-torus)");
   }
 }
 
