@@ -77,9 +77,11 @@ void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHi
 
 CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
                                            const TopologyHints& hints) const {
+  const double latency_sec = options_.collective_latency_sec;
   if (algorithm_ != "auto") {
     return {.algorithm = algorithm_,
-            .schedule = make_algorithm(algorithm_, options_)->build(request, hints)};
+            .schedule = with_entry_latency(
+                make_algorithm(algorithm_, options_)->build(request, hints), latency_sec)};
   }
   CollectiveChoice best{.algorithm = ""};
   double best_sec = std::numeric_limits<double>::infinity();
@@ -90,7 +92,7 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
       c.skipped = "schedule too large to evaluate (over 4e6 operations)";
     }
     if (c.skipped.empty()) {
-      Schedule schedule = algorithm->build(request, hints);
+      Schedule schedule = with_entry_latency(algorithm->build(request, hints), latency_sec);
       c.estimated_sec = estimate_sec(schedule, hints);
       if (*c.estimated_sec < best_sec) {  // ties keep the earlier (display) order
         best_sec = *c.estimated_sec;

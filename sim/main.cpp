@@ -50,7 +50,7 @@ const char* const kUsage =
 // Flags shared by both verbs.
 // The flags both verbs share, parsed into strings first (units and lists are converted later).
 struct RunFlags {
-  std::string platform, algorithm, replay, chunk, network_model, grid, report;
+  std::string platform, algorithm, replay, chunk, network_model, grid, report, collective_latency;
   std::vector<std::string> cfg;
   int ranks = 0;
   int ranks_per_node = 0;
@@ -73,6 +73,10 @@ po::options_description run_flags(RunFlags& f) {
       "other traffic interleaves); step: every step's transfers (slow, exact interleaving)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
+  add("collective-latency",
+      po::value(&f.collective_latency)->default_value("0us")->value_name("DURATION"),
+      "software latency every rank pays once per collective before its first transfer (kernel "
+      "launch, library setup); NCCL's own model uses 8.4us (its Simple-protocol base latency)");
   add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0)->value_name("G"),
       "consecutive ranks that share a node, for the hierarchical algorithm (0: the platform's "
       "GPUs per node)");
@@ -109,6 +113,12 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   }
   run.collapse = f.replay == "collapsed";
   run.chunk_bytes = parse_size_flag("chunk", f.chunk);
+  const auto latency_sec = dtsim::platforms::parse_duration(f.collective_latency);
+  if (!latency_sec || *latency_sec < 0) {
+    throw ConfigError("--collective-latency " + f.collective_latency +
+                      ": expected a duration >= 0 such as 8.4us");
+  }
+  run.collective_latency_sec = *latency_sec;
   if (!f.grid.empty()) {
     int x = 0, y = 0;
     char sep = 0;

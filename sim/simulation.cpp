@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -65,8 +66,13 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
     throw ConfigError("--ranks-per-node " + std::to_string(run.ranks_per_node) +
                       ": expected an integer >= 1 (or 0: the platform's GPUs per node)");
   }
-  CollectiveChooser chooser(
-      run.algorithm, AlgorithmOptions{.collapse = run.collapse, .chunk_bytes = run.chunk_bytes});
+  if (!(run.collective_latency_sec >= 0) || !std::isfinite(run.collective_latency_sec)) {
+    throw ConfigError("--collective-latency: expected a duration >= 0, e.g. 8.4us");
+  }
+  CollectiveChooser chooser(run.algorithm,
+                            AlgorithmOptions{.collapse = run.collapse,
+                                             .chunk_bytes = run.chunk_bytes,
+                                             .collective_latency_sec = run.collective_latency_sec});
   ValidatedRun v{.platform = platforms::read_platform_spec(run.platform_path),
                  .chooser = std::move(chooser)};
   const unsigned hosts = v.platform.host_count();
@@ -162,6 +168,7 @@ ordered_json common_report(const char* verb, const RunOptions& run,
   r["algorithm"] = run.algorithm;
   r["replay"] = run.collapse ? "collapsed" : "step";
   r["chunk_bytes"] = run.chunk_bytes;
+  r["collective_latency_sec"] = run.collective_latency_sec;
   if (run.algorithm == "hierarchical" || run.algorithm == "auto") {
     r["ranks_per_node"] = hints.ranks_per_node;
   }

@@ -34,6 +34,7 @@ struct RunOptions {
   std::string algorithm = "ring";          // a registry name, or "auto"
   bool collapse = true;                    // collapsed ("collapsed") or step-level replay
   std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
+  double collective_latency_sec = 0;       // software latency per collective (AlgorithmOptions)
   int ranks_per_node = 0;  // hierarchical algorithm; 0: the platform's GPUs per node
   std::vector<int> grid;   // torus-2d algorithm; empty: the dims of a 2-D torus platform
   NetworkModel network_model = NetworkModel::kExact;

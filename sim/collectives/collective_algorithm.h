@@ -69,6 +69,9 @@ struct AlgorithmOptions {
   bool collapse = true;
   // Pipelining granularity of trees and chains (bytes per chunk).
   std::uint64_t chunk_bytes = 512 * 1024;
+  // Software latency every rank pays once per collective before its first transfer (kernel
+  // launch and the communication library's fixed cost; NCCL's base latency is 8.4 us).
+  double collective_latency_sec = 0;
 };
 
 class CollectiveAlgorithm {

@@ -56,4 +56,33 @@ Schedule ScheduleBuilder::finish() && {
   return std::move(schedule_);
 }
 
+Schedule with_entry_latency(Schedule schedule, double sec) {
+  if (sec <= 0 || schedule.ops.empty()) {
+    return schedule;
+  }
+  const int p = schedule.ranks;
+  std::vector<ScheduleOp> ops;
+  ops.reserve(static_cast<std::size_t>(p) + schedule.ops.size());
+  for (int r = 0; r < p; ++r) {
+    ops.push_back({.kind = ScheduleOp::Kind::kWait, .wait_sec = sec, .entry_ranks = {r}});
+  }
+  for (ScheduleOp& op : schedule.ops) {
+    for (int& d : op.deps) {
+      d += p;
+    }
+    for (int r : op.entry_ranks) {
+      op.deps.push_back(r);  // rank r's wait op has index r
+    }
+    op.entry_ranks.clear();
+    ops.push_back(std::move(op));
+  }
+  schedule.ops = std::move(ops);
+  for (auto& exits : schedule.exit_ops) {
+    for (int& e : exits) {
+      e += p;
+    }
+  }
+  return schedule;
+}
+
 }  // namespace dtsim::sim

@@ -281,6 +281,17 @@ TEST_F(Cli, BadSize) {
                "dtsim collective: --bytes 12XB: expected a size such as 1048576, 100MB or 1GiB\n");
 }
 
+TEST_F(Cli, BadCollectiveLatency) {
+  expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --collective-latency -1us",
+               "dtsim collective: --collective-latency -1us: expected a duration >= 0 such as "
+               "8.4us\n");
+}
+
+TEST_F(Cli, BadAccumulationSteps) {
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 2 --accumulation-steps 0",
+               "dtsim simulate: --accumulation-steps 0: expected an integer >= 1\n");
+}
+
 TEST_F(Cli, MissingRequiredFlag) {
   expect_error("simulate " + kStar + " --ranks 2",
                "dtsim simulate: the option '--workload' is required but missing (see dtsim "

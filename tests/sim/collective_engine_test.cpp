@@ -44,6 +44,36 @@ TEST_P(RingOnStar, MatchesAlphaBeta) {
 INSTANTIATE_TEST_SUITE_P(Ranks, RingOnStar,
                          testing::Combine(testing::Values(1, 2, 3, 4, 7, 8, 16), testing::Bool()));
 
+class CollectiveLatency : public testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(CollectiveLatency, AddsOnceToAnIdleNetwork) {
+  // Every rank waits L before its first transfer; all start together, so the collective ends
+  // exactly L later than without it: ring 8 ranks, n/p = 1 MB, alpha = 2 us, plus L = 8.4 us.
+  const auto [algorithm, collapse] = GetParam();
+  const int p = 8;
+  const std::uint64_t n = 8'000'000;
+  CollectiveConfig config{.run = {.platform_path = "tests/testdata/sim_star16_25GBps.json",
+                                  .ranks = p,
+                                  .algorithm = algorithm,
+                                  .collapse = collapse,
+                                  .collective_latency_sec = 8.4e-6},
+                          .bytes = n};
+  const double got = simulate_collective(config)["time_sec"].get<double>();
+  if (algorithm == "ring") {
+    const double expected = 8.4e-6 + ring_closed_form(p, 2 * kLinkSec, static_cast<double>(n));
+    EXPECT_NEAR(got, expected, 1e-6 * expected);
+  } else {
+    // Recursive doubling, log2 8 = 3 whole-vector exchanges of alpha + n/B each.
+    const double expected = 8.4e-6 + 3 * (2 * kLinkSec + n / kBytesPerSec);
+    EXPECT_NEAR(got, expected, 1e-6 * expected);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, CollectiveLatency,
+                         testing::Values(std::make_tuple("ring", true),
+                                         std::make_tuple("ring", false),
+                                         std::make_tuple("recursive-doubling", true)));
+
 class RingOnFatTree : public testing::TestWithParam<bool> {};
 
 TEST_P(RingOnFatTree, PaysTheLongestEdgeLatencyEveryStep) {
