@@ -10,6 +10,22 @@ constexpr double kGbps = 1e9 / 8;  // bytes/s per Gb/s
 constexpr double kGBps = 1e9;
 constexpr double kUs = 1e-6;
 
+// Bandwidths and latencies as NCCL sees them (NVIDIA/nccl v2.30 src/graph/topo.h and tuning.cc;
+// ../shared/docs/nccl-model-notes.md), the same for every preset:
+//  - achievable NVLink bandwidth per link and direction: 20 GB/s on V100 and A100 (SM70/SM80),
+//    20.6 GB/s on H100/H200 (SM90), about 80% of the 25 GB/s line rate;
+//  - PCIe 3.0 x16: 12 GB/s (NCCL: 75% of the 16 GB/s signalling rate);
+//  - NICs at line rate (NCCL, and measured 96-98% by nccl-tests);
+//  - latency of one ring step (Simple protocol): 3.4 us over NVLink, 5.7 us over PCIe, 14 us
+//    over the network; a GPU link carries half of its hop, the NIC links the rest of theirs.
+constexpr double kNvlinkV100A100BytesPerSec = 20 * kGBps;
+constexpr double kNvlinkH100BytesPerSec = 20.6 * kGBps;
+constexpr double kPcie3x16BytesPerSec = 12 * kGBps;
+constexpr double kNvlinkHopSec = 3.4 * kUs;
+constexpr double kPcieHopSec = 5.7 * kUs;
+constexpr double kNetHopSec = 14 * kUs;
+constexpr double kFabricLinkSec = 0.5 * kUs;
+
 // Leaf switches of this many ports face the nodes (40-port HDR/EDR switches, 32 down).
 constexpr unsigned kLeafDownPorts = 32;
 
@@ -28,12 +44,15 @@ FatTreeSpec fat_tree_of(unsigned nodes, LinkSpec link, NodeSpec node) {
           .node = node};
 }
 
-NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double nic_bytes_per_sec) {
+// A node whose GPUs reach each other in one hop of `hop_sec` (NVLink or PCIe). A GPU on another
+// node is reached through two GPU links, two NIC links and two fabric links (one switch): the
+// NIC links take what the network hop leaves, so that route costs kNetHopSec.
+NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double hop_sec, double nic_bytes_per_sec) {
   return {.gpus = gpus,
           .gpu_link_bandwidth_bytes_per_sec = gpu_bytes_per_sec,
-          .gpu_link_latency_sec = 0.5 * kUs,
+          .gpu_link_latency_sec = hop_sec / 2,
           .nic_bandwidth_bytes_per_sec = nic_bytes_per_sec,
-          .nic_latency_sec = 1 * kUs};
+          .nic_latency_sec = (kNetHopSec - hop_sec - 2 * kFabricLinkSec) / 2};
 }
 
 // Torus dimensions for `chips`: the most cubic X x Y x Z with X*Y*Z = chips.
@@ -79,33 +98,38 @@ const std::vector<PresetInfo>& preset_catalog() {
 
 std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
   if (name == "dgx1-v100") {
-    // Each V100 has 6 NVLink2 links of 25 GB/s per direction (150 GB/s); the cube-mesh is
-    // modelled as a switch giving each GPU its 150 GB/s. 4 EDR ports: 4 x 100 Gb/s.
-    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = 0.5 * kUs},
-                       node(8, 150 * kGBps, 400 * kGbps));
+    // Each V100 has 6 NVLink2 links (25 GB/s line rate, 20 achievable, per direction); the
+    // cube-mesh is modelled as a switch giving each GPU its 6 links. 4 EDR ports: 4 x 100 Gb/s.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, 6 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400 * kGbps));
   }
   if (name == "dgx2h") {
-    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 800 * kGbps, .latency_sec = 0.5 * kUs},
-                       node(16, 150 * kGBps, 800 * kGbps));
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 800 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(16, 6 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 800 * kGbps));
   }
   if (name == "dgx-a100") {
-    // NVLink3 through NVSwitch: 600 GB/s bidirectional = 300 GB/s per direction per GPU.
-    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 1600 * kGbps, .latency_sec = 0.5 * kUs},
-                       node(8, 300 * kGBps, 1600 * kGbps));
+    // NVLink3 through NVSwitch: 12 links, 600 GB/s bidirectional line rate, 240 achievable.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 1600 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 1600 * kGbps));
   }
   if (name == "hgx-h200") {
-    // NVLink4 through NVSwitch: 900 GB/s bidirectional = 450 GB/s per direction per GPU.
-    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = 0.5 * kUs},
-                       node(8, 450 * kGBps, 3200 * kGbps));
+    // NVLink4 through NVSwitch: 18 links, 900 GB/s bidirectional line rate, 370.8 achievable.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps));
   }
   if (name == "pcie4-25gbe") {
     return StarSpec{.hosts = nodes,
-                    .link = {.bandwidth_bytes_per_sec = 25 * kGbps, .latency_sec = 1 * kUs},
-                    .node = node(4, 15.75 * kGBps, 25 * kGbps)};
+                    .link = {.bandwidth_bytes_per_sec = 25 * kGbps, .latency_sec = kFabricLinkSec},
+                    .node = node(4, kPcie3x16BytesPerSec, kPcieHopSec, 25 * kGbps)};
   }
   if (name == "pcie8-fdr") {
-    return fat_tree_of(nodes, {.bandwidth_bytes_per_sec = 56 * kGbps, .latency_sec = 0.5 * kUs},
-                       node(8, 15.75 * kGBps, 56 * kGbps));
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 56 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, kPcie3x16BytesPerSec, kPcieHopSec, 56 * kGbps));
   }
   if (name == "tpu-torus") {
     return TorusSpec{.dims = cube_dims(nodes),

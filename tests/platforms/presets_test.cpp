@@ -29,14 +29,30 @@ TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
   }
 }
 
-TEST(Presets, DgxA100GpusGetHalfOfTheBidirectional600GBps) {
-  const auto spec = std::get<FatTreeSpec>(*make_preset("dgx-a100", 2));
-  EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 300e9);
+TEST(Presets, GpuLinksCarryNcclsAchievableNvlinkBandwidth) {
+  // NCCL topo.h: 20 GB/s per NVLink on SM70/SM80, 20.6 on SM90 (~80% of the 25 GB/s line rate).
+  // DGX A100: 12 links (600 GB/s bidirectional line rate) -> 240 GB/s per direction.
+  const auto a100 = std::get<FatTreeSpec>(*make_preset("dgx-a100", 2));
+  EXPECT_DOUBLE_EQ(a100.node->gpu_link_bandwidth_bytes_per_sec, 12 * 20e9);
+  // DGX-1 V100: 6 links (300 GB/s bidirectional line rate) -> 120 GB/s.
+  const auto v100 = std::get<FatTreeSpec>(*make_preset("dgx1-v100", 2));
+  EXPECT_DOUBLE_EQ(v100.node->gpu_link_bandwidth_bytes_per_sec, 6 * 20e9);
 }
 
-TEST(Presets, HgxH200GpusGetHalfOfTheBidirectional900GBps) {
+TEST(Presets, RoutesCostNcclsPerHopLatency) {
+  // NCCL tuning.cc, Ring/Simple: 3.4 us per NVLink hop, 14 us per network hop. An intra-node
+  // route crosses two GPU links; an inter-node one two GPU links, two NICs, two fabric links.
+  const auto spec = std::get<FatTreeSpec>(*make_preset("dgx-a100", 2));
+  EXPECT_NEAR(2 * spec.node->gpu_link_latency_sec, 3.4e-6, 1e-15);
+  EXPECT_NEAR(
+      2 * (spec.node->gpu_link_latency_sec + spec.node->nic_latency_sec + spec.link.latency_sec),
+      14e-6, 1e-15);
+}
+
+TEST(Presets, HgxH200GpusGetEighteenNvlink4Links) {
+  // 18 links x 20.6 GB/s (NCCL topo.h, SM90), of 900 GB/s bidirectional line rate.
   const auto spec = std::get<FatTreeSpec>(*make_preset("hgx-h200", 1));
-  EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 450e9);
+  EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 18 * 20.6e9);
 }
 
 TEST(Presets, LargeClustersGetATwoLevelNonBlockingFatTree) {
