@@ -17,7 +17,26 @@ std::string names_list() {
   for (const std::string& n : algorithm_names()) {
     names += (names.empty() ? "" : ", ") + n;
   }
-  return names + ", auto";
+  return names + ", auto, auto:NAME,NAME...";
+}
+
+// The names after "auto:" in `algorithm` (comma separated); every registry name for "auto".
+std::vector<std::string> auto_candidates(const std::string& algorithm) {
+  if (algorithm == "auto") {
+    return algorithm_names();
+  }
+  std::vector<std::string> names;
+  std::string rest = algorithm.substr(5);
+  for (std::size_t comma; (comma = rest.find(',')) != std::string::npos;) {
+    names.push_back(rest.substr(0, comma));
+    rest = rest.substr(comma + 1);
+  }
+  names.push_back(rest);
+  return names;
+}
+
+bool is_auto(const std::string& algorithm) {
+  return algorithm == "auto" || algorithm.starts_with("auto:");
 }
 
 // An upper bound of the operations `algorithm` would schedule, to skip the huge ones in auto.
@@ -53,39 +72,50 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
 
 CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions options)
     : algorithm_(std::move(algorithm)), options_(options) {
-  if (algorithm_ != "auto" && !make_algorithm(algorithm_, options_)) {
-    throw ConfigError("--algorithm " + algorithm_ + ": unknown algorithm (expected one of " +
-                      names_list() + ")");
+  if (!is_auto(algorithm_)) {
+    if (!make_algorithm(algorithm_, options_)) {
+      throw ConfigError("--algorithm " + algorithm_ + ": unknown algorithm (expected one of " +
+                        names_list() + ")");
+    }
+    return;
+  }
+  candidates_ = auto_candidates(algorithm_);
+  for (const std::string& name : candidates_) {
+    if (!make_algorithm(name, options_)) {
+      throw ConfigError("--algorithm " + algorithm_ + ": unknown algorithm \"" + name +
+                        "\" (expected one of " + names_list() + ")");
+    }
   }
 }
 
 void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHints& hints) const {
-  if (algorithm_ != "auto") {
+  if (!is_auto(algorithm_)) {
     const std::string why = make_algorithm(algorithm_, options_)->unsupported(request, hints);
     if (!why.empty()) {
       throw ConfigError("--algorithm " + algorithm_ + ": " + why);
     }
     return;
   }
-  for (const std::string& name : algorithm_names()) {
+  for (const std::string& name : candidates_) {
     if (make_algorithm(name, options_)->unsupported(request, hints).empty()) {
       return;
     }
   }
-  throw ConfigError("--algorithm auto: no algorithm can run " + std::string(op_name(request.op)));
+  throw ConfigError("--algorithm " + algorithm_ + ": no algorithm can run " +
+                    std::string(op_name(request.op)));
 }
 
 CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
                                            const TopologyHints& hints) const {
   const double latency_sec = options_.collective_latency_sec;
-  if (algorithm_ != "auto") {
+  if (!is_auto(algorithm_)) {
     return {.algorithm = algorithm_,
             .schedule = with_entry_latency(
                 make_algorithm(algorithm_, options_)->build(request, hints), latency_sec)};
   }
   CollectiveChoice best{.algorithm = ""};
   double best_sec = std::numeric_limits<double>::infinity();
-  for (const std::string& name : algorithm_names()) {
+  for (const std::string& name : candidates_) {
     auto algorithm = make_algorithm(name, options_);
     Candidate c{.algorithm = name, .skipped = algorithm->unsupported(request, hints)};
     if (c.skipped.empty() && op_bound(name, request, hints, options_) > kMaxAutoCandidateOps) {

@@ -32,7 +32,9 @@ inline constexpr double kMaxAutoCandidateOps = 4e6;
 
 class CollectiveChooser {
  public:
-  // `algorithm` is a registry name or "auto". Throws ConfigError for an unknown name.
+  // `algorithm` is a registry name, "auto" (every algorithm is a candidate) or "auto:A,B,..."
+  // (the candidates named, e.g. "auto:ring,double-tree" for NCCL's own). Throws ConfigError for
+  // an unknown name.
   CollectiveChooser(std::string algorithm, AlgorithmOptions options);
 
   // Throws ConfigError if the named algorithm cannot run `request` with `hints`, or if no
@@ -48,6 +50,7 @@ class CollectiveChooser {
  private:
   std::string algorithm_;
   AlgorithmOptions options_;
+  std::vector<std::string> candidates_;  // auto only
 };
 
 // The report entry of an auto choice: {"chosen": ..., "candidates": [...]}.

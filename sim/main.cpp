@@ -67,7 +67,9 @@ po::options_description run_flags(RunFlags& f) {
       "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
       "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
       "(rings inside then across nodes), torus-2d (rings along x then y), or auto (the lowest "
-      "estimated time on this platform, per collective; the report lists every candidate)");
+      "estimated time on this platform, per collective; the report lists every candidate), or "
+      "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
+      "NCCL's own)");
   add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|step"),
       "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
       "other traffic interleaves); step: every step's transfers (slow, exact interleaving)");

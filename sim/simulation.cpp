@@ -169,7 +169,7 @@ ordered_json common_report(const char* verb, const RunOptions& run,
   r["replay"] = run.collapse ? "collapsed" : "step";
   r["chunk_bytes"] = run.chunk_bytes;
   r["collective_latency_sec"] = run.collective_latency_sec;
-  if (run.algorithm == "hierarchical" || run.algorithm == "auto") {
+  if (run.algorithm == "hierarchical" || run.algorithm.starts_with("auto")) {
     r["ranks_per_node"] = hints.ranks_per_node;
   }
   r["network_model"] = {{"name", network_model_name(run.network_model)},
@@ -221,7 +221,7 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   report["accumulation_steps"] = config.accumulation_steps;
   report["tasks_replayed"] = dp.graph.tasks().size();
   report["result"] = data_parallel_result(workload, dp, measure_data_parallel(dp, times));
-  if (config.run.algorithm == "auto") {
+  if (config.run.algorithm.starts_with("auto")) {
     for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
       report["result"]["buckets"][b]["auto"] = choice_json(dp.choices[b]);
     }
@@ -268,7 +268,7 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
     report["root"] = config.root;
   }
   report["bytes"] = config.bytes;
-  if (config.run.algorithm == "auto") {
+  if (config.run.algorithm.starts_with("auto")) {
     report["auto"] = choice_json(choice);
   }
   report["time_sec"] = time_sec;

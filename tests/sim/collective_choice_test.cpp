@@ -43,6 +43,28 @@ TEST(CollectiveChooser, AutoSkipsSchedulesTooLargeToBuild) {
   EXPECT_TRUE(find(c, "ring").estimated_sec.has_value());
 }
 
+TEST(CollectiveChooser, AutoListWeighsOnlyTheNamedCandidates) {
+  const CollectiveChooser chooser("auto:ring,double-tree", {});
+  const auto c = chooser.choose({.ranks = 8, .bytes = 1 << 20}, kStar);
+  ASSERT_EQ(c.candidates.size(), 2u);
+  EXPECT_EQ(c.candidates[0].algorithm, "ring");
+  EXPECT_EQ(c.candidates[1].algorithm, "double-tree");
+  // Bandwidth-bound on 8 ranks: the ring moves 2(p-1)/p n per rank, the trees about 2n.
+  EXPECT_EQ(c.algorithm, "ring");
+}
+
+TEST(CollectiveChooser, AutoListWithAnUnknownNameIsAnError) {
+  try {
+    const CollectiveChooser chooser("auto:ring,bogus", {});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--algorithm auto:ring,bogus: unknown algorithm \"bogus\" (expected one of "
+                 "ring, tree, double-tree, halving-doubling, recursive-doubling, direct, "
+                 "hierarchical, torus-2d, auto, auto:NAME,NAME...)");
+  }
+}
+
 TEST(CollectiveChooser, NamedAlgorithmThatCannotRunIsAnError) {
   const CollectiveChooser chooser("tree", {});
   try {

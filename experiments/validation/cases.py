@@ -1,0 +1,198 @@
+"""Turns rows of a published-measurements CSV into dtsim runs, or into reasons to skip them.
+
+One rule per column, the same for every row (experiments/validation/README.md lists them); no
+value here depends on a particular row's measurement.
+"""
+import re
+from dataclasses import dataclass, field
+
+# NCCL's fixed cost per collective: the base latency of its Simple protocol (NVIDIA/nccl
+# src/graph/tuning.cc; ../shared/docs/nccl-model-notes.md section 1.1). Global, never per row.
+COLLECTIVE_LATENCY = "8.4us"
+# Horovod's default tensor-fusion buffer (HOROVOD_FUSION_THRESHOLD = 64 MiB): its "bucket".
+HOROVOD_FUSION_MB = 64
+# PyTorch DDP's default bucket_cap_mb.
+DDP_BUCKET_MB = 25
+
+UNIT_SEC = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+class Skip(Exception):
+    """A row dtsim cannot model, with the reason."""
+
+
+@dataclass
+class Case:
+    case_id: str
+    source: str  # the case_id prefix, e.g. DBAR
+    kind: str  # "allreduce", "training" or "param_count"
+    metric: str
+    measured: float  # in the unit `compare_unit`
+    compare_unit: str
+    grade: str
+    dtsim_args: list = field(default_factory=list)  # for `dtsim collective` / `simulate`
+    generate_args: list = field(default_factory=list)  # `dtsim workload generate`
+    # Training: converts the report's iteration time to the row's metric.
+    samples_per_iteration: float = 0.0  # all GPUs, one optimizer step
+    single_gpu_iter_sec: float = 0.0
+    bytes: int = 0
+    ranks: int = 0
+    model: str = ""
+
+
+def _system(row):
+    """(preset, generator device) from the row's GPU and intra-node link columns."""
+    gpu, intra = row["gpu"], row["intra_link"]
+    if "H200" in gpu:
+        return "hgx-h200", "h200"
+    if "A100" in gpu:
+        return "dgx-a100", "a100"
+    if "V100" in gpu:
+        if "DGX-2" in gpu or "NVSwitch" in intra:
+            return "dgx2h", "v100"
+        return "dgx1-v100", "v100"
+    if "PLX" in intra or "PCIe" in gpu:
+        return "pcie8-fdr", None
+    raise Skip(f"no preset for GPU '{gpu}' with intra-node link '{intra}'")
+
+
+def _note(row, key):
+    m = re.search(rf"{key}=([0-9.]+)", row["notes"])
+    return float(m.group(1)) if m else None
+
+
+def _int(row, column):
+    try:
+        return int(row[column])
+    except ValueError:
+        raise Skip(f"column {column} is '{row[column]}', not an integer")
+
+
+def _platform_arg(preset, nodes, workdir):
+    path = workdir / f"{preset}_{nodes}.json"
+    path.write_text(f'{{"preset": "{preset}", "nodes": {nodes}}}\n')
+    return str(path)
+
+
+def allreduce_case(row, base, workdir):
+    alg = row["allreduce_alg"].lower()
+    if "nvls" in alg and _note(row, "msg_bytes") and "from 2mib" in alg:
+        if _note(row, "msg_bytes") >= 2 * 1024 * 1024:
+            raise Skip("NCCL ran NVLS (NVLink SHARP: reduction inside the NVSwitch), which dtsim "
+                       "does not model")
+    preset, _ = _system(row)
+    msg_bytes = _note(row, "msg_bytes")
+    if msg_bytes is None:
+        raise Skip("notes give no msg_bytes")
+    n = _int(row, "total_gpus")
+    nodes = _int(row, "nodes")
+    unit = row["unit"]
+    value = float(row["value"])
+    if row["metric"] == "allreduce_time":
+        if unit not in UNIT_SEC:
+            raise Skip(f"unknown time unit '{unit}'")
+        measured_sec = value * UNIT_SEC[unit]
+    elif row["metric"] == "allreduce_busbw":
+        if unit != "GB/s":
+            raise Skip(f"unknown bandwidth unit '{unit}'")
+        # nccl-tests: busbw = (S/t) * 2(n-1)/n, so t = S * 2(n-1)/n / busbw.
+        measured_sec = msg_bytes * 2 * (n - 1) / n / (value * 1e9)
+    else:
+        raise Skip(f"unknown all-reduce metric '{row['metric']}'")
+    algorithm = "ring" if alg.startswith("ring") else "auto"
+    return Case(
+        case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
+        measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=int(msg_bytes),
+        ranks=n,
+        dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir),
+                    "--ranks", str(n), "--op", "all-reduce", "--bytes", str(int(msg_bytes)),
+                    "--algorithm", algorithm, "--collective-latency", COLLECTIVE_LATENCY])
+
+
+# Row model names -> the generator's; BERT pre-training rows carry their sequence length.
+MODELS = {
+    "resnet50": ("resnet50", None), "resnet50_v1.5": ("resnet50", None),
+    "resnet101": ("resnet101", None), "resnext50_32x4d": ("resnext50_32x4d", None),
+    "resnext101_32x8d": ("resnext101_32x8d", None),
+    "bert_large_pretrain_seq128": ("bert_large", 128),
+    "bert_large_pretrain_seq512": ("bert_large", 512),
+}
+
+PRECISIONS = {"fp32": "fp32", "tf32": "tf32", "amp fp16": "fp16", "fp16": "fp16",
+              "amp": "fp16", "bf16": "bf16"}
+
+
+def training_case(row, base, workdir):
+    if row["model"] not in MODELS:
+        raise Skip(f"model '{row['model']}' is not in the generator's zoo")
+    model, seq = MODELS[row["model"]]
+    preset, device = _system(row)
+    precision = PRECISIONS.get(row["precision"].strip().lower())
+    if precision is None:
+        raise Skip(f"precision '{row['precision']}' not understood")
+    if device == "v100" and precision in ("tf32", "bf16"):
+        raise Skip(f"V100 has no {precision}")
+    batch = _int(row, "batch_per_gpu")
+    n = _int(row, "total_gpus")
+    nodes = _int(row, "nodes")
+    m = re.search(r"accumulation (\d+) steps", row["notes"])
+    steps = int(m.group(1)) if m else 1
+    metric, unit, value = row["metric"], row["unit"], float(row["value"])
+    single = row["single_gpu_value"].strip()
+    single_iter_sec = 0.0
+    if metric in ("iter_time_p50", "iter_time_p75"):
+        if unit != "s":
+            raise Skip(f"iteration time in '{unit}'")
+        if single:
+            single_iter_sec = float(single)
+    elif metric == "throughput":
+        if "total" not in unit:
+            raise Skip(f"throughput unit '{unit}' is not a total over all GPUs")
+        if single:
+            single_iter_sec = batch / float(single)  # single_gpu_value is per GPU
+    else:
+        raise Skip(f"metric '{metric}' is not predicted (time_to_train needs epochs and "
+                   "convergence, not one iteration)")
+    bucket_mb = _note(row, "bucket_cap_mb") or DDP_BUCKET_MB
+    lib = row["comm_lib"].lower()
+    if "horovod" in lib:
+        bucket_mb = HOROVOD_FUSION_MB
+    algorithm = "ring" if row["allreduce_alg"].lower().startswith("ring") else "auto"
+    generate = ["workload", "generate", "--model", model, "--batch", str(batch),
+                "--device", device, "--precision", precision]
+    if seq:
+        generate += ["--seq-len", str(seq)]
+    if single_iter_sec > 0:
+        generate += ["--calibrate-iter-sec", repr(single_iter_sec)]
+    return Case(
+        case_id=row["case_id"], source=base, kind="training", metric=metric, measured=value,
+        compare_unit=unit, grade=row["grade"], ranks=n, generate_args=generate,
+        samples_per_iteration=n * batch * steps, single_gpu_iter_sec=single_iter_sec,
+        dtsim_args=["simulate", "--platform", _platform_arg(preset, nodes, workdir),
+                    "--ranks", str(n), "--algorithm", algorithm, "--bucket-mb", str(bucket_mb),
+                    "--accumulation-steps", str(steps),
+                    "--collective-latency", COLLECTIVE_LATENCY])
+
+
+PARAM_MODELS = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
+                "resnext101_32x8d", "wide_resnet50_2", "vgg16", "bert_large"}
+
+
+def param_case(row, base, workdir):
+    if row["model"] not in PARAM_MODELS:
+        raise Skip(f"model '{row['model']}' is not in the generator's zoo")
+    return Case(case_id=row["case_id"], source=base, kind="param_count", metric="param_count",
+                measured=float(row["value"]), compare_unit="parameters", grade=row["grade"],
+                model=row["model"],
+                generate_args=["workload", "generate", "--model", row["model"], "--batch", "1",
+                               "--device", "a100", "--precision", "fp32"])
+
+
+def make_case(row, workdir):
+    """A Case for `row`, or raises Skip."""
+    base = row["case_id"].split("-")[0]
+    if row["metric"] == "param_count":
+        return param_case(row, base, workdir)
+    if row["model"] == "allreduce":
+        return allreduce_case(row, base, workdir)
+    return training_case(row, base, workdir)

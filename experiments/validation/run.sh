@@ -1,0 +1,14 @@
+#!/bin/sh
+# dtsim against published measurements of real clusters (see README.md in this folder).
+# Usage: experiments/validation/run.sh [--cases FILE.csv] [--out DIR] [--jobs N]
+# Default cases: ../shared/validation/published.csv; default out: experiments/validation/out.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+DTSIM=${DTSIM:-$repo/build/sim/dtsim}
+if [ ! -x "$DTSIM" ]; then
+  echo "run.sh: $DTSIM not built: run .ci/setup first" >&2
+  exit 2
+fi
+# Debian's python3 (matplotlib, for the scatter plot), not one earlier on PATH.
+exec /usr/bin/python3 "$here/validate.py" --dtsim "$DTSIM" "$@"

@@ -1,0 +1,202 @@
+"""dtsim against published measurements: one dtsim run per CSV row it can model.
+
+Usage: validate.py [--cases FILE.csv] [--out DIR] [--dtsim PATH] [--jobs N]
+Writes DIR/results.csv, DIR/skipped.csv, DIR/summary.md and DIR/scatter.png (if matplotlib is
+installed). Deterministic: rows in input order, numbers printed with fixed precision.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import cases as cases_mod  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+REQUIRED_COLUMNS = ["case_id", "model", "gpu", "gpus_per_node", "nodes", "total_gpus",
+                    "batch_per_gpu", "precision", "intra_link", "inter_network", "comm_lib",
+                    "allreduce_alg", "metric", "value", "unit", "single_gpu_value", "grade",
+                    "notes"]
+
+
+def run_dtsim(dtsim, args, report_path):
+    proc = subprocess.run([dtsim] + args + ["--report", str(report_path)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"dtsim exit {proc.returncode}")
+    return json.loads(report_path.read_text())
+
+
+def generate(dtsim, case, workdir):
+    trace = workdir / f"{case.case_id}_workload.json"
+    proc = subprocess.run([dtsim] + case.generate_args + ["-o", str(trace)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    return trace
+
+
+def predict(dtsim, case, workdir):
+    """(predicted value in the row's unit, a short note on what ran)."""
+    report_path = workdir / f"{case.case_id}_report.json"
+    if case.kind == "allreduce":
+        r = run_dtsim(dtsim, case.dtsim_args, report_path)
+        return r["time_sec"], r["algorithm"] if r["algorithm"] != "auto" else \
+            "auto:" + r["auto"]["chosen"]
+    trace = generate(dtsim, case, workdir)
+    if case.kind == "param_count":
+        layers = json.loads(trace.read_text())["layers"]
+        # fp32 gradients: 4 bytes per parameter.
+        return sum(l["param_bytes"] for l in layers) / 4, "generator"
+    r = run_dtsim(dtsim, case.dtsim_args + ["--workload", str(trace)], report_path)
+    iter_sec = r["result"]["iteration_time_sec"]
+    algorithms = sorted({b["algorithm"] for b in r["result"]["buckets"]})
+    note = "/".join(algorithms) if algorithms else "no all-reduce"
+    if case.metric.startswith("iter_time"):
+        return iter_sec, note
+    return case.samples_per_iteration / iter_sec, note  # throughput, samples/s in total
+
+
+def error_pct(predicted, measured):
+    return 100.0 * (predicted - measured) / measured
+
+
+def summarize(results, skipped, out):
+    lines = ["# dtsim vs published measurements", "",
+             f"{len(results)} rows predicted, {len(skipped)} skipped (skipped.csv says why).", "",
+             "| source | metric | grade | rows | MAPE % | median APE % | max APE % | worst row |",
+             "|---|---|---|---|---|---|---|---|"]
+    groups = {}
+    for r in results:
+        groups.setdefault((r["source"], r["metric"], r["grade"]), []).append(r)
+    for key in sorted(groups):
+        rows = groups[key]
+        ape = [abs(float(r["error_pct"])) for r in rows]
+        worst = max(rows, key=lambda r: abs(float(r["error_pct"])))
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(rows)} | "
+                     f"{statistics.mean(ape):.1f} | {statistics.median(ape):.1f} | "
+                     f"{max(ape):.1f} | {worst['case_id']} ({float(worst['error_pct']):+.1f} %) |")
+    lines += ["", "| class | rows | MAPE % | max APE % |", "|---|---|---|---|"]
+    for name, pick in [
+            ("grade-A training rows", lambda r: r["kind"] == "training" and r["grade"] == "A"),
+            ("all training rows", lambda r: r["kind"] == "training"),
+            ("grade-A all-reduce rows", lambda r: r["kind"] == "allreduce" and r["grade"] == "A"),
+            ("parameter counts", lambda r: r["kind"] == "param_count")]:
+        ape = [abs(float(r["error_pct"])) for r in results if pick(r)]
+        if ape:
+            lines.append(f"| {name} | {len(ape)} | {statistics.mean(ape):.1f} | {max(ape):.1f} |")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def scatter(results, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no scatter.png (apt-get install python3-matplotlib)",
+              file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    for ax, kind, label in [(axes[0], "allreduce", "all-reduce time (s)"),
+                            (axes[1], "training", "iteration time (s)")]:
+        for source in sorted({r["source"] for r in results if r["kind"] == kind}):
+            pts = [r for r in results if r["kind"] == kind and r["source"] == source]
+            if kind == "training":  # compare as time per optimizer step: 1/throughput
+                xs = [_as_time(r, "measured") for r in pts]
+                ys = [_as_time(r, "predicted") for r in pts]
+            else:
+                xs = [float(r["measured"]) for r in pts]
+                ys = [float(r["predicted"]) for r in pts]
+            ax.scatter(xs, ys, s=12, label=source)
+        lo, hi = ax.get_xlim()
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="exact")
+        ax.plot([lo, hi], [1.1 * lo, 1.1 * hi], ":", color="gray", lw=0.8, label="±10 %")
+        ax.plot([lo, hi], [0.9 * lo, 0.9 * hi], ":", color="gray", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("measured " + label)
+        ax.set_ylabel("dtsim " + label)
+        ax.legend(fontsize=8)
+    fig.suptitle("dtsim predictions vs published measurements")
+    fig.tight_layout()
+    fig.savefig(out / "scatter.png", dpi=110, metadata={"Software": None})
+
+
+def _as_time(r, which):
+    v = float(r[which])
+    return v if r["metric"].startswith("iter_time") else float(r["samples"]) / v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=str(REPO.parent / "shared/validation/published.csv"))
+    ap.add_argument("--out", default=str(REPO / "experiments/validation/out"))
+    ap.add_argument("--dtsim", default=os.environ.get("DTSIM", str(REPO / "build/sim/dtsim")))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    a = ap.parse_args()
+    out = pathlib.Path(a.out)
+    work = out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(a.cases, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"{a.cases}: missing columns {', '.join(missing)}")
+            rows = list(reader)
+    except OSError as e:
+        sys.exit(f"{a.cases}: {e.strerror}")
+
+    cases, skipped = [], []
+    for line, row in enumerate(rows, start=2):
+        try:
+            cases.append(cases_mod.make_case(row, work))
+        except cases_mod.Skip as why:
+            skipped.append({"case_id": row["case_id"], "metric": row["metric"],
+                            "reason": str(why)})
+        except (KeyError, ValueError) as e:
+            skipped.append({"case_id": row.get("case_id", f"line {line}"),
+                            "metric": row.get("metric", ""), "reason": f"bad row: {e}"})
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = [pool.submit(predict, a.dtsim, c, work) for c in cases]
+        results = []
+        for c, fut in zip(cases, futures):
+            try:
+                predicted, ran = fut.result()
+            except (RuntimeError, KeyError, ValueError) as e:
+                skipped.append({"case_id": c.case_id, "metric": c.metric,
+                                "reason": f"dtsim failed: {e}"})
+                continue
+            results.append({
+                "case_id": c.case_id, "source": c.source, "kind": c.kind, "metric": c.metric,
+                "grade": c.grade, "ranks": c.ranks, "unit": c.compare_unit,
+                "measured": f"{c.measured:.6g}", "predicted": f"{predicted:.6g}",
+                "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
+                "samples": f"{c.samples_per_iteration:g}"})
+    order = {r["case_id"]: i for i, r in enumerate(rows)}
+    skipped.sort(key=lambda s: order.get(s["case_id"], len(rows)))
+
+    fields = ["case_id", "source", "kind", "metric", "grade", "ranks", "unit", "measured",
+              "predicted", "error_pct", "ran", "samples"]
+    with open(out / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(results)
+    with open(out / "skipped.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["case_id", "metric", "reason"], lineterminator="\n")
+        w.writeheader()
+        w.writerows(skipped)
+    print(summarize(results, skipped, out))
+    scatter(results, out)
+
+
+if __name__ == "__main__":
+    main()
