@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 COLLECTIVE_LATENCY = "8.4us"
 # Horovod's default tensor-fusion buffer (HOROVOD_FUSION_THRESHOLD = 64 MiB): its "bucket".
 HOROVOD_FUSION_MB = 64
+# NCCL's tuner picks among its own algorithms (ring, double binary tree); MPI libraries have more.
+NCCL_ALGORITHMS = "auto:ring,double-tree"
 # PyTorch DDP's default bucket_cap_mb.
 DDP_BUCKET_MB = 25
 
@@ -68,6 +70,19 @@ def _int(row, column):
         raise Skip(f"column {column} is '{row[column]}', not an integer")
 
 
+def _algorithm(row):
+    """The row's algorithm: the one it names, else what its library would pick among."""
+    if row["allreduce_alg"].lower().startswith("ring"):
+        return "ring"
+    lib = row["comm_lib"].lower()
+    if "nccl" in lib or "torch.distributed" in lib:
+        # NCCL builds its trees over nodes with a chain of GPUs inside each node, so on one node
+        # a tree is a chain with the ring's latency and half its bandwidth: NCCL runs the ring.
+        # dtsim's double-tree spans ranks, so it is no stand-in there.
+        return "ring" if _int(row, "nodes") == 1 else NCCL_ALGORITHMS
+    return "auto"
+
+
 def _platform_arg(preset, nodes, workdir):
     path = workdir / f"{preset}_{nodes}.json"
     path.write_text(f'{{"preset": "{preset}", "nodes": {nodes}}}\n')
@@ -99,7 +114,7 @@ def allreduce_case(row, base, workdir):
         measured_sec = msg_bytes * 2 * (n - 1) / n / (value * 1e9)
     else:
         raise Skip(f"unknown all-reduce metric '{row['metric']}'")
-    algorithm = "ring" if alg.startswith("ring") else "auto"
+    algorithm = _algorithm(row)
     return Case(
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
         measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=int(msg_bytes),
@@ -157,7 +172,7 @@ def training_case(row, base, workdir):
     lib = row["comm_lib"].lower()
     if "horovod" in lib:
         bucket_mb = HOROVOD_FUSION_MB
-    algorithm = "ring" if row["allreduce_alg"].lower().startswith("ring") else "auto"
+    algorithm = _algorithm(row)
     generate = ["workload", "generate", "--model", model, "--batch", str(batch),
                 "--device", device, "--precision", precision]
     if seq:

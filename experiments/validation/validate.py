@@ -46,7 +46,7 @@ def predict(dtsim, case, workdir):
     report_path = workdir / f"{case.case_id}_report.json"
     if case.kind == "allreduce":
         r = run_dtsim(dtsim, case.dtsim_args, report_path)
-        return r["time_sec"], r["algorithm"] if r["algorithm"] != "auto" else \
+        return r["time_sec"], r["algorithm"] if "auto" not in r else \
             "auto:" + r["auto"]["chosen"]
     trace = generate(dtsim, case, workdir)
     if case.kind == "param_count":
@@ -178,7 +178,7 @@ def main():
             results.append({
                 "case_id": c.case_id, "source": c.source, "kind": c.kind, "metric": c.metric,
                 "grade": c.grade, "ranks": c.ranks, "unit": c.compare_unit,
-                "measured": f"{c.measured:.6g}", "predicted": f"{predicted:.6g}",
+                "measured": f"{c.measured:.10g}", "predicted": f"{predicted:.10g}",
                 "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
                 "samples": f"{c.samples_per_iteration:g}"})
     order = {r["case_id"]: i for i, r in enumerate(rows)}

@@ -1,0 +1,68 @@
+"""The validation runner on hand-made rows whose predictions follow from closed forms."""
+import csv
+import os
+import pathlib
+import subprocess
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+DTSIM = os.environ.get("DTSIM", str(REPO / "build/sim/dtsim"))
+
+
+class ValidationRunner(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.out = pathlib.Path(tempfile.mkdtemp())
+        proc = subprocess.run(
+            ["/usr/bin/python3", str(HERE.parent / "validate.py"), "--cases",
+             str(HERE / "cases_small.csv"), "--out", str(cls.out), "--dtsim", DTSIM,
+             "--jobs", "2"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        with open(cls.out / "results.csv") as f:
+            cls.results = {r["case_id"]: r for r in csv.DictReader(f)}
+        with open(cls.out / "skipped.csv") as f:
+            cls.skipped = {r["case_id"]: r for r in csv.DictReader(f)}
+
+    def test_every_row_is_predicted_or_skipped_with_a_reason(self):
+        self.assertEqual(set(self.results) | set(self.skipped),
+                         {"T-AR-1", "T-AR-2", "T-TR-1", "T-SK-1", "T-SK-2", "T-PC-1"})
+        self.assertIn("no preset for GPU 'Gaudi2'", self.skipped["T-SK-1"]["reason"])
+        self.assertIn("time_to_train", self.skipped["T-SK-2"]["reason"])
+
+    def test_ring_allreduce_follows_the_preset_closed_form(self):
+        # dgx-a100 (platforms/PRESETS.md): 240 GB/s per GPU link, 3.4 us per NVLink hop; NCCL's
+        # 8.4 us per collective. Ring on 8 ranks: 8.4 us + 2(p-1) (3.4 us + S/p / 240 GB/s).
+        s, p = 24e6, 8
+        expected = 8.4e-6 + 2 * (p - 1) * (3.4e-6 + s / p / 240e9)
+        r = self.results["T-AR-1"]
+        self.assertAlmostEqual(float(r["predicted"]) / expected, 1, places=5)
+        self.assertAlmostEqual(float(r["measured"]), 100e-6)
+        self.assertAlmostEqual(float(r["error_pct"]), 100 * (expected - 100e-6) / 100e-6,
+                               places=1)
+
+    def test_bus_bandwidth_becomes_a_time_by_the_nccl_tests_formula(self):
+        # busbw = (S/t) 2(n-1)/n  =>  t = S 2(n-1)/n / busbw = 80e6 * 14/8 / 100e9 = 1.4 ms.
+        self.assertAlmostEqual(float(self.results["T-AR-2"]["measured"]), 1.4e-3)
+        # hgx-h200: 18 x 20.6 GB/s per GPU link.
+        expected = 8.4e-6 + 14 * (3.4e-6 + 10e6 / (18 * 20.6e9))
+        self.assertAlmostEqual(float(self.results["T-AR-2"]["predicted"]) / expected, 1,
+                               places=5)
+
+    def test_one_gpu_training_row_predicts_its_calibration_time(self):
+        # Calibrated to single_gpu_value = 0.097 s and one rank: nothing to all-reduce.
+        r = self.results["T-TR-1"]
+        self.assertAlmostEqual(float(r["predicted"]), 0.097, places=6)
+        self.assertAlmostEqual(float(r["error_pct"]), -3.0, places=2)
+
+    def test_parameter_count_comes_from_the_generator(self):
+        self.assertEqual(float(self.results["T-PC-1"]["predicted"]), 25557032)
+
+    def test_summary_lists_each_source_and_metric(self):
+        summary = (self.out / "summary.md").read_text()
+        self.assertIn("| T | allreduce_time | A | 2 |", summary)
+
+
+if __name__ == "__main__":
+    unittest.main()
