@@ -97,7 +97,12 @@ class EngineRun {
  public:
   EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec, TopologyHints hints)
       : hints_(std::move(hints)) {
-    args_ = {"dtsim", "--log=xbt_cfg.thres:warning"};
+    // One actor per lane: a direct all-reduce on 512 ranks has 261,632. Stacks with guard pages
+    // cost a memory mapping each (Linux allows 65,536 per process) and SimGrid aborts past it;
+    // 64 KiB stacks without guard pages come from the heap (measured in
+    // ../shared/docs/simgrid-notes.md: no slower). --cfg flags given by the user come later.
+    args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/guard-size:0",
+             "--cfg=contexts/stack-size:64"};
     for (const std::string& s : network_model_settings(run.network_model)) {
       args_.push_back("--cfg=" + s);
     }

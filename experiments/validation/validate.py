@@ -13,6 +13,7 @@ import pathlib
 import statistics
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import cases as cases_mod  # noqa: E402
@@ -142,18 +143,25 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
     out = pathlib.Path(a.out)
-    work = out / "work"
-    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dtsim-validation-") as tmp:
+        run(a, out, pathlib.Path(tmp))
+
+
+def read_rows(path):
     try:
-        with open(a.cases, newline="") as f:
+        with open(path, newline="") as f:
             reader = csv.DictReader(f)
             missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
             if missing:
-                sys.exit(f"{a.cases}: missing columns {', '.join(missing)}")
-            rows = list(reader)
+                sys.exit(f"{path}: missing columns {', '.join(missing)}")
+            return list(reader)
     except OSError as e:
-        sys.exit(f"{a.cases}: {e.strerror}")
+        sys.exit(f"{path}: {e.strerror}")
 
+
+def make_cases(rows, work):
+    """(cases, skipped rows with their reason)."""
     cases, skipped = [], []
     for line, row in enumerate(rows, start=2):
         try:
@@ -164,10 +172,14 @@ def main():
         except (KeyError, ValueError) as e:
             skipped.append({"case_id": row.get("case_id", f"line {line}"),
                             "metric": row.get("metric", ""), "reason": f"bad row: {e}"})
+    return cases, skipped
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = [pool.submit(predict, a.dtsim, c, work) for c in cases]
-        results = []
+
+def predict_all(cases, dtsim, jobs, work, skipped):
+    """One results.csv row per case that dtsim predicted; failures go to `skipped`."""
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(predict, dtsim, c, work) for c in cases]
         for c, fut in zip(cases, futures):
             try:
                 predicted, ran = fut.result()
@@ -181,19 +193,24 @@ def main():
                 "measured": f"{c.measured:.10g}", "predicted": f"{predicted:.10g}",
                 "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
                 "samples": f"{c.samples_per_iteration:g}"})
-    order = {r["case_id"]: i for i, r in enumerate(rows)}
-    skipped.sort(key=lambda s: order.get(s["case_id"], len(rows)))
+    return results
 
-    fields = ["case_id", "source", "kind", "metric", "grade", "ranks", "unit", "measured",
-              "predicted", "error_pct", "ran", "samples"]
-    with open(out / "results.csv", "w", newline="") as f:
+
+def write_csv(path, fields, rows):
+    with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         w.writeheader()
-        w.writerows(results)
-    with open(out / "skipped.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["case_id", "metric", "reason"], lineterminator="\n")
-        w.writeheader()
-        w.writerows(skipped)
+        w.writerows(rows)
+
+
+def run(a, out, work):
+    rows = read_rows(a.cases)
+    cases, skipped = make_cases(rows, work)
+    results = predict_all(cases, a.dtsim, a.jobs, work, skipped)
+    order = {r["case_id"]: i for i, r in enumerate(rows)}
+    skipped.sort(key=lambda s: order.get(s["case_id"], len(rows)))
+    write_csv(out / "results.csv", list(results[0].keys()) if results else ["case_id"], results)
+    write_csv(out / "skipped.csv", ["case_id", "metric", "reason"], skipped)
     print(summarize(results, skipped, out))
     scatter(results, out)
 
