@@ -14,6 +14,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/units.h"
 #include "sim/config_error.h"
+#include "sim/output_flags.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
 #include "workloads/generator.h"
@@ -179,7 +180,8 @@ int run_simulate(const std::vector<std::string>& args) {
           "bucket is capped at 1 MiB as in DDP");
   add_job("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
           "iterations simulated back to back; the last one (steady state) is reported");
-  flags.add(job).add(run_flags(f));
+  dtsim::sim::OutputFlags outputs_flags;
+  flags.add(job).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
   if (!parse(args, flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
              "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
@@ -197,8 +199,10 @@ int run_simulate(const std::vector<std::string>& args) {
       .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
       .iterations = iterations};
   check_output_path("report", f.report);
-  const auto report = dtsim::sim::simulate_data_parallel(config);
+  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
+  const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, report);
+  dtsim::sim::write_outputs(outputs_flags, outputs);
   std::cout << dtsim::sim::simulate_summary(report);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "sim/rank_mapping.h"
 #include "sim/replay.h"
 #include "sim/report.h"
+#include "sim/timeline.h"
 #include "workloads/trace_reader.h"
 
 namespace dtsim::sim {
@@ -172,7 +173,7 @@ ordered_json common_report(const char* verb, const RunOptions& run,
 
 }  // namespace
 
-ordered_json simulate_data_parallel(const SimulateConfig& config) {
+ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
   if (config.iterations < 1) {
     throw ConfigError("--iterations " + std::to_string(config.iterations) +
                       ": expected an integer >= 1");
@@ -194,6 +195,9 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
         engine.hints());
   });
   const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
+  if (outputs != nullptr && outputs->want_timeline) {
+    outputs->timeline = timeline_json(workload, dp, times, config.run.ranks);
+  }
 
   ordered_json report =
       common_report("simulate", config.run, v.platform, v.hints, engine.host_count());

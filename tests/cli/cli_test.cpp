@@ -75,7 +75,7 @@ TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb",
                            "--iterations", "--report", "--replay", "--chunk", "--ranks-per-node",
-                           "--grid", "--network-model", "--cfg"}) {
+                           "--grid", "--network-model", "--cfg", "--timeline"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
@@ -97,6 +97,23 @@ TEST_F(Cli, SameRunTwiceGivesByteIdenticalReports) {
   ASSERT_EQ(run(args + report()).exit_code, 0);
   EXPECT_EQ(slurp(report()), first);
   EXPECT_FALSE(first.empty());
+}
+
+TEST_F(Cli, TimelineIsAChromeTraceAndDeterministic) {
+  const std::string timeline = (dir_ / "t.json").string();
+  const std::string args =
+      "simulate " + kResnet + " " + kStar + " --ranks 4 --timeline " + timeline;
+  ASSERT_EQ(run(args).exit_code, 0);
+  const std::string first = slurp(timeline);
+  EXPECT_EQ(first.rfind("{\"traceEvents\":[{\"name\":\"process_name\",\"ph\":\"M\"", 0), 0u);
+  EXPECT_NE(first.find("\"name\":\"all-reduce bucket 0\""), std::string::npos);
+  ASSERT_EQ(run(args).exit_code, 0);
+  EXPECT_EQ(slurp(timeline), first);
+}
+
+TEST_F(Cli, TimelineIntoAMissingDirectory) {
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 4 --timeline /nonexistent/t.json",
+               "dtsim simulate: --timeline /nonexistent/t.json: no such directory /nonexistent\n");
 }
 
 TEST_F(Cli, NetworkModelIsSelectableAndRecorded) {
