@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "sim/config_error.h"
+#include "sim/link_report.h"
 #include "sim/timeline.h"
 
 namespace dtsim::sim {
@@ -41,6 +42,11 @@ po::options_description output_flags(OutputFlags& flags) {
        std::to_string(kTimelineMaxRanks) + " ranks, " + std::to_string(kTimelineMaxRanks) +
        " evenly spaced ranks from the first to the last")
           .c_str());
+  add("link-report", po::value(&flags.link_report)->value_name("L.csv"),
+      "write every link's load in one steady-state iteration as CSV: link (SimGrid's name, one "
+      "direction), level, bandwidth_bytes_per_sec, bytes carried, utilization = bytes / "
+      "(bandwidth x iteration time); links no transfer crosses are left out. The summary names "
+      "the busiest link of each level either way");
   return d;
 }
 
@@ -50,12 +56,18 @@ SimulateOutputs requested_outputs(const OutputFlags& flags) {
     check_directory("timeline", flags.timeline);
     outputs.want_timeline = true;
   }
+  if (!flags.link_report.empty()) {
+    check_directory("link-report", flags.link_report);
+  }
   return outputs;
 }
 
 void write_outputs(const OutputFlags& flags, const SimulateOutputs& outputs) {
   if (!flags.timeline.empty()) {
     write_text("timeline", flags.timeline, outputs.timeline.dump() + "\n");
+  }
+  if (!flags.link_report.empty()) {
+    write_text("link-report", flags.link_report, link_report_csv(outputs.links));
   }
 }
 

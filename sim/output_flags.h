@@ -12,7 +12,8 @@
 namespace dtsim::sim {
 
 struct OutputFlags {
-  std::string timeline;  // --timeline FILE.json
+  std::string timeline;     // --timeline FILE.json
+  std::string link_report;  // --link-report FILE.csv
 };
 
 // The "Outputs" flags of `dtsim simulate`, bound to `flags`.

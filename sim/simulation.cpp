@@ -13,6 +13,8 @@
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/data_parallel.h"
+#include "sim/limiter.h"
+#include "sim/link_report.h"
 #include "sim/rank_mapping.h"
 #include "sim/replay.h"
 #include "sim/report.h"
@@ -189,10 +191,13 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   const DataParallelJob job{.ranks = config.run.ranks,
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations};
+  std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
-    return v.chooser.choose(
+    CollectiveChoice choice = v.chooser.choose(
         {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes},
         engine.hints());
+    costs[bytes] = comm_cost(choice.schedule, engine.hints());
+    return choice;
   });
   const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
   if (outputs != nullptr && outputs->want_timeline) {
@@ -211,7 +216,20 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   report["first_bucket_cap_bytes"] = job.first_bucket_cap_bytes;
   report["iterations_simulated"] = config.iterations;
   report["tasks_replayed"] = dp.graph.tasks().size();
-  report["result"] = data_parallel_result(workload, dp, measure_data_parallel(dp, times));
+  const DataParallelTimes t = measure_data_parallel(dp, times);
+  report["result"] = data_parallel_result(workload, dp, t);
+  std::vector<LinkLoad> loads =
+      measure_link_loads(dp, engine.rank_hosts(), v.platform, t.iteration_time_sec);
+  CommCost cost;
+  for (const Bucket& b : dp.buckets) {
+    cost += costs.at(b.bytes);
+  }
+  report["result"]["limiter"] =
+      limiter_json(find_limiter(t.iteration_time_sec, workload.compute_sec(), cost, loads), cost);
+  report["links"] = link_levels_json(loads);
+  if (outputs != nullptr) {
+    outputs->links = std::move(loads);
+  }
   if (config.run.algorithm == "auto") {
     for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
       report["result"]["buckets"][b]["auto"] = choice_json(dp.choices[b]);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/buckets.h"
+#include "sim/link_report.h"
 
 namespace dtsim::sim {
 
@@ -58,6 +59,7 @@ struct CollectiveConfig {
 struct SimulateOutputs {
   bool want_timeline = false;
   nlohmann::ordered_json timeline;  // if want_timeline: the Chrome trace (sim/timeline.h)
+  std::vector<LinkLoad> links;      // every link's load (sim/link_report.h)
 };
 
 // Simulates data-parallel training and returns the report (see README, "Report"); fills
