@@ -17,6 +17,7 @@
 #include "sim/output_flags.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
+#include "sim/sweep.h"
 #include "workloads/generator.h"
 #include "workloads/trace_error.h"
 #include "workloads/trace_writer.h"
@@ -38,6 +39,8 @@ const char* const kUsage =
     "Verbs:\n"
     "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward)\n"
     "  collective   one collective operation alone on an idle network\n"
+    "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
+    "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
     "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
     "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
@@ -165,7 +168,9 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
   return true;
 }
 
-int run_simulate(const std::vector<std::string>& args) {
+// With `flag_names`, only lists the long names of the flags there (for dtsim sweep).
+int run_simulate(const std::vector<std::string>& args,
+                 std::vector<std::string>* flag_names = nullptr) {
   RunFlags f;
   std::string workload;
   int iterations = 3;
@@ -182,6 +187,12 @@ int run_simulate(const std::vector<std::string>& args) {
           "iterations simulated back to back; the last one (steady state) is reported");
   dtsim::sim::OutputFlags outputs_flags;
   flags.add(job).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
+  if (flag_names != nullptr) {
+    for (const auto& option : flags.options()) {
+      flag_names->push_back(option->long_name());
+    }
+    return 0;
+  }
   if (!parse(args, flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
              "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
@@ -367,6 +378,11 @@ int main(int argc, char** argv) {
     }
     if (verb == "collective") {
       return run_collective(args);
+    }
+    if (verb == "sweep") {
+      std::vector<std::string> simulate_flags;
+      run_simulate({}, &simulate_flags);
+      return dtsim::sim::run_sweep(args, simulate_flags);
     }
     if (verb == "platform") {
       if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
