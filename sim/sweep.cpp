@@ -1,6 +1,7 @@
 #include "sim/sweep.h"
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -219,6 +220,9 @@ void run_points(const std::vector<SweepPoint>& points, const ResultsFile& result
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
     const auto it = running.find(pid);
     if (it == running.end()) {
       continue;  // not one of ours
