@@ -340,6 +340,7 @@ int run_sweep(const std::vector<std::string>& args,
   const ResultsFile results(out, sweep_csv_header(spec), points, resume);
   run_points(points, results, jobs);
   results.sort();
+  std::cout << "dtsim sweep: " << points.size() << " points -> " << out << "\n";
   return 0;
 }
 

@@ -101,6 +101,22 @@ TEST_F(Sweep, EachRowEqualsADirectSimulateOfItsPoint) {
   }
 }
 
+TEST_F(Sweep, SameCsvWhateverTheJobs) {
+  const Result r = run("sweep " + kFourPoints + " --jobs 4 --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "dtsim sweep: 4 points -> " + csv() + "\n");
+  const std::string serial = (dir_ / "serial.csv").string();
+  ASSERT_EQ(run("sweep " + kFourPoints + " --jobs 1 --out " + serial).exit_code, 0);
+  EXPECT_EQ(slurp(csv()), slurp(serial));
+}
+
+TEST_F(Sweep, BadJobs) {
+  const Result r = run("sweep " + kFourPoints + " --jobs 0 --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --jobs 0: expected an integer >= 1\n");
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
 TEST_F(Sweep, AFailedPointIsRecordedWithItsError) {
   const Result r = run("sweep tests/testdata/sweep_failing_point.json --jobs 2 --out " + csv());
   ASSERT_EQ(r.exit_code, 0) << r.err;
