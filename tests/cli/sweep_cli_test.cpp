@@ -145,6 +145,27 @@ TEST_F(Sweep, ResumeRunsOnlyMissingPointsAndGivesTheSameCsv) {
   EXPECT_EQ(slurp(csv()), complete);
 }
 
+TEST_F(Sweep, KilledThenResumedLosesAndDuplicatesNothing) {
+  // Killed (SIGKILL) once its first point is in; whenever the kill lands, the file holds whole
+  // lines only, and --resume completes it to what an uninterrupted sweep writes. (TMPDIR: the
+  // killed sweep cannot remove its temporary directory.)
+  const std::string full = (dir_ / "full.csv").string();
+  ASSERT_EQ(run("sweep " + kFourPoints + " --jobs 1 --out " + full).exit_code, 0);
+  const std::string script = "TMPDIR=" + dir_.string() + " " + std::string(DTSIM_BINARY) +
+                             " sweep " + kFourPoints + " --jobs 1 --out " + csv() +
+                             " 2>/dev/null & pid=$!; for i in $(seq 6000); do "
+                             "[ \"$(cat " +
+                             csv() +
+                             " 2>/dev/null | wc -l)\" -ge 2 ] && break; sleep 0.01; done; "
+                             "kill -9 $pid; wait $pid; true";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  const std::string partial = slurp(csv());
+  EXPECT_EQ(partial.back(), '\n');
+  const Result r = run("sweep " + kFourPoints + " --jobs 2 --resume --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(csv()), slurp(full));
+}
+
 TEST_F(Sweep, ExistingResultsNeedResume) {
   spit(csv(), "anything\n");
   Result r = run("sweep " + kFourPoints + " --out " + csv());
