@@ -55,7 +55,8 @@ DataParallelGraph build_data_parallel(
       // The compute stream orders forward after the previous optimizer step: no explicit dep.
       if (job.accumulation_steps > 1) {
         const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
-        out.graph.add_compute(r, (job.accumulation_steps - 1) * micro_batch_sec, {});
+        iter.accumulate.push_back(
+            out.graph.add_compute(r, (job.accumulation_steps - 1) * micro_batch_sec, {}));
       }
       iter.forward.push_back(out.graph.add_compute(r, workload.forward_sec(), {}));
       for (std::size_t b = 0; b < nb; ++b) {

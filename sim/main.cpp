@@ -14,8 +14,10 @@
 #include "platforms/platform_spec.h"
 #include "platforms/units.h"
 #include "sim/config_error.h"
+#include "sim/output_flags.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
+#include "sim/sweep.h"
 #include "workloads/generator.h"
 #include "workloads/trace_error.h"
 #include "workloads/trace_writer.h"
@@ -37,6 +39,8 @@ const char* const kUsage =
     "Verbs:\n"
     "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward)\n"
     "  collective   one collective operation alone on an idle network\n"
+    "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
+    "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
     "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
     "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
@@ -176,7 +180,9 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
   return true;
 }
 
-int run_simulate(const std::vector<std::string>& args) {
+// With `flag_names`, only lists the long names of the flags there (for dtsim sweep).
+int run_simulate(const std::vector<std::string>& args,
+                 std::vector<std::string>* flag_names = nullptr) {
   RunFlags f;
   std::string workload;
   int iterations = 3;
@@ -195,7 +201,14 @@ int run_simulate(const std::vector<std::string>& args) {
   add_job("accumulation-steps", po::value(&accumulation_steps)->default_value(1)->value_name("S"),
           "micro-batches per optimizer step (gradient accumulation): S-1 forward+backward passes "
           "without communication (DDP no_sync), then one with the gradient all-reduces");
-  flags.add(job).add(run_flags(f));
+  dtsim::sim::OutputFlags outputs_flags;
+  flags.add(job).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
+  if (flag_names != nullptr) {
+    for (const auto& option : flags.options()) {
+      flag_names->push_back(option->long_name());
+    }
+    return 0;
+  }
   if (!parse(args, flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
              "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
@@ -214,8 +227,10 @@ int run_simulate(const std::vector<std::string>& args) {
       .iterations = iterations,
       .accumulation_steps = accumulation_steps};
   check_output_path("report", f.report);
-  const auto report = dtsim::sim::simulate_data_parallel(config);
+  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
+  const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, report);
+  dtsim::sim::write_outputs(outputs_flags, outputs);
   std::cout << dtsim::sim::simulate_summary(report);
   return 0;
 }
@@ -380,6 +395,11 @@ int main(int argc, char** argv) {
     }
     if (verb == "collective") {
       return run_collective(args);
+    }
+    if (verb == "sweep") {
+      std::vector<std::string> simulate_flags;
+      run_simulate({}, &simulate_flags);
+      return dtsim::sim::run_sweep(args, simulate_flags);
     }
     if (verb == "platform") {
       if (args.empty() || (args[0] != "describe" && args[0] != "export")) {

@@ -25,6 +25,29 @@ std::string format(const char* fmt, double value) {
   return text;
 }
 
+// What limits scaling and the busiest link of each level (reports from before they existed have
+// neither).
+std::string limits_summary(const ordered_json& report) {
+  std::string s;
+  if (report["result"].contains("limiter")) {
+    s += "  limited by              " +
+         report["result"]["limiter"]["explanation"].get<std::string>() + "\n";
+  }
+  if (!report.contains("links")) {
+    return s;
+  }
+  const char* heading = "  busiest link per level ";
+  for (const auto& level : report["links"]) {
+    const auto& top = level["busiest"][0];
+    s += heading + (" " + level["level"].get<std::string>()) + ": " +
+         top["link"].get<std::string>() + " " +
+         format("%.1f %% utilized", 100 * top["utilization"].get<double>()) + ", " +
+         platforms::format_bytes(top["bytes"].get<std::uint64_t>()) + " per iteration\n";
+    heading = "                         ";
+  }
+  return s;
+}
+
 }  // namespace
 
 DataParallelTimes measure_data_parallel(const DataParallelGraph& dp, const ReplayTimes& times) {
@@ -112,7 +135,7 @@ std::string simulate_summary(const ordered_json& report) {
          format("%.6f s", last_end - r["backward_end_sec"].get<double>()) +
          " after the backward pass\n";
   }
-  return s;
+  return s + limits_summary(report);
 }
 
 std::string collective_summary(const ordered_json& report) {

@@ -14,9 +14,12 @@
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/data_parallel.h"
+#include "sim/limiter.h"
+#include "sim/link_report.h"
 #include "sim/rank_mapping.h"
 #include "sim/replay.h"
 #include "sim/report.h"
+#include "sim/timeline.h"
 #include "workloads/trace_reader.h"
 
 namespace dtsim::sim {
@@ -184,7 +187,7 @@ ordered_json common_report(const char* verb, const RunOptions& run,
 
 }  // namespace
 
-ordered_json simulate_data_parallel(const SimulateConfig& config) {
+ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
   if (config.iterations < 1) {
     throw ConfigError("--iterations " + std::to_string(config.iterations) +
                       ": expected an integer >= 1");
@@ -205,12 +208,18 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations,
                             .accumulation_steps = config.accumulation_steps};
+  std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
-    return v.chooser.choose(
+    CollectiveChoice choice = v.chooser.choose(
         {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes},
         engine.hints());
+    costs[bytes] = comm_cost(choice.schedule, engine.hints());
+    return choice;
   });
   const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
+  if (outputs != nullptr && outputs->want_timeline) {
+    outputs->timeline = timeline_json(workload, dp, times, config.run.ranks);
+  }
 
   ordered_json report =
       common_report("simulate", config.run, v.platform, v.hints, engine.host_count());
@@ -225,7 +234,22 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   report["iterations_simulated"] = config.iterations;
   report["accumulation_steps"] = config.accumulation_steps;
   report["tasks_replayed"] = dp.graph.tasks().size();
-  report["result"] = data_parallel_result(workload, dp, measure_data_parallel(dp, times));
+  const DataParallelTimes t = measure_data_parallel(dp, times);
+  report["result"] = data_parallel_result(workload, dp, t);
+  std::vector<LinkLoad> loads =
+      measure_link_loads(dp, engine.rank_hosts(), v.platform, t.iteration_time_sec);
+  CommCost cost;
+  for (const Bucket& b : dp.buckets) {
+    cost += costs.at(b.bytes);
+  }
+  report["result"]["limiter"] =
+      limiter_json(find_limiter(t.iteration_time_sec, report["result"]["compute_sec"].get<double>(),
+                                cost, loads),
+                   cost);
+  report["links"] = link_levels_json(loads);
+  if (outputs != nullptr) {
+    outputs->links = std::move(loads);
+  }
   if (config.run.algorithm.starts_with("auto")) {
     for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
       report["result"]["buckets"][b]["auto"] = choice_json(dp.choices[b]);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/buckets.h"
+#include "sim/link_report.h"
 
 namespace dtsim::sim {
 
@@ -56,10 +57,18 @@ struct CollectiveConfig {
   int root = 0;
 };
 
-// Simulates data-parallel training and returns the report (see README, "Report").
-// Throws ConfigError, workloads::TraceError or platforms::PlatformError, before the simulation
-// starts, for any bad input.
-[[nodiscard]] nlohmann::ordered_json simulate_data_parallel(const SimulateConfig& config);
+// What simulate_data_parallel produces besides its report, on request.
+struct SimulateOutputs {
+  bool want_timeline = false;
+  nlohmann::ordered_json timeline;  // if want_timeline: the Chrome trace (sim/timeline.h)
+  std::vector<LinkLoad> links;      // every link's load (sim/link_report.h)
+};
+
+// Simulates data-parallel training and returns the report (see README, "Report"); fills
+// `outputs` if given. Throws ConfigError, workloads::TraceError or platforms::PlatformError,
+// before the simulation starts, for any bad input.
+[[nodiscard]] nlohmann::ordered_json simulate_data_parallel(const SimulateConfig& config,
+                                                            SimulateOutputs* outputs = nullptr);
 
 // Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
 // Throws as simulate_data_parallel.

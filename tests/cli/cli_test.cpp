@@ -1,5 +1,6 @@
 // The dtsim binary as a user runs it: exit codes, verbatim error messages, no report on failure,
 // byte-identical reports for identical runs. DTSIM_BINARY is set by CMake.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,7 +76,7 @@ TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb",
                            "--iterations", "--report", "--replay", "--chunk", "--ranks-per-node",
-                           "--grid", "--network-model", "--cfg"}) {
+                           "--grid", "--network-model", "--cfg", "--timeline", "--link-report"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
@@ -97,6 +98,45 @@ TEST_F(Cli, SameRunTwiceGivesByteIdenticalReports) {
   ASSERT_EQ(run(args + report()).exit_code, 0);
   EXPECT_EQ(slurp(report()), first);
   EXPECT_FALSE(first.empty());
+}
+
+TEST_F(Cli, TimelineIsAChromeTraceAndDeterministic) {
+  const std::string timeline = (dir_ / "t.json").string();
+  const std::string args =
+      "simulate " + kResnet + " " + kStar + " --ranks 4 --timeline " + timeline;
+  ASSERT_EQ(run(args).exit_code, 0);
+  const std::string first = slurp(timeline);
+  EXPECT_EQ(first.rfind("{\"traceEvents\":[{\"name\":\"process_name\",\"ph\":\"M\"", 0), 0u);
+  EXPECT_NE(first.find("\"name\":\"all-reduce bucket 0\""), std::string::npos);
+  ASSERT_EQ(run(args).exit_code, 0);
+  EXPECT_EQ(slurp(timeline), first);
+}
+
+TEST_F(Cli, LinkReportIsACsvAndTheSummaryNamesTheLimiter) {
+  // Ring on 4 ranks of a star: each used link direction carries 1.5 x the gradient bytes.
+  const std::string csv = (dir_ / "links.csv").string();
+  const Result r = run("simulate " + kResnet + " " + kStar + " --ranks 4 --link-report " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = slurp(csv);
+  EXPECT_EQ(text.rfind("link,level,bandwidth_bytes_per_sec,bytes,utilization\nlink-0_DOWN,hosts - "
+                       "switch,25000000000,",
+                       0),
+            0u);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 9);  // header + 4 hosts x 2 directions
+  EXPECT_NE(r.out.find("  limited by              "), std::string::npos);
+  EXPECT_NE(r.out.find("  busiest link per level  hosts - switch: link-0_DOWN "),
+            std::string::npos);
+}
+
+TEST_F(Cli, LinkReportIntoAMissingDirectory) {
+  expect_error(
+      "simulate " + kResnet + " " + kStar + " --ranks 4 --link-report /nonexistent/l.csv",
+      "dtsim simulate: --link-report /nonexistent/l.csv: no such directory /nonexistent\n");
+}
+
+TEST_F(Cli, TimelineIntoAMissingDirectory) {
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 4 --timeline /nonexistent/t.json",
+               "dtsim simulate: --timeline /nonexistent/t.json: no such directory /nonexistent\n");
 }
 
 TEST_F(Cli, NetworkModelIsSelectableAndRecorded) {

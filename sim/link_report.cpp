@@ -1,0 +1,182 @@
+#include "sim/link_report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include <simgrid/s4u.hpp>
+
+#include "platforms/build_platform.h"
+
+namespace dtsim::sim {
+
+namespace sg4 = simgrid::s4u;
+using nlohmann::ordered_json;
+
+namespace {
+
+bool has_nodes(const platforms::PlatformSpec& spec) {
+  struct Visitor {
+    bool operator()(const platforms::StarSpec& s) const { return s.node.has_value(); }
+    bool operator()(const platforms::FatTreeSpec& s) const { return s.node.has_value(); }
+    bool operator()(const platforms::TorusSpec& s) const { return s.node.has_value(); }
+    bool operator()(const platforms::XmlSpec& /*s*/) const { return false; }
+  };
+  return std::visit(Visitor{}, spec.topology);
+}
+
+// Whether routes go up to a turning point and down again (star, fat-tree).
+bool symmetric_routes(const platforms::PlatformSpec& spec) {
+  return std::holds_alternative<platforms::StarSpec>(spec.topology) ||
+         std::holds_alternative<platforms::FatTreeSpec>(spec.topology);
+}
+
+constexpr int kNodeLevels = 2;  // GPU links, NIC links
+
+// Collects link loads: each link once, in the order routes first cross it.
+class LinkTally {
+ public:
+  LinkTally(const std::vector<sg4::Host*>& rank_hosts, const platforms::PlatformSpec& spec)
+      : rank_hosts_(rank_hosts), spec_(spec) {}
+
+  void add(int src, int dst, std::uint64_t bytes) {
+    for (std::size_t i : route(src, dst)) {
+      loads_[i].bytes += bytes;
+    }
+  }
+  std::vector<LinkLoad> take() { return std::move(loads_); }
+
+ private:
+  const std::vector<std::size_t>& route(int src, int dst) {
+    auto [it, inserted] = routes_.try_emplace({src, dst});
+    if (inserted) {
+      const auto links = platforms::route_links(rank_hosts_[static_cast<std::size_t>(src)],
+                                                rank_hosts_[static_cast<std::size_t>(dst)]);
+      for (std::size_t pos = 0; pos < links.size(); ++pos) {
+        auto [at, added] = index_.try_emplace(links[pos], loads_.size());
+        if (added) {
+          const int level = link_level(spec_, pos, links.size());
+          loads_.push_back({.name = links[pos]->get_name(),
+                            .level = level,
+                            .level_name = link_level_name(spec_, level),
+                            .bandwidth_bytes_per_sec = links[pos]->get_bandwidth()});
+        }
+        it->second.push_back(at->second);
+      }
+    }
+    return it->second;
+  }
+
+  const std::vector<sg4::Host*>& rank_hosts_;
+  const platforms::PlatformSpec& spec_;
+  std::vector<LinkLoad> loads_;
+  std::unordered_map<const sg4::Link*, std::size_t> index_;  // lookups only: order never read
+  std::map<std::pair<int, int>, std::vector<std::size_t>> routes_;
+};
+
+std::string fabric_level_name(const platforms::PlatformSpec& spec, int level, bool nodes) {
+  const std::string below = nodes ? "nodes" : "hosts";
+  if (std::holds_alternative<platforms::StarSpec>(spec.topology)) {
+    return below + " - switch";
+  }
+  if (std::holds_alternative<platforms::FatTreeSpec>(spec.topology)) {
+    return (level == 0 ? below : "level " + std::to_string(level)) + " - level " +
+           std::to_string(level + 1);
+  }
+  if (std::holds_alternative<platforms::TorusSpec>(spec.topology)) {
+    return "torus links";
+  }
+  return "links";
+}
+
+}  // namespace
+
+int link_level(const platforms::PlatformSpec& spec, std::size_t position, std::size_t route_links) {
+  const int level = static_cast<int>(std::min(position, route_links - 1 - position));
+  if (symmetric_routes(spec)) {
+    return level;
+  }
+  return std::min(level, has_nodes(spec) ? kNodeLevels : 0);
+}
+
+std::string link_level_name(const platforms::PlatformSpec& spec, int level) {
+  const bool nodes = has_nodes(spec);
+  if (nodes && level == 0) {
+    return "GPU links";
+  }
+  if (nodes && level == 1) {
+    return "NIC links";
+  }
+  return fabric_level_name(spec, nodes ? level - kNodeLevels : level, nodes);
+}
+
+std::vector<LinkLoad> measure_link_loads(const DataParallelGraph& dp,
+                                         const std::vector<sg4::Host*>& rank_hosts,
+                                         const platforms::PlatformSpec& spec,
+                                         double iteration_sec) {
+  LinkTally tally(rank_hosts, spec);
+  const auto& tasks = dp.graph.tasks();
+  for (const CollectiveTasks& c : dp.iterations.back().all_reduce) {
+    for (TaskId id = c.first; id < c.end; ++id) {
+      const Task& t = tasks[static_cast<std::size_t>(id)];
+      if (t.kind == TaskKind::kTransfer) {
+        tally.add(t.rank, t.peer, t.bytes);
+      }
+    }
+  }
+  std::vector<LinkLoad> loads = tally.take();
+  for (LinkLoad& l : loads) {
+    const double capacity = l.bandwidth_bytes_per_sec * iteration_sec;
+    l.utilization = capacity > 0 ? static_cast<double>(l.bytes) / capacity : 0.0;
+  }
+  std::sort(loads.begin(), loads.end(), [](const LinkLoad& a, const LinkLoad& b) {
+    return std::tie(a.level, a.name) < std::tie(b.level, b.name);
+  });
+  return loads;
+}
+
+std::string link_report_csv(const std::vector<LinkLoad>& loads) {
+  std::string csv = "link,level,bandwidth_bytes_per_sec,bytes,utilization\n";
+  for (const LinkLoad& l : loads) {
+    char numbers[96];
+    std::snprintf(numbers, sizeof numbers, ",%.15g,%" PRIu64 ",%.9g\n", l.bandwidth_bytes_per_sec,
+                  l.bytes, l.utilization);
+    csv += l.name + "," + l.level_name + numbers;
+  }
+  return csv;
+}
+
+ordered_json link_levels_json(const std::vector<LinkLoad>& loads, int top) {
+  std::map<int, std::vector<const LinkLoad*>> by_level;
+  for (const LinkLoad& l : loads) {
+    by_level[l.level].push_back(&l);
+  }
+  ordered_json levels = ordered_json::array();
+  for (auto& [level, links] : by_level) {
+    std::stable_sort(links.begin(), links.end(), [](const LinkLoad* a, const LinkLoad* b) {
+      return a->utilization > b->utilization;  // ties keep name order
+    });
+    std::uint64_t bytes = 0;
+    for (const LinkLoad* l : links) {
+      bytes += l->bytes;
+    }
+    ordered_json busiest = ordered_json::array();
+    for (std::size_t i = 0; i < links.size() && i < static_cast<std::size_t>(top); ++i) {
+      busiest.push_back({{"link", links[i]->name},
+                         {"bytes", links[i]->bytes},
+                         {"utilization", links[i]->utilization}});
+    }
+    levels.push_back({{"level", links.front()->level_name},
+                      {"links", links.size()},
+                      {"bytes", bytes},
+                      {"max_utilization", links.front()->utilization},
+                      {"busiest", std::move(busiest)}});
+  }
+  return levels;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,242 @@
+// `dtsim sweep` as a user runs it: rows equal direct `dtsim simulate` runs, failures recorded,
+// resume, Slurm emission, verbatim errors. DTSIM_BINARY is set by CMake.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spit(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, sep);) {
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+class Sweep : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dtsim_sweep_" +
+            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) const {
+    const std::string cmd = std::string(DTSIM_BINARY) + " " + args + " >" +
+                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  }
+
+  [[nodiscard]] std::string csv() const { return (dir_ / "results.csv").string(); }
+
+  fs::path dir_;
+};
+
+const std::string kFourPoints = "tests/testdata/sweep_four_points.json";
+
+TEST_F(Sweep, EachRowEqualsADirectSimulateOfItsPoint) {
+  const Result r = run("sweep " + kFourPoints + " --jobs 2 --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = split(slurp(csv()), '\n');
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0],
+            "point,ranks,algorithm,status,iteration_time_sec,compute_sec,exposed_comm_sec,"
+            "scaling_efficiency,samples_per_sec_per_device,limiter,limiter_level,error");
+  // Product order, the last key fastest: (2, ring), (2, tree), (4, ring), (4, tree).
+  const std::vector<std::pair<std::string, std::string>> points{
+      {"2", "ring"}, {"2", "tree"}, {"4", "ring"}, {"4", "tree"}};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto row = split(lines[i + 1], ',');
+    ASSERT_EQ(row.size(), 11u) << lines[i + 1];  // the empty error column ends the line
+    EXPECT_EQ(row[0], std::to_string(i));
+    EXPECT_EQ(row[1], points[i].first);
+    EXPECT_EQ(row[2], points[i].second);
+    EXPECT_EQ(row[3], "ok");
+    const std::string report = (dir_ / "direct.json").string();
+    const Result direct =
+        run("simulate --workload tests/testdata/sim_three_layers.json --platform "
+            "tests/testdata/sim_star16_25GBps.json --iterations 2 --ranks " +
+            points[i].first + " --algorithm " + points[i].second + " --report " + report);
+    ASSERT_EQ(direct.exit_code, 0) << direct.err;
+    const auto result = nlohmann::ordered_json::parse(slurp(report))["result"];
+    EXPECT_EQ(row[4], result["iteration_time_sec"].dump());
+    EXPECT_EQ(row[5], result["compute_sec"].dump());
+    EXPECT_EQ(row[6], result["exposed_comm_sec"].dump());
+    EXPECT_EQ(row[7], result["scaling_efficiency"].dump());
+    EXPECT_EQ(row[8], result["samples_per_sec_per_device"].dump());
+    EXPECT_EQ(row[9], result["limiter"]["kind"].get<std::string>());
+  }
+}
+
+TEST_F(Sweep, SameCsvWhateverTheJobs) {
+  const Result r = run("sweep " + kFourPoints + " --jobs 4 --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "dtsim sweep: 4 points -> " + csv() + "\n");
+  const std::string serial = (dir_ / "serial.csv").string();
+  ASSERT_EQ(run("sweep " + kFourPoints + " --jobs 1 --out " + serial).exit_code, 0);
+  EXPECT_EQ(slurp(csv()), slurp(serial));
+}
+
+TEST_F(Sweep, BadJobs) {
+  const Result r = run("sweep " + kFourPoints + " --jobs 0 --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --jobs 0: expected an integer >= 1\n");
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
+TEST_F(Sweep, AFailedPointIsRecordedWithItsError) {
+  const Result r = run("sweep tests/testdata/sweep_failing_point.json --jobs 2 --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = split(slurp(csv()), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].substr(0, 7), "0,2,ok,");
+  EXPECT_EQ(lines[2],
+            "1,100,failed (exit 2),,,,,,,,\"dtsim simulate: tests/testdata/sim_star16_25GBps.json: "
+            "the platform has 16 hosts, fewer than --ranks 100\"");
+  EXPECT_NE(r.err.find("2/2 points, 1 failed"), std::string::npos) << r.err;
+}
+
+TEST_F(Sweep, ResumeRunsOnlyMissingPointsAndGivesTheSameCsv) {
+  ASSERT_EQ(run("sweep " + kFourPoints + " --jobs 2 --out " + csv()).exit_code, 0);
+  const std::string complete = slurp(csv());
+  // The last row deleted, as if the sweep had been killed before it finished.
+  spit(csv(), complete.substr(0, complete.rfind('\n', complete.size() - 2) + 1));
+  Result r = run("sweep " + kFourPoints + " --jobs 2 --resume --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(csv()), complete);
+  EXPECT_EQ(r.err.find("3/4"), std::string::npos) << "only point 3 should have run: " << r.err;
+  // A torn last line (a kill in the middle of a write) is dropped and its point rerun.
+  spit(csv(), complete.substr(0, complete.size() - 20));
+  r = run("sweep " + kFourPoints + " --resume --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(csv()), complete);
+}
+
+TEST_F(Sweep, KilledThenResumedLosesAndDuplicatesNothing) {
+  // Killed (SIGKILL) once its first point is in; whenever the kill lands, the file holds whole
+  // lines only, and --resume completes it to what an uninterrupted sweep writes. (TMPDIR: the
+  // killed sweep cannot remove its temporary directory.)
+  const std::string full = (dir_ / "full.csv").string();
+  ASSERT_EQ(run("sweep " + kFourPoints + " --jobs 1 --out " + full).exit_code, 0);
+  const std::string script = "TMPDIR=" + dir_.string() + " " + std::string(DTSIM_BINARY) +
+                             " sweep " + kFourPoints + " --jobs 1 --out " + csv() +
+                             " 2>/dev/null & pid=$!; for i in $(seq 6000); do "
+                             "[ \"$(cat " +
+                             csv() +
+                             " 2>/dev/null | wc -l)\" -ge 2 ] && break; sleep 0.01; done; "
+                             "kill -9 $pid; wait $pid; true";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  const std::string partial = slurp(csv());
+  EXPECT_EQ(partial.back(), '\n');
+  const Result r = run("sweep " + kFourPoints + " --jobs 2 --resume --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(csv()), slurp(full));
+}
+
+TEST_F(Sweep, ExistingResultsNeedResume) {
+  spit(csv(), "anything\n");
+  Result r = run("sweep " + kFourPoints + " --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --out " + csv() + ": the file exists (--resume continues it)\n");
+  r = run("sweep " + kFourPoints + " --resume --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --resume: " + csv() +
+                       " does not start with this sweep's header (the results of another "
+                       "sweep?)\n");
+  EXPECT_EQ(slurp(csv()), "anything\n");
+}
+
+TEST_F(Sweep, BadSweepFileNamesEveryJsonPath) {
+  const Result r = run("sweep tests/testdata/sweep_bad.json --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  const std::string f = "dtsim sweep: tests/testdata/sweep_bad.json: ";
+  EXPECT_EQ(
+      r.err,
+      f + "/extra: unknown key (expected fixed, vary)\n" + f +
+          "/fixed/report: --report cannot be set in a sweep (the sweep sets each point's "
+          "report; an output file would be overwritten by every point)\n" +
+          f +
+          "/fixed/ranks: expected a string (one line), a number or a non-empty array of "
+          "them, got boolean true\n" +
+          f + "/fixed/bucket-mb/1: expected a string (one line) or a number, got boolean false\n" +
+          f + "/vary/algoritm: not a flag of dtsim simulate (see dtsim simulate --help)\n" + f +
+          "/vary/iterations: expected a non-empty array of values, got array []\n" + f +
+          "/vary/chunk: expected a non-empty array of values, got string \"1MB\"\n");
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
+TEST_F(Sweep, MalformedSweepFile) {
+  const Result r = run("sweep tests/testdata/sweep_malformed.json --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim sweep: tests/testdata/sweep_malformed.json: [json.exception.parse_error.101] "
+            "parse error at line 1, column 12: syntax error while parsing object key - unexpected "
+            "end of input; expected string literal\n");
+}
+
+TEST_F(Sweep, MissingSweepFile) {
+  const Result r = run("sweep tests/testdata/no_such_sweep.json --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: tests/testdata/no_such_sweep.json: cannot open sweep file\n");
+}
+
+TEST_F(Sweep, EmitSlurmWritesAJobArrayAndThePoints) {
+  const std::string slurm = (dir_ / "slurm").string();
+  const Result r = run("sweep " + kFourPoints + " --emit-slurm " + slurm);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto points = split(slurp(slurm + "/points.txt"), '\n');
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[1],
+            "'--workload' 'tests/testdata/sim_three_layers.json' '--platform' "
+            "'tests/testdata/sim_star16_25GBps.json' '--iterations' '2' '--ranks' '2' "
+            "'--algorithm' 'tree'");
+  const std::string script = slurp(slurm + "/sweep.sbatch");
+  EXPECT_EQ(script.rfind("#!/bin/bash\n", 0), 0u);
+  EXPECT_NE(script.find("#SBATCH --array=0-3\n"), std::string::npos);
+  EXPECT_NE(script.find(" simulate $args --report '" + slurm + "/reports/'point-$point.json"),
+            std::string::npos);
+  EXPECT_TRUE(fs::is_directory(slurm + "/reports"));
+}
+
+TEST_F(Sweep, HelpNamesEveryFlag) {
+  const Result r = run("sweep --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--out", "--jobs", "--resume", "--emit-slurm"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
