@@ -127,9 +127,11 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
                     .node = node(4, kPcie3x16BytesPerSec, kPcieHopSec, 25 * kGbps)};
   }
   if (name == "pcie8-fdr") {
+    // Dual-root PCIe boxes: 2 GPUs behind each PLX switch share its x16 uplink, and GPU-to-GPU
+    // traffic goes through the uplinks (staged in host memory): each GPU gets half a x16 link.
     return fat_tree_of(nodes,
                        {.bandwidth_bytes_per_sec = 56 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kPcie3x16BytesPerSec, kPcieHopSec, 56 * kGbps));
+                       node(8, kPcie3x16BytesPerSec / 2, kPcieHopSec, 56 * kGbps));
   }
   if (name == "tpu-torus") {
     return TorusSpec{.dims = cube_dims(nodes),

@@ -39,6 +39,12 @@ TEST(Presets, GpuLinksCarryNcclsAchievableNvlinkBandwidth) {
   EXPECT_DOUBLE_EQ(v100.node->gpu_link_bandwidth_bytes_per_sec, 6 * 20e9);
 }
 
+TEST(Presets, DualRootPcieGpusShareTheirSwitchUplink) {
+  // PRESETS.md: 2 GPUs per PLX switch share its PCIe 3.0 x16 uplink (12 GB/s, NCCL's rate).
+  const auto spec = std::get<FatTreeSpec>(*make_preset("pcie8-fdr", 2));
+  EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 12e9 / 2);
+}
+
 TEST(Presets, RoutesCostNcclsPerHopLatency) {
   // NCCL tuning.cc, Ring/Simple: 3.4 us per NVLink hop, 14 us per network hop. An intra-node
   // route crosses two GPU links; an inter-node one two GPU links, two NICs, two fabric links.
