@@ -103,7 +103,8 @@ class EngineRun {
     int argc = static_cast<int>(args_.size());
     engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
     platform_ = platforms::build_platform(spec);
-    rank_hosts_ = place_ranks_linear(platform_, run.ranks, spec.file);
+    rank_hosts_ = place_ranks_on(platform_, placement_shape(spec, platform_.hosts.size()),
+                                 run.placement, run.ranks, spec.file);
     hints_.route_latency_sec = [this](int src, int dst) {
       return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],
                                           rank_hosts_[static_cast<std::size_t>(dst)]);
@@ -158,7 +159,10 @@ ordered_json common_report(const char* verb, const RunOptions& run,
   r["verb"] = verb;
   r["platform"] = {{"file", spec.file}, {"topology", spec.topology_name()}, {"hosts", hosts}};
   r["ranks"] = run.ranks;
-  r["rank_placement"] = "linear";
+  r["rank_placement"] = placement_name(run.placement);
+  if (run.placement.kind == Placement::Kind::kRandom) {
+    r["rank_placement_seed"] = run.placement.seed;
+  }
   r["algorithm"] = run.algorithm;
   r["replay"] = run.collapse ? "collapsed" : "step";
   r["chunk_bytes"] = run.chunk_bytes;

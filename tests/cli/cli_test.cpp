@@ -172,6 +172,22 @@ TEST_F(Cli, BadGrid) {
                "dtsim collective: --grid 2by2: expected XxY with X, Y >= 1, e.g. 8x16\n");
 }
 
+TEST_F(Cli, PlacementAndSeedAreRecorded) {
+  const std::string args = "collective " + kStar + " --ranks 4 --bytes 1MB --report " + report();
+  ASSERT_EQ(run(args).exit_code, 0);
+  EXPECT_NE(slurp(report()).find("\"rank_placement\": \"linear\","), std::string::npos);
+  ASSERT_EQ(run(args + " --placement random:7").exit_code, 0);
+  const std::string random = slurp(report());
+  EXPECT_NE(random.find("\"rank_placement\": \"random\",\n  \"rank_placement_seed\": 7,"),
+            std::string::npos);
+}
+
+TEST_F(Cli, BadPlacement) {
+  expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --placement random:x",
+               "dtsim collective: --placement random:x: expected linear, round-robin, random, "
+               "random:SEED (an integer >= 0) or topology-aware\n");
+}
+
 TEST_F(Cli, UnknownOperation) {
   expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --op scan",
                "dtsim collective: --op scan: unknown operation (expected one of all-reduce, "
