@@ -1,6 +1,11 @@
 #include "platforms/build_platform.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
 #include <string>
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
@@ -77,6 +82,51 @@ sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts,
   });
 }
 
+// The two nodes a FatTreeZone link joins, from its name "link_from_<lower>_<upper>_<n>_UP|DOWN"
+// (SimGrid 3.32: endpoints are nodes 0..E-1, switches follow); nothing for other links.
+std::optional<std::pair<long, long>> fat_tree_link_ends(const std::string& name) {
+  long lower = 0, upper = 0, unique = 0;
+  char direction[8] = {};
+  if (std::sscanf(name.c_str(), "link_from_%ld_%ld_%ld_%7s", &lower, &upper, &unique, direction) !=
+      4) {
+    return std::nullopt;
+  }
+  return std::pair{lower, upper};
+}
+
+// Gives the links between level i and i+1 the bandwidth and latency of spec.level_links[i]:
+// a link's level is its lower node's, found upwards from the endpoints (level 0).
+void set_level_links(const FatTreeSpec& spec) {
+  std::vector<std::pair<sg4::Link*, std::pair<long, long>>> links;
+  for (sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) {
+    if (auto ends = fat_tree_link_ends(link->get_name())) {
+      links.emplace_back(link, *ends);
+    }
+  }
+  std::map<long, std::size_t> level;
+  const auto endpoints = static_cast<long>(
+      std::accumulate(spec.down.begin(), spec.down.end(), 1.0, std::multiplies<>()));
+  for (long e = 0; e < endpoints; ++e) {
+    level[e] = 0;
+  }
+  for (std::size_t pass = 0; pass < spec.levels; ++pass) {
+    for (const auto& [link, ends] : links) {
+      if (auto it = level.find(ends.first); it != level.end()) {
+        level[ends.second] = it->second + 1;
+      }
+    }
+  }
+  for (const auto& [link, ends] : links) {
+    auto it = level.find(ends.first);
+    if (it == level.end() || it->second >= spec.level_links.size()) {
+      throw PlatformError("cannot tell the level of SimGrid's fat-tree link " + link->get_name());
+    }
+    const LinkSpec& wanted = spec.level_links[it->second];
+    link->set_bandwidth(wanted.bandwidth_bytes_per_sec);
+    link->set_latency(wanted.latency_sec);
+  }
+}
+
 Platform build_fat_tree(const FatTreeSpec& spec) {
   Platform platform;
   sg4::create_fatTree_zone("fat-tree", nullptr,
@@ -84,6 +134,9 @@ Platform build_fat_tree(const FatTreeSpec& spec) {
                            recording_callbacks(platform.hosts, spec.node),
                            spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex)
       ->seal();
+  if (!spec.level_links.empty()) {
+    set_level_links(spec);
+  }
   return platform;
 }
 

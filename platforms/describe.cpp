@@ -22,6 +22,10 @@ double product(const std::vector<unsigned>& v, std::size_t from, std::size_t to)
 // each reached by parallel[i-1] links.
 void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, PlatformSummary& s) {
   const std::size_t levels = t.levels;
+  auto bw = [&t](std::size_t i) {  // of the links between level i and i+1
+    return t.level_links.empty() ? t.link.bandwidth_bytes_per_sec
+                                 : t.level_links[i].bandwidth_bytes_per_sec;
+  };
   double bisection = s.endpoints * endpoint_bytes_per_sec / 2;
   for (std::size_t i = 1; i <= levels; ++i) {
     const double lower_nodes = product(t.down, i - 1, levels) * product(t.up, 0, i - 1);
@@ -30,14 +34,14 @@ void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, Pla
                                " -> level " + std::to_string(i),
                        .links = static_cast<unsigned long>(links)};
     if (i < levels) {
-      level.oversubscription =
-          static_cast<double>(t.down[i - 1] * t.parallel[i - 1]) / (t.up[i] * t.parallel[i]);
+      level.oversubscription = static_cast<double>(t.down[i - 1] * t.parallel[i - 1]) * bw(i - 1) /
+                               (static_cast<double>(t.up[i] * t.parallel[i]) * bw(i));
     }
     s.levels.push_back(level);
     // Half the hosts send to the other half: a cut above level i-1 is crossed by at most the
     // links going up from it.
     if (i > 1) {
-      bisection = std::min(bisection, links * t.link.bandwidth_bytes_per_sec / 2);
+      bisection = std::min(bisection, links * bw(i - 1) / 2);
     }
   }
   s.bisection_bytes_per_sec = bisection;
@@ -76,6 +80,12 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
     throw PlatformError(spec.file +
                         ": multi-GPU nodes cannot be written as one SimGrid <cluster>; export "
                         "the fabric without its \"node\" section");
+  }
+  if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology);
+      tree != nullptr && !tree->level_links.empty()) {
+    throw PlatformError(spec.file +
+                        ": per-level link bandwidths and latencies cannot be written as one "
+                        "SimGrid <cluster> (it has one bw and one lat)");
   }
   auto join = [](const std::vector<unsigned>& v) {
     std::string out;

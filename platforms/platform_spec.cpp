@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platforms/presets.h"
+#include "platforms/spec_fields.h"
 #include "platforms/units.h"
 #include "workloads/json_fields.h"
 
@@ -17,47 +18,6 @@ using nlohmann::json;
 using workloads::JsonFields;
 
 namespace {
-
-// Hosts beyond this are refused before SimGrid tries to build them.
-constexpr double kMaxHosts = 1 << 24;
-
-double product(const std::vector<unsigned>& values) {
-  double p = 1;
-  for (unsigned v : values) {
-    p *= v;
-  }
-  return p;
-}
-
-double read_bandwidth(JsonFields& f, const char* key) {
-  auto text = f.string(key);
-  if (!text) {
-    return 0;
-  }
-  auto bw = parse_bandwidth(*text);
-  if (!bw || *bw <= 0) {
-    f.problem(key,
-              "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" "
-              "(bits/s), got \"" +
-                  *text + "\"");
-    return 0;
-  }
-  return *bw;
-}
-
-double read_latency(JsonFields& f, const char* key) {
-  auto text = f.string(key);
-  if (!text) {
-    return 0;
-  }
-  auto lat = parse_duration(*text);
-  if (!lat) {
-    f.problem(key,
-              "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" + *text + "\"");
-    return 0;
-  }
-  return *lat;
-}
 
 LinkSpec read_link(JsonFields& f) {
   return {.bandwidth_bytes_per_sec = read_bandwidth(f, "link_bandwidth"),
@@ -89,35 +49,6 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   node.nic_bandwidth_bytes_per_sec = static_cast<double>(nics) * read_bandwidth(f, "nic_bandwidth");
   node.nic_latency_sec = read_latency(f, "nic_latency");
   return node;
-}
-
-// A list of positive integers of the given length (0: any non-empty length).
-std::vector<unsigned> read_positive_list(JsonFields& f, const char* key, std::size_t length) {
-  std::vector<unsigned> out;
-  auto values = f.unsigned_array(key);
-  if (!values) {
-    return out;
-  }
-  if (length != 0 && values->size() != length) {
-    f.problem(key, "expected " + std::to_string(length) + " entries (one per level), got " +
-                       std::to_string(values->size()));
-  } else if (values->empty()) {
-    f.problem(key, "expected at least one entry");
-  }
-  for (std::size_t i = 0; i < values->size(); ++i) {
-    if ((*values)[i] == 0 || (*values)[i] > kMaxHosts) {
-      f.problem(std::string(key) + "/" + std::to_string(i),
-                "expected an integer between 1 and 16777216, got " + std::to_string((*values)[i]));
-    }
-    out.push_back(static_cast<unsigned>(std::min<std::uint64_t>((*values)[i], kMaxHosts)));
-  }
-  return out;
-}
-
-void check_host_total(JsonFields& f, const char* key, const std::vector<unsigned>& factors) {
-  if (product(factors) > kMaxHosts) {
-    f.problem(key, "describes more than 16777216 hosts");
-  }
 }
 
 Topology read_preset(JsonFields& f) {
@@ -161,21 +92,7 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     return star;
   }
   if (name == "fat-tree") {
-    f.reject_unknown(
-        {"topology", "levels", "down", "up", "parallel", "link_bandwidth", "link_latency", "node"});
-    FatTreeSpec tree;
-    auto levels = f.unsigned_integer("levels");
-    if (levels && (*levels < 1 || *levels > 8)) {
-      f.problem("levels", "expected an integer between 1 and 8, got " + std::to_string(*levels));
-      levels.reset();
-    }
-    std::size_t n = levels.value_or(0);
-    tree.levels = static_cast<unsigned>(n);
-    tree.down = read_positive_list(f, "down", n);
-    tree.up = read_positive_list(f, "up", n);
-    tree.parallel = read_positive_list(f, "parallel", n);
-    check_host_total(f, "down", tree.down);
-    tree.link = read_link(f);
+    FatTreeSpec tree = read_fat_tree(f);
     tree.node = read_node(f);
     return tree;
   }

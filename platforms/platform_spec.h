@@ -4,6 +4,8 @@
 //   {"topology": "star", "hosts": 16, "link_bandwidth": "25GBps", "link_latency": "1us"}
 //   {"topology": "fat-tree", "levels": 2, "down": [16, 16], "up": [1, 16], "parallel": [1, 1],
 //    "link_bandwidth": "25GBps", "link_latency": "1us"}
+//   {"topology": "fat-tree", "k": 4, "n": 3, "taper": [2, 1], "link_bandwidth": ["25GBps",
+//    "25GBps", "50GBps"], "link_latency": "1us"}       (k-ary n-tree; per-level links)
 //   {"topology": "torus", "dims": [4, 4, 4], "link_bandwidth": "25GBps", "link_latency": "1us"}
 //   {"topology": "xml", "file": "cluster.xml"}          (a SimGrid XML platform, path relative
 //                                                        to the spec's folder)
@@ -62,7 +64,12 @@ struct FatTreeSpec {
   std::vector<unsigned> down{4, 4};
   std::vector<unsigned> up{1, 4};
   std::vector<unsigned> parallel{1, 1};
+  // Every level's links, or (with level_links) the hosts' links, level_links[0].
   LinkSpec link;
+  // Empty, or one per level: level_links[i] for the links between level i and level i+1
+  // (i = 0: hosts to leaf switches). SimGrid's FatTreeZone takes one bandwidth and latency;
+  // build_platform sets the other levels' links after building it.
+  std::vector<LinkSpec> level_links;
   // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
   std::optional<NodeSpec> node;
   bool operator==(const FatTreeSpec&) const = default;

@@ -291,6 +291,92 @@ TEST(PlatformSpec, RejectsMoreThan16MiHosts) {
             spec_file.path() + ": /dims: describes more than 16777216 hosts");
 }
 
+TEST(PlatformSpec, ReadsKAryNTreeAsGeneralizedFatTree) {
+  // A 4-ary 3-tree: 4^3 = 64 hosts, 3 levels of 4^2 = 16 switches with 4 links down and 4 up:
+  // PGFT(3; 4,4,4; 1,4,4; 1,1,1).
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 4, "n": 3, "link_bandwidth": "25GBps",
+          "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  const FatTreeSpec expected{.levels = 3,
+                             .down = {4, 4, 4},
+                             .up = {1, 4, 4},
+                             .parallel = {1, 1, 1},
+                             .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(std::get<FatTreeSpec>(spec.topology), expected);
+  EXPECT_EQ(spec.host_count(), 64u);
+}
+
+TEST(PlatformSpec, KAryNTreeTaperDividesTheUpLinksOfALevel) {
+  // taper [2, 1]: level-1 switches keep 4 / 2 = 2 up links (2:1), level-2 switches 4 / 1.
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 4, "n": 3, "taper": [2, 1], "link_bandwidth": "25GBps",
+          "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  const auto& tree = std::get<FatTreeSpec>(spec.topology);
+  EXPECT_EQ(tree.up, (std::vector<unsigned>{1, 2, 4}));
+  EXPECT_EQ(tree.down, (std::vector<unsigned>{4, 4, 4}));
+}
+
+TEST(PlatformSpec, ReadsPerLevelLinks) {
+  // Entry i: links between level i and i+1. A single string still applies to every level.
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 2, "down": [4, 4], "up": [1, 4], "parallel": [1, 1],
+          "link_bandwidth": ["25GBps", "100Gbps"], "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  const auto& tree = std::get<FatTreeSpec>(spec.topology);
+  // 100Gbps = 12.5e9 bytes/s.
+  const std::vector<LinkSpec> expected{{.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6},
+                                       {.bandwidth_bytes_per_sec = 12.5e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(tree.level_links, expected);
+  EXPECT_EQ(tree.link, expected[0]);
+}
+
+TEST(PlatformSpec, RejectsKAryNTreeMixedWithListsAndBadTaper) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 4, "n": 2, "levels": 2, "taper": [3],
+          "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p +
+                ": /levels: not allowed with \"k\" and \"n\" (a k-ary n-tree sets levels, down, "
+                "up and parallel)\n" +
+                p +
+                ": /taper/0: expected a divisor of k = 4 (SimGrid needs a whole number of up "
+                "links), got 3");
+}
+
+TEST(PlatformSpec, RejectsTaperWithExplicitLists) {
+  const TempSpec explicit_lists(
+      R"({"topology": "fat-tree", "levels": 1, "down": [4], "up": [1], "parallel": [1],
+          "taper": [2], "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(explicit_lists.path()),
+            explicit_lists.path() +
+                ": /taper: only with \"k\" and \"n\" (with explicit lists, taper through \"up\" "
+                "and \"parallel\")");
+}
+
+TEST(PlatformSpec, RejectsKAryNTreeOutOfRange) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 0, "n": 9, "link_bandwidth": "1GBps",
+          "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p + ": /k: expected an integer between 1 and 4096, got 0\n" + p +
+                               ": /n: expected an integer between 1 and 8, got 9");
+}
+
+TEST(PlatformSpec, RejectsPerLevelLinksOfWrongLengthOrValue) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 2, "n": 2, "taper": [1, 1],
+          "link_bandwidth": ["25GBps"], "link_latency": ["1us", "1"]})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p + ": /taper: expected 1 entries (one per switch level below the top), got 2\n" + p +
+                ": /link_bandwidth: expected 2 entries (one per level), got 1\n" + p +
+                ": /link_latency/1: expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), "
+                "got \"1\"");
+}
+
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": -1, "link_bandwidth": "25", "link_latency": "-1us",
