@@ -149,6 +149,18 @@ Platform build_torus(const TorusSpec& spec) {
   return platform;
 }
 
+Platform build_dragonfly(const DragonflySpec& spec) {
+  Platform platform;
+  sg4::create_dragonfly_zone(
+      "dragonfly", nullptr,
+      sg4::DragonflyParams({spec.groups, spec.blue_links}, {spec.chassis, spec.black_links},
+                           {spec.routers, spec.green_links}, spec.nodes),
+      recording_callbacks(platform.hosts, spec.node), spec.link.bandwidth_bytes_per_sec,
+      spec.link.latency_sec, kSplitDuplex)
+      ->seal();
+  return platform;
+}
+
 Platform build_star(const StarSpec& spec) {
   if (spec.node) {
     // A star of nodes is a one-level fat-tree: one switch, one link per node.
@@ -193,6 +205,7 @@ Platform build_platform(const PlatformSpec& spec) {
       Platform operator()(const FatTreeSpec& s) const { return build_fat_tree(s); }
       Platform operator()(const TorusSpec& s) const { return build_torus(s); }
       Platform operator()(const XmlSpec& s) const { return load_xml(s); }
+      Platform operator()(const DragonflySpec& s) const { return build_dragonfly(s); }
     };
     Platform platform = std::visit(Visitor{}, spec.topology);
     if (platform.hosts.empty()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -47,6 +48,27 @@ void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, Pla
   s.bisection_bytes_per_sec = bisection;
 }
 
+// The cut between two halves of the top level that has more than one member (groups, else the
+// chassis of the one group, else the routers of the one chassis): a members on one side and
+// b = total - a on the other are joined by a x b links (the level is all-to-all).
+double dragonfly_cut_bytes_per_sec(const DragonflySpec& d) {
+  auto cut = [](unsigned members, double links_per_pair) {
+    const double a = members / 2;
+    return a * (members - a) * links_per_pair;
+  };
+  double links = 0;
+  if (d.groups > 1) {
+    links = cut(d.groups, d.blue_links);
+  } else if (d.chassis > 1) {
+    links = cut(d.chassis, 1.0 * d.black_links * d.routers);  // one black link per router
+  } else if (d.routers > 1) {
+    links = cut(d.routers, d.green_links);
+  } else {
+    return std::numeric_limits<double>::infinity();  // a single router: no link to cut
+  }
+  return links * d.link.bandwidth_bytes_per_sec;
+}
+
 }  // namespace
 
 PlatformSummary summarize(const PlatformSpec& spec) {
@@ -62,6 +84,10 @@ PlatformSummary summarize(const PlatformSpec& spec) {
     s.bisection_bytes_per_sec = s.endpoints * endpoint_bw(star->link, star->node) / 2;
   } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
     summarize_fat_tree(*tree, endpoint_bw(tree->link, tree->node), s);
+  } else if (const auto* dragonfly = std::get_if<DragonflySpec>(&spec.topology)) {
+    s.bisection_bytes_per_sec =
+        std::min(dragonfly_cut_bytes_per_sec(*dragonfly),
+                 s.endpoints * endpoint_bw(dragonfly->link, dragonfly->node) / 2);
   } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
     // Cut across the largest dimension: N / d links in the cut plane, twice (wrap-around).
     const unsigned d = *std::max_element(torus->dims.begin(), torus->dims.end());
@@ -107,6 +133,13 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
     topology = "TORUS";
     parameters = join(torus->dims);
     link = torus->link;
+  } else if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
+    topology = "DRAGONFLY";
+    parameters = std::to_string(d->groups) + "," + std::to_string(d->blue_links) + ";" +
+                 std::to_string(d->chassis) + "," + std::to_string(d->black_links) + ";" +
+                 std::to_string(d->routers) + "," + std::to_string(d->green_links) + ";" +
+                 std::to_string(d->nodes);
+    link = d->link;
   }
   char bw[64], lat[64];
   std::snprintf(bw, sizeof bw, "%.17gBps", link.bandwidth_bytes_per_sec);

@@ -105,6 +105,11 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     torus.node = read_node(f);
     return torus;
   }
+  if (name == "dragonfly") {
+    DragonflySpec dragonfly = read_dragonfly(f);
+    dragonfly.node = read_node(f);
+    return dragonfly;
+  }
   if (name == "xml") {
     f.reject_unknown({"topology", "file"});
     XmlSpec xml;
@@ -119,8 +124,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     return xml;
   }
   if (f.has("topology") && f.value("topology")->is_string()) {
-    f.problem("topology",
-              "unknown topology \"" + name + "\" (expected one of star, fat-tree, torus, xml)");
+    f.problem("topology", "unknown topology \"" + name +
+                              "\" (expected one of star, fat-tree, torus, dragonfly, xml)");
   }
   return StarSpec{};
 }
@@ -148,12 +153,15 @@ unsigned PlatformSpec::host_count() const {
     }
     unsigned operator()(const TorusSpec& s) const { return static_cast<unsigned>(product(s.dims)); }
     unsigned operator()(const XmlSpec&) const { return 0; }
+    unsigned operator()(const DragonflySpec& s) const {
+      return s.groups * s.chassis * s.routers * s.nodes;
+    }
   };
   return std::visit(Visitor{}, topology) * gpus_per_node();
 }
 
 std::string PlatformSpec::topology_name() const {
-  constexpr const char* kNames[] = {"star", "fat-tree", "torus", "xml"};
+  constexpr const char* kNames[] = {"star", "fat-tree", "torus", "xml", "dragonfly"};
   return kNames[topology.index()];
 }
 

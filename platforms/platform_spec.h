@@ -7,6 +7,8 @@
 //   {"topology": "fat-tree", "k": 4, "n": 3, "taper": [2, 1], "link_bandwidth": ["25GBps",
 //    "25GBps", "50GBps"], "link_latency": "1us"}       (k-ary n-tree; per-level links)
 //   {"topology": "torus", "dims": [4, 4, 4], "link_bandwidth": "25GBps", "link_latency": "1us"}
+//   {"topology": "dragonfly", "groups": 2, "chassis": 1, "routers": 2, "nodes": 4,
+//    "link_bandwidth": "25GBps", "link_latency": "1us"}
 //   {"topology": "xml", "file": "cluster.xml"}          (a SimGrid XML platform, path relative
 //                                                        to the spec's folder)
 #ifndef DTSIM_PLATFORMS_PLATFORM_SPEC_H_
@@ -84,13 +86,32 @@ struct TorusSpec {
   bool operator==(const TorusSpec&) const = default;
 };
 
+// SimGrid's dragonfly (DragonflyZone): `groups` groups of `chassis` chassis of `routers` routers,
+// each router with `nodes` hosts. Routers of a chassis are all joined (green links), routers at
+// the same position of a group's chassis too (black links), and each pair of groups by one blue
+// link. A "*_links" count is a bandwidth multiplier: SimGrid makes one link of that many times
+// link_bandwidth. Hosts = groups x chassis x routers x nodes.
+struct DragonflySpec {
+  unsigned groups = 2;
+  unsigned chassis = 1;
+  unsigned routers = 2;
+  unsigned nodes = 2;
+  unsigned blue_links = 1;   // between two groups
+  unsigned black_links = 1;  // between two chassis of a group
+  unsigned green_links = 1;  // between two routers of a chassis
+  LinkSpec link;
+  // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
+  std::optional<NodeSpec> node;
+  bool operator==(const DragonflySpec&) const = default;
+};
+
 // A SimGrid XML platform file; hosts in the order the file declares them.
 struct XmlSpec {
   std::string path;  // resolved (relative to the spec's folder, or as given)
   bool operator==(const XmlSpec&) const = default;
 };
 
-using Topology = std::variant<StarSpec, FatTreeSpec, TorusSpec, XmlSpec>;
+using Topology = std::variant<StarSpec, FatTreeSpec, TorusSpec, XmlSpec, DragonflySpec>;
 
 struct PlatformSpec {
   std::string file;  // where it was read from; labels errors and reports
@@ -100,7 +121,7 @@ struct PlatformSpec {
   [[nodiscard]] unsigned host_count() const;
   // GPUs per node (1 without a "node" section, and for XML).
   [[nodiscard]] unsigned gpus_per_node() const;
-  // "star", "fat-tree", "torus" or "xml".
+  // "star", "fat-tree", "torus", "xml" or "dragonfly".
   [[nodiscard]] std::string topology_name() const;
 };
 

@@ -220,4 +220,33 @@ FatTreeSpec read_fat_tree(JsonFields& f) {
   return tree;
 }
 
+DragonflySpec read_dragonfly(JsonFields& f) {
+  f.reject_unknown({"topology", "groups", "chassis", "routers", "nodes", "blue_links",
+                    "black_links", "green_links", "link_bandwidth", "link_latency", "node"});
+  DragonflySpec d;
+  const unsigned max = 1 << 24;
+  d.groups = read_bounded(f, "groups", 1, max).value_or(1);
+  d.chassis = read_bounded(f, "chassis", 1, max).value_or(1);
+  d.routers = read_bounded(f, "routers", 1, max).value_or(1);
+  d.nodes = read_bounded(f, "nodes", 1, max).value_or(1);
+  auto optional_count = [&f](const char* key) {
+    return f.has(key) ? read_bounded(f, key, 1, 1024).value_or(1) : 1u;
+  };
+  d.blue_links = optional_count("blue_links");
+  d.black_links = optional_count("black_links");
+  d.green_links = optional_count("green_links");
+  check_host_total(f, "nodes", {d.groups, d.chassis, d.routers, d.nodes});
+  if (d.groups > d.routers) {
+    // SimGrid attaches group g's link to group h at router h of g's first chassis, and routes
+    // through it: more groups than routers per chassis would index past them.
+    f.problem("groups", "expected at most \"routers\" (" + std::to_string(d.routers) +
+                            ") groups: SimGrid's dragonfly attaches a group's link to group h at "
+                            "its router h, got " +
+                            std::to_string(d.groups));
+  }
+  d.link = {.bandwidth_bytes_per_sec = read_bandwidth(f, "link_bandwidth"),
+            .latency_sec = read_latency(f, "link_latency")};
+  return d;
+}
+
 }  // namespace dtsim::platforms

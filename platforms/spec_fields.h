@@ -39,6 +39,9 @@ void check_host_total(workloads::JsonFields& f, const char* key,
 // links). REQUIRES: f's object has "topology": "fat-tree". "node" is read by the caller.
 [[nodiscard]] FatTreeSpec read_fat_tree(workloads::JsonFields& f);
 
+// The "dragonfly" topology's keys. REQUIRES: as read_fat_tree.
+[[nodiscard]] DragonflySpec read_dragonfly(workloads::JsonFields& f);
+
 }  // namespace dtsim::platforms
 
 #endif  // DTSIM_PLATFORMS_SPEC_FIELDS_H_

@@ -218,6 +218,24 @@ TEST_F(Cli, DescribeNamesLevelsAndBisection) {
             "  bisection bandwidth 1600 GB/s per direction\n");
 }
 
+TEST_F(Cli, DragonflyDescribesAndExportsToTheSameRing) {
+  const Result r = run("platform describe tests/testdata/sim_dragonfly8.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Links, each split-duplex (2 SimGrid links): 8 host links, 1 green link in each group's
+  // chassis, 1 blue link: 2 x (8 + 2 + 1) = 22, plus SimGrid's loopback. Bisection: the one
+  // blue link, 25 GB/s.
+  EXPECT_EQ(r.out,
+            "platform tests/testdata/sim_dragonfly8.json: dragonfly, 8 hosts, 23 SimGrid links\n"
+            "  bisection bandwidth 25 GB/s per direction\n");
+  const std::string xml = (dir_ / "dragonfly.xml").string();
+  ASSERT_EQ(run("platform export tests/testdata/sim_dragonfly8.json --xml -o " + xml).exit_code, 0);
+  const Result from_json =
+      run("collective --platform tests/testdata/sim_dragonfly8.json --ranks 8 --bytes 100MB");
+  const Result from_xml = run("collective --platform " + xml + " --ranks 8 --bytes 100MB");
+  ASSERT_EQ(from_xml.exit_code, 0) << from_xml.err;
+  EXPECT_EQ(from_xml.out, from_json.out);
+}
+
 TEST_F(Cli, MissingWorkloadFile) {
   expect_error("simulate --workload tests/testdata/no_such_trace.json " + kStar + " --ranks 2",
                "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");
@@ -260,7 +278,7 @@ TEST_F(Cli, UnknownTopology) {
       "collective --platform tests/testdata/cli_unknown_topology.json --ranks 2 "
       "--bytes 1MB",
       "dtsim collective: tests/testdata/cli_unknown_topology.json: /topology: unknown "
-      "topology \"hypercube\" (expected one of star, fat-tree, torus, xml)\n");
+      "topology \"hypercube\" (expected one of star, fat-tree, torus, dragonfly, xml)\n");
 }
 
 TEST_F(Cli, EveryPlatformProblemAtOnce) {

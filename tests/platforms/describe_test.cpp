@@ -54,6 +54,19 @@ TEST(Describe, SlowerUpperLevelIsOversubscribed) {
   EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 100e9);
 }
 
+TEST(Describe, DragonflyBisectionCutsTheBlueLinks) {
+  // 4 groups: 2 on each side, joined pairwise by 2 x 2 = 4 blue links of 2 x 25 GB/s
+  // (blue_links 2): 200 GB/s; the 4 x 2 x 4 x 2 = 64 hosts could send 64 / 2 x 25 = 800 GB/s.
+  const auto s = summarize(
+      spec(DragonflySpec{.groups = 4,
+                         .chassis = 2,
+                         .routers = 4,
+                         .nodes = 2,
+                         .blue_links = 2,
+                         .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}}));
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 4 * 2 * 25e9);
+}
+
 TEST(Describe, TorusBisectionCutsTheLongestDimensionTwice) {
   // 4x4x4: a plane of 16 links, crossed twice thanks to wrap-around: 32 x 25 GB/s.
   const auto s =

@@ -161,8 +161,8 @@ TEST(PlatformSpec, ReportsNumberTooLargeForADouble) {
 
 TEST(PlatformSpec, RejectsUnknownTopology) {
   EXPECT_EQ(read_error("tests/testdata/pf_unknown_topology.json"),
-            "tests/testdata/pf_unknown_topology.json: /topology: unknown topology \"dragonfly\" "
-            "(expected one of star, fat-tree, torus, xml)");
+            "tests/testdata/pf_unknown_topology.json: /topology: unknown topology \"hypercube\" "
+            "(expected one of star, fat-tree, torus, dragonfly, xml)");
 }
 
 TEST(PlatformSpec, RejectsMissingTopology) {
@@ -375,6 +375,34 @@ TEST(PlatformSpec, RejectsPerLevelLinksOfWrongLengthOrValue) {
                 ": /link_bandwidth: expected 2 entries (one per level), got 1\n" + p +
                 ": /link_latency/1: expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), "
                 "got \"1\"");
+}
+
+TEST(PlatformSpec, ReadsDragonfly) {
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 3, "chassis": 2, "routers": 4, "nodes": 5,
+          "blue_links": 2, "link_bandwidth": "25GBps", "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  EXPECT_EQ(spec.topology_name(), "dragonfly");
+  // Hosts = 3 groups x 2 chassis x 4 routers x 5 nodes.
+  EXPECT_EQ(spec.host_count(), 120u);
+  const DragonflySpec expected{.groups = 3,
+                               .chassis = 2,
+                               .routers = 4,
+                               .nodes = 5,
+                               .blue_links = 2,
+                               .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(std::get<DragonflySpec>(spec.topology), expected);
+}
+
+TEST(PlatformSpec, RejectsDragonflyWithMoreGroupsThanRouters) {
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 3, "chassis": 1, "routers": 2, "nodes": 0,
+          "link_bandwidth": "25GBps", "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p + ": /nodes: expected an integer between 1 and 16777216, got 0\n" + p +
+                ": /groups: expected at most \"routers\" (2) groups: SimGrid's dragonfly "
+                "attaches a group's link to group h at its router h, got 3");
 }
 
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
