@@ -43,6 +43,45 @@ void record(std::vector<sg4::Host*>& hosts, std::size_t index, sg4::Host* host) 
   hosts[index] = host;
 }
 
+// A rail-optimized node as a full zone inside `fabric`: GPU g's routes to the other GPUs cross
+// its GPU link and theirs; its route to the NIC router (the gateway) its GPU link and then its own
+// NIC link (rail g). Every route is given in both directions (split-duplex links).
+std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned long id,
+                                                const NodeSpec& spec,
+                                                std::vector<sg4::Host*>& hosts) {
+  using Direction = sg4::LinkInRoute::Direction;
+  const std::string name = "node-" + std::to_string(id);
+  sg4::NetZone* node = sg4::create_full_zone(name);
+  node->set_parent(fabric);
+  NetPoint* nic = node->create_router(name + "-nic");
+  std::vector<NetPoint*> gpus;
+  std::vector<sg4::Link*> gpu_links;
+  for (unsigned g = 0; g < spec.gpus; ++g) {
+    const std::string gpu = name + "-gpu-" + std::to_string(g);
+    sg4::Host* host = node->create_host(gpu, kHostSpeedFlopsPerSec)->seal();
+    record(hosts, id * spec.gpus + g, host);
+    gpus.push_back(host->get_netpoint());
+    gpu_links.push_back(make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
+                                  spec.gpu_link_latency_sec));
+    sg4::Link* rail =
+        make_link(node, gpu + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
+    node->add_route(gpus[g], nic, nullptr, nullptr,
+                    {{gpu_links[g], Direction::UP}, {rail, Direction::UP}}, false);
+    node->add_route(nic, gpus[g], nullptr, nullptr,
+                    {{rail, Direction::DOWN}, {gpu_links[g], Direction::DOWN}}, false);
+  }
+  for (unsigned a = 0; a < spec.gpus; ++a) {
+    for (unsigned b = 0; b < spec.gpus; ++b) {
+      if (a != b) {
+        node->add_route(gpus[a], gpus[b], nullptr, nullptr,
+                        {{gpu_links[a], Direction::UP}, {gpu_links[b], Direction::DOWN}}, false);
+      }
+    }
+  }
+  node->seal();
+  return {node->get_netpoint(), nic};
+}
+
 // A multi-GPU node as a star zone inside `fabric`: its GPUs and a NIC router, each behind its
 // own link. Returns the zone's netpoint and the NIC, its gateway to the fabric.
 std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, unsigned long id,
@@ -74,7 +113,8 @@ sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts,
                                               const std::vector<unsigned long>& /*coord*/,
                                               unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
     if (node) {
-      return build_node(zone, id, *node, hosts);
+      return node->rails ? build_rail_node(zone, id, *node, hosts)
+                         : build_node(zone, id, *node, hosts);
     }
     sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
     record(hosts, id, host);

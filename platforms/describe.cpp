@@ -77,8 +77,11 @@ PlatformSummary summarize(const PlatformSpec& spec) {
                     .gpus_per_node = spec.gpus_per_node()};
   s.endpoints = s.gpus / s.gpus_per_node;
   auto endpoint_bw = [](const LinkSpec& link, const std::optional<NodeSpec>& node) {
-    return node ? std::min(link.bandwidth_bytes_per_sec, node->nic_bandwidth_bytes_per_sec)
-                : link.bandwidth_bytes_per_sec;
+    if (!node) {
+      return link.bandwidth_bytes_per_sec;
+    }
+    const double nics = node->rails ? node->gpus : 1.0;  // rails: one NIC link per GPU
+    return std::min(link.bandwidth_bytes_per_sec, nics * node->nic_bandwidth_bytes_per_sec);
   };
   if (const auto* star = std::get_if<StarSpec>(&spec.topology)) {
     s.bisection_bytes_per_sec = s.endpoints * endpoint_bw(star->link, star->node) / 2;

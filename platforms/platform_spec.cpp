@@ -31,8 +31,8 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
     return std::nullopt;
   }
   JsonFields f = parent.child(*doc, "node");
-  f.reject_unknown(
-      {"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth", "nic_latency"});
+  f.reject_unknown({"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth",
+                    "nic_latency", "rails"});
   NodeSpec node;
   auto gpus = f.unsigned_integer("gpus");
   if (gpus && (*gpus < 1 || *gpus > 1024)) {
@@ -41,12 +41,25 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   node.gpus = static_cast<unsigned>(std::min<std::uint64_t>(gpus.value_or(1), 1024));
   node.gpu_link_bandwidth_bytes_per_sec = read_bandwidth(f, "gpu_link_bandwidth");
   node.gpu_link_latency_sec = read_latency(f, "gpu_link_latency");
-  auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(1);
-  if (nics < 1 || nics > 64) {
+  if (const json* rails = f.value("rails", /*required=*/false)) {
+    if (rails->is_boolean()) {
+      node.rails = rails->get<bool>();
+    } else {
+      f.problem("rails", "expected true or false, got " + workloads::describe_json(*rails));
+    }
+  }
+  auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(node.rails ? node.gpus : 1);
+  if (f.has("nics") && (nics < 1 || nics > 64)) {
     f.problem("nics", "expected an integer between 1 and 64, got " + std::to_string(nics));
     nics = 1;
+  } else if (node.rails && nics != node.gpus) {
+    f.problem("nics", "with \"rails\" every GPU has its own NIC: expected " +
+                          std::to_string(node.gpus) + " (the GPUs) or no \"nics\", got " +
+                          std::to_string(nics));
   }
-  node.nic_bandwidth_bytes_per_sec = static_cast<double>(nics) * read_bandwidth(f, "nic_bandwidth");
+  // A rail is one NIC; otherwise the node's NICs are one link of their summed bandwidth.
+  node.nic_bandwidth_bytes_per_sec =
+      static_cast<double>(node.rails ? 1 : nics) * read_bandwidth(f, "nic_bandwidth");
   node.nic_latency_sec = read_latency(f, "nic_latency");
   return node;
 }

@@ -40,12 +40,16 @@ struct LinkSpec {
 // link from that switch to the fabric, shared by the node's GPUs. A node's several NICs are one
 // link of their summed bandwidth. Route between GPUs of one node: gpu link up, gpu link down;
 // between nodes: gpu link, NIC link, fabric..., NIC link, gpu link.
+// With `rails`, every GPU has its own NIC link (rail-optimized nodes: GPU i uses NIC i, "rail"
+// i): a GPU's traffic to another node crosses only its own NIC, and GPUs do not share NICs.
 struct NodeSpec {
   unsigned gpus = 8;
   double gpu_link_bandwidth_bytes_per_sec = 300e9;
   double gpu_link_latency_sec = 0;
+  // The node's one NIC link (all its NICs summed); with rails, each GPU's NIC link.
   double nic_bandwidth_bytes_per_sec = 25e9;
   double nic_latency_sec = 0;
+  bool rails = false;
   bool operator==(const NodeSpec&) const = default;
 };
 

@@ -67,6 +67,15 @@ TEST(Describe, DragonflyBisectionCutsTheBlueLinks) {
   EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 4 * 2 * 25e9);
 }
 
+TEST(Describe, RailNodesInjectThroughEveryGpusNic) {
+  // 2 nodes of 4 GPUs with a 25 GB/s NIC each (rails), fabric links 100 GB/s: a node injects
+  // min(100, 4 x 25) = 100 GB/s; bisection of a 2-node star: 2 x 100 / 2 = 100 GB/s.
+  NodeSpec node{.gpus = 4, .nic_bandwidth_bytes_per_sec = 25e9, .rails = true};
+  const auto s = summarize(spec(StarSpec{
+      .hosts = 2, .link = {.bandwidth_bytes_per_sec = 100e9, .latency_sec = 1e-6}, .node = node}));
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 100e9);
+}
+
 TEST(Describe, TorusBisectionCutsTheLongestDimensionTwice) {
   // 4x4x4: a plane of 16 links, crossed twice thanks to wrap-around: 32 x 25 GB/s.
   const auto s =

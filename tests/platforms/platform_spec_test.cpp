@@ -405,6 +405,32 @@ TEST(PlatformSpec, RejectsDragonflyWithMoreGroupsThanRouters) {
                 "attaches a group's link to group h at its router h, got 3");
 }
 
+TEST(PlatformSpec, RailNodesHaveOneNicPerGpu) {
+  const PlatformSpec spec = read_platform_spec("tests/testdata/sim_two_nodes_rails.json");
+  const auto& node = *std::get<StarSpec>(spec.topology).node;
+  EXPECT_TRUE(node.rails);
+  // Each rail is one NIC of 200 Gb/s = 25 GB/s (not summed over the 4 GPUs).
+  EXPECT_EQ(node.nic_bandwidth_bytes_per_sec, 25e9);
+  EXPECT_EQ(spec.host_count(), 8u);
+}
+
+TEST(PlatformSpec, RejectsRailsWithFewerNicsThanGpus) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",
+          "node": {"gpus": 4, "gpu_link_bandwidth": "1GBps", "gpu_link_latency": "1us",
+                   "rails": "yes", "nics": 2, "nic_bandwidth": "1GBps", "nic_latency": "1us"}})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p + ": /node/rails: expected true or false, got string \"yes\"");
+  const TempSpec two_nics(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",
+          "node": {"gpus": 4, "gpu_link_bandwidth": "1GBps", "gpu_link_latency": "1us",
+                   "rails": true, "nics": 2, "nic_bandwidth": "1GBps", "nic_latency": "1us"}})");
+  EXPECT_EQ(read_error(two_nics.path()),
+            two_nics.path() +
+                ": /node/nics: with \"rails\" every GPU has its own NIC: expected 4 (the GPUs) or "
+                "no \"nics\", got 2");
+}
+
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": -1, "link_bandwidth": "25", "link_latency": "-1us",
