@@ -134,9 +134,9 @@ std::optional<std::pair<long, long>> fat_tree_link_ends(const std::string& name)
   return std::pair{lower, upper};
 }
 
-// Gives the links between level i and i+1 the bandwidth and latency of spec.level_links[i]:
-// a link's level is its lower node's, found upwards from the endpoints (level 0).
-void set_level_links(const FatTreeSpec& spec) {
+// The level of every link of the built fat-tree: a link's level is its lower node's, found
+// upwards from the endpoints (level 0), so level i joins level i and i+1.
+std::vector<std::pair<sg4::Link*, std::size_t>> fat_tree_link_levels(const FatTreeSpec& spec) {
   std::vector<std::pair<sg4::Link*, std::pair<long, long>>> links;
   for (sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) {
     if (auto ends = fat_tree_link_ends(link->get_name())) {
@@ -156,12 +156,21 @@ void set_level_links(const FatTreeSpec& spec) {
       }
     }
   }
+  std::vector<std::pair<sg4::Link*, std::size_t>> out;
   for (const auto& [link, ends] : links) {
     auto it = level.find(ends.first);
-    if (it == level.end() || it->second >= spec.level_links.size()) {
+    if (it == level.end() || it->second >= spec.levels) {
       throw PlatformError("cannot tell the level of SimGrid's fat-tree link " + link->get_name());
     }
-    const LinkSpec& wanted = spec.level_links[it->second];
+    out.emplace_back(link, it->second);
+  }
+  return out;
+}
+
+// Gives the links between level i and i+1 the bandwidth and latency of spec.level_links[i].
+void set_level_links(const FatTreeSpec& spec) {
+  for (const auto& [link, level] : fat_tree_link_levels(spec)) {
+    const LinkSpec& wanted = spec.level_links[level];
     link->set_bandwidth(wanted.bandwidth_bytes_per_sec);
     link->set_latency(wanted.latency_sec);
   }
@@ -224,6 +233,35 @@ Platform build_star(const StarSpec& spec) {
   return platform;
 }
 
+// Scales the bandwidth of the links each "slow_links" entry names (both directions of a
+// split-duplex link). Throws PlatformError naming the entry if a link name matches nothing.
+void apply_slow_links(const PlatformSpec& spec) {
+  sg4::Engine* engine = sg4::Engine::get_instance();
+  for (const SlowLinks& slow : spec.perturbations.slow_links) {
+    std::vector<sg4::Link*> links;
+    if (slow.level) {
+      for (const auto& [link, level] : fat_tree_link_levels(std::get<FatTreeSpec>(spec.topology))) {
+        if (level == *slow.level) {
+          links.push_back(link);
+        }
+      }
+    } else {
+      for (const std::string& name : {slow.link, slow.link + "_UP", slow.link + "_DOWN"}) {
+        if (sg4::Link* link = engine->link_by_name_or_null(name)) {
+          links.push_back(link);
+        }
+      }
+      if (links.empty()) {
+        throw PlatformError(spec.file + ": " + slow.where + "/link: no SimGrid link named \"" +
+                            slow.link + "\" (link names: platforms/FORMAT.md, \"Perturbations\")");
+      }
+    }
+    for (sg4::Link* link : links) {
+      link->set_bandwidth(link->get_bandwidth() * slow.bandwidth_factor);
+    }
+  }
+}
+
 Platform load_xml(const XmlSpec& spec) {
   Platform platform;
   sg4::Engine* engine = sg4::Engine::get_instance();
@@ -251,6 +289,7 @@ Platform build_platform(const PlatformSpec& spec) {
     if (platform.hosts.empty()) {
       throw PlatformError(spec.file + ": the platform has no hosts");
     }
+    apply_slow_links(spec);
     return platform;
   } catch (const PlatformError&) {
     throw;

@@ -65,7 +65,7 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
 }
 
 Topology read_preset(JsonFields& f) {
-  f.reject_unknown({"preset", "nodes"});
+  f.reject_unknown({"preset", "nodes", "perturbations"});
   const std::string name = f.string("preset").value_or("");
   auto nodes = f.unsigned_integer("nodes");
   if (nodes && (*nodes < 1 || *nodes > 65536)) {
@@ -92,7 +92,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
   }
   std::string name = f.string("topology").value_or("");
   if (name == "star") {
-    f.reject_unknown({"topology", "hosts", "link_bandwidth", "link_latency", "node"});
+    f.reject_unknown(
+        {"topology", "hosts", "link_bandwidth", "link_latency", "node", "perturbations"});
     StarSpec star;
     auto hosts = f.unsigned_integer("hosts");
     if (hosts && (*hosts == 0 || *hosts > kMaxHosts)) {
@@ -110,7 +111,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     return tree;
   }
   if (name == "torus") {
-    f.reject_unknown({"topology", "dims", "link_bandwidth", "link_latency", "node"});
+    f.reject_unknown(
+        {"topology", "dims", "link_bandwidth", "link_latency", "node", "perturbations"});
     TorusSpec torus;
     torus.dims = read_positive_list(f, "dims", 0);
     check_host_total(f, "dims", torus.dims);
@@ -124,7 +126,7 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     return dragonfly;
   }
   if (name == "xml") {
-    f.reject_unknown({"topology", "file"});
+    f.reject_unknown({"topology", "file", "perturbations"});
     XmlSpec xml;
     if (auto file = f.string("file")) {
       std::filesystem::path p(*file);
@@ -201,6 +203,9 @@ PlatformSpec read_platform_spec(const std::string& path) {
   std::vector<std::string> problems;
   JsonFields f(doc, "", problems);
   PlatformSpec spec{.file = path, .topology = read_topology(f, path)};
+  if (problems.empty()) {  // a topology that did not read leaves nothing to check against
+    spec.perturbations = read_perturbations(f, spec.topology, spec.host_count());
+  }
   if (!problems.empty()) {
     std::string message;
     for (const std::string& p : problems) {

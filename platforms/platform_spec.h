@@ -117,9 +117,39 @@ struct XmlSpec {
 
 using Topology = std::variant<StarSpec, FatTreeSpec, TorusSpec, XmlSpec, DragonflySpec>;
 
+// Departures from the healthy platform ("perturbations", platforms/FORMAT.md). Each entry keeps
+// the JSON pointer it was read from, for errors found once SimGrid has built the platform.
+struct SlowLinks {
+  std::string where;              // e.g. "/perturbations/slow_links/0"
+  std::optional<unsigned> level;  // a fat-tree level: every link between level and level+1
+  std::string link;               // or a SimGrid link name (name, name_UP or name_DOWN)
+  double bandwidth_factor = 1;    // 0 < factor: new bandwidth = factor x bandwidth
+  bool operator==(const SlowLinks&) const = default;
+};
+struct SlowGpu {
+  std::string where;
+  std::optional<unsigned> host;  // the GPU at this canonical host index (whatever rank runs there)
+  std::optional<unsigned> rank;  // or this rank
+  double compute_factor = 1;     // > 0: its forward, backward and optimizer take factor x longer
+  bool operator==(const SlowGpu&) const = default;
+};
+struct BackgroundFlow {
+  std::string where;
+  unsigned from = 0, to = 0;  // canonical host indices
+  double bytes_per_sec = 0;   // a flow capped at this rate, for the whole run
+  bool operator==(const BackgroundFlow&) const = default;
+};
+struct Perturbations {
+  std::vector<SlowLinks> slow_links;
+  std::vector<SlowGpu> slow_gpus;
+  std::vector<BackgroundFlow> background;
+  bool operator==(const Perturbations&) const = default;
+};
+
 struct PlatformSpec {
   std::string file;  // where it was read from; labels errors and reports
   Topology topology;
+  Perturbations perturbations;
 
   // Hosts (GPUs) of a generated topology; 0 for XML (known only once loaded).
   [[nodiscard]] unsigned host_count() const;

@@ -209,7 +209,7 @@ void read_tree_links(JsonFields& f, FatTreeSpec& tree) {
 
 FatTreeSpec read_fat_tree(JsonFields& f) {
   f.reject_unknown({"topology", "levels", "down", "up", "parallel", "k", "n", "taper",
-                    "link_bandwidth", "link_latency", "node"});
+                    "link_bandwidth", "link_latency", "node", "perturbations"});
   FatTreeSpec tree;
   if (f.has("k") || f.has("n")) {
     read_k_ary_tree(f, tree);
@@ -222,7 +222,8 @@ FatTreeSpec read_fat_tree(JsonFields& f) {
 
 DragonflySpec read_dragonfly(JsonFields& f) {
   f.reject_unknown({"topology", "groups", "chassis", "routers", "nodes", "blue_links",
-                    "black_links", "green_links", "link_bandwidth", "link_latency", "node"});
+                    "black_links", "green_links", "link_bandwidth", "link_latency", "node",
+                    "perturbations"});
   DragonflySpec d;
   const unsigned max = 1 << 24;
   d.groups = read_bounded(f, "groups", 1, max).value_or(1);

@@ -39,6 +39,11 @@ void check_host_total(workloads::JsonFields& f, const char* key,
 // links). REQUIRES: f's object has "topology": "fat-tree". "node" is read by the caller.
 [[nodiscard]] FatTreeSpec read_fat_tree(workloads::JsonFields& f);
 
+// The optional "perturbations" section of `parent` (the spec's top level), for a platform of
+// `topology` with `hosts` hosts (0: unknown, XML).
+[[nodiscard]] Perturbations read_perturbations(workloads::JsonFields& parent,
+                                               const Topology& topology, unsigned hosts);
+
 // The "dragonfly" topology's keys. REQUIRES: as read_fat_tree.
 [[nodiscard]] DragonflySpec read_dragonfly(workloads::JsonFields& f);
 

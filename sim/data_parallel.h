@@ -20,6 +20,9 @@ struct DataParallelJob {
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
   std::uint64_t first_bucket_cap_bytes = kFirstBucketCapBytes;
   int iterations = 3;  // simulated back to back; the last one is the steady state
+  // Per rank: its forward, backward and optimizer tasks take this many times the trace's
+  // durations (a slow GPU). Empty: 1 for every rank.
+  std::vector<double> compute_factor;
 };
 
 // The graph and the tasks a report needs to read times from.

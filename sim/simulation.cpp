@@ -13,6 +13,7 @@
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/data_parallel.h"
+#include "sim/perturbations.h"
 #include "sim/rank_mapping.h"
 #include "sim/replay.h"
 #include "sim/report.h"
@@ -105,6 +106,8 @@ class EngineRun {
     platform_ = platforms::build_platform(spec);
     rank_hosts_ = place_ranks_on(platform_, placement_shape(spec, platform_.hosts.size()),
                                  run.placement, run.ranks, spec.file);
+    compute_factors_ = rank_compute_factors(spec, platform_, rank_hosts_);
+    start_background_traffic(spec, platform_);
     hints_.route_latency_sec = [this](int src, int dst) {
       return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],
                                           rank_hosts_[static_cast<std::size_t>(dst)]);
@@ -126,6 +129,8 @@ class EngineRun {
   [[nodiscard]] const std::vector<sg4::Host*>& rank_hosts() const { return rank_hosts_; }
   [[nodiscard]] const TopologyHints& hints() const { return hints_; }
   [[nodiscard]] std::size_t host_count() const { return platform_.hosts.size(); }
+  // Per rank, from the spec's slow GPUs (1: healthy).
+  [[nodiscard]] const std::vector<double>& compute_factors() const { return compute_factors_; }
 
  private:
   std::vector<std::string> args_;
@@ -133,6 +138,7 @@ class EngineRun {
   std::unique_ptr<sg4::Engine> engine_;
   platforms::Platform platform_;
   std::vector<sg4::Host*> rank_hosts_;
+  std::vector<double> compute_factors_;
   std::map<const sg4::Link*, int> link_ids_;  // only groups loads: iteration order never matters
   TopologyHints hints_;
 };
@@ -191,7 +197,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config) {
   EngineRun engine(config.run, v.platform, v.hints);
   const DataParallelJob job{.ranks = config.run.ranks,
                             .bucket_cap_bytes = config.bucket_cap_bytes,
-                            .iterations = config.iterations};
+                            .iterations = config.iterations,
+                            .compute_factor = engine.compute_factors()};
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     return v.chooser.choose(
         {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes},

@@ -229,7 +229,7 @@ TEST(PlatformSpec, RejectsKeyOfAnotherTopology) {
   EXPECT_EQ(read_error(spec_file.path()),
             spec_file.path() +
                 ": /dims: unknown key (expected one of topology, hosts, link_bandwidth, "
-                "link_latency, node)");
+                "link_latency, node, perturbations)");
 }
 
 TEST(PlatformSpec, RejectsStarWithoutHosts) {
@@ -431,6 +431,58 @@ TEST(PlatformSpec, RejectsRailsWithFewerNicsThanGpus) {
                 "no \"nics\", got 2");
 }
 
+TEST(PlatformSpec, ReadsPerturbations) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 2, "down": [4, 4], "up": [1, 4], "parallel": [1, 1],
+          "link_bandwidth": "25GBps", "link_latency": "1us",
+          "perturbations": {
+            "slow_links": [{"level": 1, "bandwidth_factor": 0.5},
+                           {"link": "link_from_0_21_0", "bandwidth_factor": 0.25}],
+            "slow_gpus": [{"rank": 3, "compute_factor": 1.5}, {"host": 15, "compute_factor": 2}],
+            "background": [{"from": 0, "to": 5, "rate": "8Gbps"}]}})");
+  const Perturbations p = read_platform_spec(spec_file.path()).perturbations;
+  const Perturbations expected{
+      .slow_links = {{.where = "/perturbations/slow_links/0", .level = 1, .bandwidth_factor = 0.5},
+                     {.where = "/perturbations/slow_links/1",
+                      .link = "link_from_0_21_0",
+                      .bandwidth_factor = 0.25}},
+      .slow_gpus = {{.where = "/perturbations/slow_gpus/0", .rank = 3, .compute_factor = 1.5},
+                    {.where = "/perturbations/slow_gpus/1", .host = 15, .compute_factor = 2}},
+      // 8 Gb/s = 1 GB/s.
+      .background = {
+          {.where = "/perturbations/background/0", .from = 0, .to = 5, .bytes_per_sec = 1e9}}};
+  EXPECT_EQ(p, expected);
+}
+
+TEST(PlatformSpec, RejectsBadPerturbations) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 4, "link_bandwidth": "25GBps", "link_latency": "1us",
+          "perturbations": {
+            "slow_links": [{"level": 0, "bandwidth_factor": 0}, {"bandwidth_factor": 0.5}],
+            "failed_links": [{"link": "link-1"}],
+            "slow_gpus": [{"host": 4, "compute_factor": 2}],
+            "background": [{"from": 1, "to": 1, "rate": "1GBps"}], "jitter": 1}})");
+  const std::string& p = spec_file.path();
+  const std::string at = p + ": /perturbations";
+  EXPECT_EQ(
+      read_error(p),
+      at +
+          "/jitter: unknown key (expected one of slow_links, failed_links, slow_gpus, "
+          "background)\n" +
+          at + "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
+          at + "/slow_links/0/bandwidth_factor: expected a number > 0, got 0\n" + at +
+          "/slow_links/1: expected one of \"level\" (a fat-tree level) or \"link\" (a SimGrid "
+          "link name)\n" +
+          at +
+          "/failed_links/0: a failed link cannot be simulated: SimGrid 3.32's zones route "
+          "statically (fat-tree D-mod-K, torus dimension order, dragonfly minimal, XML routes as "
+          "written) and never route around a link, so the traffic it carries has no alternative "
+          "path; use \"slow_links\" with a small \"bandwidth_factor\", or fewer \"parallel\" "
+          "links\n" +
+          at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
+          "/background/0/to: expected a host other than \"from\" (1)");
+}
+
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": -1, "link_bandwidth": "25", "link_latency": "-1us",
@@ -439,7 +491,7 @@ TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   EXPECT_EQ(read_error(p),
             p +
                 ": /bandwidth: unknown key (expected one of topology, hosts, link_bandwidth, "
-                "link_latency, node)\n" +
+                "link_latency, node, perturbations)\n" +
                 p + ": /hosts: expected an integer >= 0, got number -1\n" + p +
                 ": /link_bandwidth: expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or "
                 "\"200Gbps\" (bits/s), got \"25\"\n" +

@@ -1,0 +1,137 @@
+// Reading the "perturbations" section of a platform spec (platforms/FORMAT.md, "Perturbations").
+#include <cstdio>
+#include <string>
+
+#include "platforms/spec_fields.h"
+
+namespace dtsim::platforms {
+
+using nlohmann::json;
+using workloads::JsonFields;
+
+namespace {
+
+// The array member `key` of `f` (nullptr if absent or not an array; the latter is a problem).
+const json* array_member(JsonFields& f, const char* key) {
+  const json* v = f.value(key, /*required=*/false);
+  if (v != nullptr && !v->is_array()) {
+    f.problem(key, "expected an array, got " + workloads::describe_json(*v));
+    return nullptr;
+  }
+  return v;
+}
+
+// A number > 0 at `key`; 1 (and a problem) otherwise.
+double read_factor(JsonFields& f, const char* key) {
+  auto v = f.number(key);
+  if (v && !(*v > 0)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", *v);
+    f.problem(key, std::string("expected a number > 0, got ") + text);
+  }
+  return v && *v > 0 ? *v : 1;
+}
+
+// A host index < hosts (hosts = 0: unknown before SimGrid loads an XML file).
+std::optional<unsigned> read_host(JsonFields& f, const char* key, unsigned hosts) {
+  auto v = f.unsigned_integer(key);
+  if (v && hosts != 0 && *v >= hosts) {
+    f.problem(key, "expected a host index below " + std::to_string(hosts) + ", got " +
+                       std::to_string(*v));
+    return std::nullopt;
+  }
+  return v ? std::optional<unsigned>(static_cast<unsigned>(*v)) : std::nullopt;
+}
+
+SlowLinks read_slow_links(JsonFields& f, const Topology& topology) {
+  f.reject_unknown({"level", "link", "bandwidth_factor"});
+  SlowLinks s{.where = f.pointer()};
+  if (f.has("level") == f.has("link")) {
+    f.problem("", "expected one of \"level\" (a fat-tree level) or \"link\" (a SimGrid link name)");
+  } else if (f.has("level")) {
+    const auto* tree = std::get_if<FatTreeSpec>(&topology);
+    auto level = f.unsigned_integer("level");
+    if (tree == nullptr) {
+      f.problem("level", "only a fat-tree has levels (name the links with \"link\")");
+    } else if (level && *level >= tree->levels) {
+      f.problem("level", "expected a level between 0 (the hosts' links) and " +
+                             std::to_string(tree->levels - 1) + ", got " + std::to_string(*level));
+    } else if (level) {
+      s.level = static_cast<unsigned>(*level);
+    }
+  } else {
+    s.link = f.string("link").value_or("");
+  }
+  s.bandwidth_factor = read_factor(f, "bandwidth_factor");
+  return s;
+}
+
+SlowGpu read_slow_gpu(JsonFields& f, unsigned hosts) {
+  f.reject_unknown({"host", "rank", "compute_factor"});
+  SlowGpu s{.where = f.pointer()};
+  if (f.has("host") == f.has("rank")) {
+    f.problem("", "expected one of \"host\" (a host index) or \"rank\"");
+  } else if (f.has("host")) {
+    s.host = read_host(f, "host", hosts);
+  } else if (auto rank = f.unsigned_integer("rank")) {
+    s.rank = static_cast<unsigned>(std::min<std::uint64_t>(*rank, 1u << 30));
+  }
+  s.compute_factor = read_factor(f, "compute_factor");
+  return s;
+}
+
+BackgroundFlow read_background(JsonFields& f, unsigned hosts) {
+  f.reject_unknown({"from", "to", "rate"});
+  BackgroundFlow b{.where = f.pointer()};
+  b.from = read_host(f, "from", hosts).value_or(0);
+  b.to = read_host(f, "to", hosts).value_or(0);
+  if (f.has("from") && f.has("to") && b.from == b.to) {
+    f.problem("to", "expected a host other than \"from\" (" + std::to_string(b.from) + ")");
+  }
+  b.bytes_per_sec = read_bandwidth(f, "rate");
+  return b;
+}
+
+// Calls read(child fields) for each object of the array member `key`.
+template <typename Read>
+void for_each_entry(JsonFields& f, const char* key, Read read) {
+  const json* entries = array_member(f, key);
+  if (entries == nullptr) {
+    return;
+  }
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    JsonFields entry = f.child((*entries)[i], std::string(key) + "/" + std::to_string(i));
+    if (entry.is_object()) {
+      read(entry);
+    }
+  }
+}
+
+}  // namespace
+
+Perturbations read_perturbations(JsonFields& parent, const Topology& topology, unsigned hosts) {
+  Perturbations p;
+  const json* doc = parent.value("perturbations", /*required=*/false);
+  if (doc == nullptr) {
+    return p;
+  }
+  JsonFields f = parent.child(*doc, "perturbations");
+  f.reject_unknown({"slow_links", "failed_links", "slow_gpus", "background"});
+  for_each_entry(f, "slow_links",
+                 [&](JsonFields& e) { p.slow_links.push_back(read_slow_links(e, topology)); });
+  for_each_entry(f, "failed_links", [](JsonFields& e) {
+    e.problem("",
+              "a failed link cannot be simulated: SimGrid 3.32's zones route statically (fat-tree "
+              "D-mod-K, torus dimension order, dragonfly minimal, XML routes as written) and "
+              "never route around a link, so the traffic it carries has no alternative path; "
+              "use \"slow_links\" with a small \"bandwidth_factor\", or fewer \"parallel\" "
+              "links");
+  });
+  for_each_entry(f, "slow_gpus",
+                 [&](JsonFields& e) { p.slow_gpus.push_back(read_slow_gpu(e, hosts)); });
+  for_each_entry(f, "background",
+                 [&](JsonFields& e) { p.background.push_back(read_background(e, hosts)); });
+  return p;
+}
+
+}  // namespace dtsim::platforms
