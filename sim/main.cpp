@@ -40,6 +40,7 @@ const char* const kUsage =
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
     "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
     "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
+    "               (topologies, nodes, perturbations: platforms/FORMAT.md)\n"
     "  platform export P.json --xml [-o F.xml]   the equivalent SimGrid XML platform\n"
     "\n"
     "Units: sizes in bytes, or with a suffix B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB\n"
@@ -60,7 +61,10 @@ po::options_description run_flags(RunFlags& f) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
   add("platform", po::value(&f.platform)->required()->value_name("P.json|P.xml"),
-      "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file");
+      "cluster network: a platform spec (platforms/FORMAT.md: star, fat-tree or its k-ary n-tree "
+      "shorthand with per-level links, torus, dragonfly, xml; multi-GPU nodes with a shared NIC "
+      "or a NIC per GPU (rails); perturbations: slow links, slow GPUs, background flows) or a "
+      "SimGrid XML file");
   add("ranks", po::value(&f.ranks)->required()->value_name("N"),
       "number of ranks (GPUs), placed on the platform's hosts by --placement");
   add("placement", po::value(&f.placement)->default_value("linear")->value_name("POLICY"),

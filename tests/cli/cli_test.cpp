@@ -75,7 +75,8 @@ TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb",
                            "--iterations", "--report", "--replay", "--chunk", "--ranks-per-node",
-                           "--grid", "--network-model", "--cfg"}) {
+                           "--grid", "--network-model", "--cfg", "--placement", "round-robin",
+                           "random[:SEED]", "topology-aware", "dragonfly", "perturbations"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
