@@ -3,6 +3,7 @@
 #include <string>
 
 #include "platforms/spec_fields.h"
+#include "platforms/units.h"
 
 namespace dtsim::platforms {
 
@@ -81,14 +82,33 @@ SlowGpu read_slow_gpu(JsonFields& f, unsigned hosts) {
 }
 
 BackgroundFlow read_background(JsonFields& f, unsigned hosts) {
-  f.reject_unknown({"from", "to", "rate"});
+  f.reject_unknown({"from", "to", "rate", "bytes", "period"});
   BackgroundFlow b{.where = f.pointer()};
   b.from = read_host(f, "from", hosts).value_or(0);
   b.to = read_host(f, "to", hosts).value_or(0);
   if (f.has("from") && f.has("to") && b.from == b.to) {
     f.problem("to", "expected a host other than \"from\" (" + std::to_string(b.from) + ")");
   }
-  b.bytes_per_sec = read_bandwidth(f, "rate");
+  if (f.has("rate") == (f.has("bytes") || f.has("period"))) {
+    f.problem("",
+              "expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
+              "repeated transfer)");
+  } else if (f.has("rate")) {
+    b.bytes_per_sec = read_bandwidth(f, "rate");
+  } else {
+    if (auto text = f.string("bytes")) {
+      auto bytes = parse_size(*text);
+      if (!bytes || *bytes == 0) {
+        f.problem("bytes",
+                  "expected a size > 0 such as \"1MB\" or \"4MiB\", got \"" + *text + "\"");
+      }
+      b.bytes = bytes.value_or(0);
+    }
+    b.period_sec = read_latency(f, "period");
+    if (f.has("period") && !(b.period_sec > 0) && f.value("period")->is_string()) {
+      f.problem("period", "expected a duration > 0 such as \"10ms\"");
+    }
+  }
   return b;
 }
 

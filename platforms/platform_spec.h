@@ -14,6 +14,7 @@
 #ifndef DTSIM_PLATFORMS_PLATFORM_SPEC_H_
 #define DTSIM_PLATFORMS_PLATFORM_SPEC_H_
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -136,7 +137,9 @@ struct SlowGpu {
 struct BackgroundFlow {
   std::string where;
   unsigned from = 0, to = 0;  // canonical host indices
-  double bytes_per_sec = 0;   // a flow capped at this rate, for the whole run
+  double bytes_per_sec = 0;   // either a flow capped at this rate, for the whole run,
+  std::uint64_t bytes = 0;    // or a transfer of `bytes` started every `period_sec` (from t = 0;
+  double period_sec = 0;      // late ones start as soon as the previous one ends)
   bool operator==(const BackgroundFlow&) const = default;
 };
 struct Perturbations {

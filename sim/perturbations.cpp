@@ -28,6 +28,23 @@ struct BackgroundSender {
   }
 };
 
+// Starts a transfer of `bytes` at t = 0, period, 2 period, ... (a late one as soon as the
+// previous one is done), for the rest of the run, as a daemon.
+struct PeriodicSender {
+  sg4::Host* from;
+  sg4::Host* to;
+  std::uint64_t bytes;
+  double period_sec;
+
+  void operator()() const {
+    sg4::Actor::self()->daemonize();
+    for (double next = sg4::Engine::get_clock();; next += period_sec) {
+      sg4::this_actor::sleep_until(next);
+      sg4::Comm::sendto(from, to, bytes);
+    }
+  }
+};
+
 struct BackgroundReceiver {
   sg4::Mailbox* mailbox;
 
@@ -79,6 +96,11 @@ void start_background_traffic(const platforms::PlatformSpec& spec,
     sg4::Host* to = host_at(spec, platform, flow.where + "/to", flow.to);
     const std::string name =
         "background-" + std::to_string(flow.from) + "-" + std::to_string(flow.to);
+    if (flow.bytes > 0) {
+      sg4::Actor::create(name + "-send", from,
+                         PeriodicSender{from, to, flow.bytes, flow.period_sec});
+      continue;
+    }
     sg4::Mailbox* mailbox = sg4::Mailbox::by_name(name);
     sg4::Actor::create(name + "-send", from, BackgroundSender{mailbox, flow.bytes_per_sec});
     sg4::Actor::create(name + "-receive", to, BackgroundReceiver{mailbox});

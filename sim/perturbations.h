@@ -23,7 +23,9 @@ namespace dtsim::sim {
 
 // Starts daemon actors per "background" flow: one mailbox transfer from host `from` to `to`,
 // capped at the flow's rate (Comm::set_rate) and large enough to outlast the run, so it takes
-// min(rate, its max-min share) from t = its route latency until the job ends.
+// min(rate, its max-min share) from t = its route latency until the job ends; or, for a
+// repeated transfer, `bytes` from `from` to `to` started at t = k x period (or when the previous
+// one ends, if later).
 // Throws ConfigError as rank_compute_factors. REQUIRES: the engine has not run yet.
 void start_background_traffic(const platforms::PlatformSpec& spec,
                               const platforms::Platform& platform);

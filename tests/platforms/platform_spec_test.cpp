@@ -461,7 +461,9 @@ TEST(PlatformSpec, RejectsBadPerturbations) {
             "slow_links": [{"level": 0, "bandwidth_factor": 0}, {"bandwidth_factor": 0.5}],
             "failed_links": [{"link": "link-1"}],
             "slow_gpus": [{"host": 4, "compute_factor": 2}],
-            "background": [{"from": 1, "to": 1, "rate": "1GBps"}], "jitter": 1}})");
+            "background": [{"from": 1, "to": 1, "rate": "1GBps"},
+                           {"from": 0, "to": 1, "rate": "1GBps", "period": "1ms"}],
+            "jitter": 1}})");
   const std::string& p = spec_file.path();
   const std::string at = p + ": /perturbations";
   EXPECT_EQ(
@@ -480,7 +482,9 @@ TEST(PlatformSpec, RejectsBadPerturbations) {
           "path; use \"slow_links\" with a small \"bandwidth_factor\", or fewer \"parallel\" "
           "links\n" +
           at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
-          "/background/0/to: expected a host other than \"from\" (1)");
+          "/background/0/to: expected a host other than \"from\" (1)\n" + at +
+          "/background/1: expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
+          "repeated transfer)");
 }
 
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {

@@ -69,6 +69,16 @@ TEST(Background, FlowAboveTheFairShareGetsHalf) {
       2e-6 + n / (kBytesPerSec / 2), 1e-12);
 }
 
+TEST(Background, RepeatedTransferSharesTheLinkWhileItRuns) {
+  // 25 MB from host 2 to 1 at t = 0 (then every 10 ms), and the send 0 -> 1 of n = 50 MB: both
+  // start sending at 2 us and share link-1 (down) at 12.5 GB/s each until the background's 25 MB
+  // are through (2 ms); the send then has 25 MB left, alone at 25 GB/s (1 ms), before the next
+  // background transfer at 10 ms: T = 2 us + 2 ms + 1 ms.
+  EXPECT_NEAR(
+      collective_sec("sim_star4_background_periodic.json", "send-recv", 2, 0, 50'000'000, "direct"),
+      2e-6 + 25e6 / 12.5e9 + 25e6 / kBytesPerSec, 1e-12);
+}
+
 double iteration_over_compute(const std::string& platform) {
   // 10^21 bytes/s, zero latency: the all-reduces take ~0, so a rank waits only for the others'
   // gradients. The slowest rank (factor k) computes forward, backward and optimizer k times as
