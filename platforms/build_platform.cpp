@@ -198,6 +198,23 @@ Platform build_torus(const TorusSpec& spec) {
   return platform;
 }
 
+// Gives each kind of dragonfly link its bandwidth (times the kind's multiplier, as SimGrid
+// does) and latency; the kind is the prefix of SimGrid's link name.
+void set_dragonfly_links(const DragonflySpec& spec) {
+  const std::pair<const char*, unsigned> kinds[] = {{"local_link_", 1},
+                                                    {"green_link_", spec.green_links},
+                                                    {"black_link_", spec.black_links},
+                                                    {"blue_link_", spec.blue_links}};
+  for (sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) {
+    for (std::size_t k = 0; k < std::size(kinds); ++k) {
+      if (link->get_name().starts_with(kinds[k].first)) {
+        link->set_bandwidth(spec.level_links[k].bandwidth_bytes_per_sec * kinds[k].second);
+        link->set_latency(spec.level_links[k].latency_sec);
+      }
+    }
+  }
+}
+
 Platform build_dragonfly(const DragonflySpec& spec) {
   Platform platform;
   sg4::create_dragonfly_zone(
@@ -207,6 +224,9 @@ Platform build_dragonfly(const DragonflySpec& spec) {
       recording_callbacks(platform.hosts, spec.node), spec.link.bandwidth_bytes_per_sec,
       spec.link.latency_sec, kSplitDuplex)
       ->seal();
+  if (!spec.level_links.empty()) {
+    set_dragonfly_links(spec);
+  }
   return platform;
 }
 

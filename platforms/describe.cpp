@@ -56,17 +56,20 @@ double dragonfly_cut_bytes_per_sec(const DragonflySpec& d) {
     const double a = members / 2;
     return a * (members - a) * links_per_pair;
   };
-  double links = 0;
+  auto bw = [&d](std::size_t kind) {  // kDragonflyLinkKinds index
+    return d.level_links.empty() ? d.link.bandwidth_bytes_per_sec
+                                 : d.level_links[kind].bandwidth_bytes_per_sec;
+  };
   if (d.groups > 1) {
-    links = cut(d.groups, d.blue_links);
-  } else if (d.chassis > 1) {
-    links = cut(d.chassis, 1.0 * d.black_links * d.routers);  // one black link per router
-  } else if (d.routers > 1) {
-    links = cut(d.routers, d.green_links);
-  } else {
-    return std::numeric_limits<double>::infinity();  // a single router: no link to cut
+    return cut(d.groups, d.blue_links) * bw(3);
   }
-  return links * d.link.bandwidth_bytes_per_sec;
+  if (d.chassis > 1) {
+    return cut(d.chassis, 1.0 * d.black_links * d.routers) * bw(2);  // a black link per router
+  }
+  if (d.routers > 1) {
+    return cut(d.routers, d.green_links) * bw(1);
+  }
+  return std::numeric_limits<double>::infinity();  // a single router: no link to cut
 }
 
 }  // namespace
@@ -137,6 +140,11 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
     parameters = join(torus->dims);
     link = torus->link;
   } else if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
+    if (!d->level_links.empty()) {
+      throw PlatformError(spec.file +
+                          ": per-kind link bandwidths and latencies cannot be written as one "
+                          "SimGrid <cluster> (it has one bw and one lat)");
+    }
     topology = "DRAGONFLY";
     parameters = std::to_string(d->groups) + "," + std::to_string(d->blue_links) + ";" +
                  std::to_string(d->chassis) + "," + std::to_string(d->black_links) + ";" +

@@ -104,11 +104,19 @@ struct DragonflySpec {
   unsigned blue_links = 1;   // between two groups
   unsigned black_links = 1;  // between two chassis of a group
   unsigned green_links = 1;  // between two routers of a chassis
+  // Every link, or (with level_links) the hosts' links, level_links[0].
   LinkSpec link;
+  // Empty, or per kind of link (before the multipliers): kDragonflyLinkKinds order: host links
+  // ("local"), green, black, blue. build_platform sets them after SimGrid builds the zone.
+  std::vector<LinkSpec> level_links;
   // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
   std::optional<NodeSpec> node;
   bool operator==(const DragonflySpec&) const = default;
 };
+
+// The kinds of dragonfly links, in DragonflySpec::level_links order; also the keys of a
+// per-kind "link_bandwidth" / "link_latency" object.
+inline constexpr const char* kDragonflyLinkKinds[] = {"local", "green", "black", "blue"};
 
 // A SimGrid XML platform file; hosts in the order the file declares them.
 struct XmlSpec {

@@ -220,6 +220,50 @@ FatTreeSpec read_fat_tree(JsonFields& f) {
   return tree;
 }
 
+namespace {
+
+// "link_bandwidth" / "link_latency": a string for every link, or an object with one string per
+// kind of link (kDragonflyLinkKinds).
+void read_dragonfly_links(JsonFields& f, DragonflySpec& d) {
+  const json* bw = f.value("link_bandwidth");
+  const json* lat = f.value("link_latency");
+  auto one = [&f](const std::string& key, const json& v, bool bandwidth) {
+    return bandwidth ? bandwidth_of(f, key, v) : latency_of(f, key, v);
+  };
+  const bool per_kind = (bw != nullptr && bw->is_object()) || (lat != nullptr && lat->is_object());
+  if (!per_kind) {
+    d.link = {.bandwidth_bytes_per_sec = bw != nullptr ? one("link_bandwidth", *bw, true) : 0,
+              .latency_sec = lat != nullptr ? one("link_latency", *lat, false) : 0};
+    return;
+  }
+  auto per_kind_values = [&](const char* key, const json* v, bool bandwidth) {
+    std::vector<double> out(std::size(kDragonflyLinkKinds), 0);
+    if (v == nullptr) {
+      return out;
+    }
+    if (!v->is_object()) {
+      std::fill(out.begin(), out.end(), one(key, *v, bandwidth));
+      return out;
+    }
+    JsonFields kinds = f.child(*v, key);
+    kinds.reject_unknown({"local", "green", "black", "blue"});
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (const json* item = kinds.value(kDragonflyLinkKinds[i])) {
+        out[i] = one(std::string(key) + "/" + kDragonflyLinkKinds[i], *item, bandwidth);
+      }
+    }
+    return out;
+  };
+  const std::vector<double> bws = per_kind_values("link_bandwidth", bw, true);
+  const std::vector<double> lats = per_kind_values("link_latency", lat, false);
+  for (std::size_t i = 0; i < bws.size(); ++i) {
+    d.level_links.push_back({.bandwidth_bytes_per_sec = bws[i], .latency_sec = lats[i]});
+  }
+  d.link = d.level_links[0];
+}
+
+}  // namespace
+
 DragonflySpec read_dragonfly(JsonFields& f) {
   f.reject_unknown({"topology", "groups", "chassis", "routers", "nodes", "blue_links",
                     "black_links", "green_links", "link_bandwidth", "link_latency", "node",
@@ -245,8 +289,7 @@ DragonflySpec read_dragonfly(JsonFields& f) {
                             "its router h, got " +
                             std::to_string(d.groups));
   }
-  d.link = {.bandwidth_bytes_per_sec = read_bandwidth(f, "link_bandwidth"),
-            .latency_sec = read_latency(f, "link_latency")};
+  read_dragonfly_links(f, d);
   return d;
 }
 

@@ -394,6 +394,19 @@ TEST(PlatformSpec, ReadsDragonfly) {
   EXPECT_EQ(std::get<DragonflySpec>(spec.topology), expected);
 }
 
+TEST(PlatformSpec, DragonflyLinksPerKindNeedEveryKind) {
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 1, "chassis": 1, "routers": 2, "nodes": 2,
+          "link_bandwidth": {"local": "25GBps", "green": "10GBps", "black": "1GBps",
+                             "purple": "1GBps"},
+          "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p +
+                               ": /link_bandwidth/purple: unknown key (expected one of local, "
+                               "green, black, blue)\n" +
+                               p + ": /link_bandwidth/blue: missing");
+}
+
 TEST(PlatformSpec, RejectsDragonflyWithMoreGroupsThanRouters) {
   const TempSpec spec_file(
       R"({"topology": "dragonfly", "groups": 3, "chassis": 1, "routers": 2, "nodes": 0,

@@ -21,8 +21,8 @@ constexpr double kLinkSec = 1e-6;
 constexpr double kBytesPerSec = 25e9;
 
 double time_sec(const std::string& op, int ranks, int root, std::uint64_t n,
-                const std::string& algorithm) {
-  return simulate_collective({.run = {.platform_path = "tests/testdata/sim_dragonfly8.json",
+                const std::string& algorithm, const std::string& platform = "sim_dragonfly8.json") {
+  return simulate_collective({.run = {.platform_path = "tests/testdata/" + platform,
                                       .ranks = ranks,
                                       .algorithm = algorithm},
                               .op = op,
@@ -54,6 +54,22 @@ TEST(Dragonfly, RingAcrossGroupsPaysItsLongestEdge) {
   const double n = 100e6, p = 8;
   const double expected = 2 * (p - 1) * (5 * kLinkSec + n / p / kBytesPerSec);
   EXPECT_NEAR(time_sec("all-reduce", 8, 0, 100'000'000, "ring"), expected, 1e-6 * expected);
+}
+
+// sim_dragonfly8_kinds.json: the same dragonfly with host links 25 GB/s and 1 us, green links
+// 10 GB/s and 2 us, blue links 5 GB/s and 10 us (black: none in a one-chassis group).
+TEST(Dragonfly, GreenLinkOfItsKindJoinsTwoRoutersOfAChassis) {
+  // Rank 1 (router 0) -> 2 (router 1): host 1 us, green 2 us, host 1 us; bounded by 10 GB/s.
+  const double n = 50e6;
+  EXPECT_NEAR(time_sec("send-recv", 3, 1, 50'000'000, "direct", "sim_dragonfly8_kinds.json"),
+              4e-6 + n / 10e9, 1e-12);
+}
+
+TEST(Dragonfly, BlueLinkOfItsKindJoinsTheGroups) {
+  // Rank 3 -> 4: host 1 us, blue 10 us, host 1 us; bounded by 5 GB/s.
+  const double n = 50e6;
+  EXPECT_NEAR(time_sec("send-recv", 5, 3, 50'000'000, "direct", "sim_dragonfly8_kinds.json"),
+              12e-6 + n / 5e9, 1e-12);
 }
 
 }  // namespace
