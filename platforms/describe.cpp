@@ -108,6 +108,11 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
   if (std::holds_alternative<XmlSpec>(spec.topology)) {
     throw PlatformError(spec.file + ": already a SimGrid XML platform");
   }
+  if (spec.perturbations != Perturbations{}) {
+    throw PlatformError(spec.file +
+                        ": perturbations cannot be written into a SimGrid <cluster>; export the "
+                        "spec without its \"perturbations\" section");
+  }
   if (spec.gpus_per_node() > 1) {
     throw PlatformError(spec.file +
                         ": multi-GPU nodes cannot be written as one SimGrid <cluster>; export "

@@ -302,8 +302,30 @@ ordered_json describe_platform(const std::string& path) {
     d["levels"] = std::move(levels);
     d["bisection_bytes_per_sec"] = s.bisection_bytes_per_sec;
   }
+  const platforms::Perturbations& p = spec.perturbations;
+  if (p != platforms::Perturbations{}) {
+    d["perturbations"] = {{"slow_links", p.slow_links.size()},
+                          {"slow_gpus", p.slow_gpus.size()},
+                          {"background", p.background.size()}};
+  }
   return d;
 }
+
+namespace {
+
+// "  perturbations ...: 1 slow-link entries, ..." for a description that has them, else "".
+std::string perturbations_line(const ordered_json& d) {
+  if (!d.contains("perturbations")) {
+    return "";
+  }
+  const auto& p = d["perturbations"];
+  return "  perturbations (not counted above): " +
+         std::to_string(p["slow_links"].get<std::size_t>()) + " slow-link entries, " +
+         std::to_string(p["slow_gpus"].get<std::size_t>()) + " slow GPUs, " +
+         std::to_string(p["background"].get<std::size_t>()) + " background flows\n";
+}
+
+}  // namespace
 
 std::string platform_summary(const ordered_json& d) {
   std::string s = "platform " + d["file"].get<std::string>() + ": " +
@@ -311,7 +333,8 @@ std::string platform_summary(const ordered_json& d) {
                   std::to_string(d["hosts"].get<std::size_t>()) + " hosts, " +
                   std::to_string(d["simgrid_links"].get<std::size_t>()) + " SimGrid links\n";
   if (!d.contains("levels")) {
-    return s + "  (an XML platform: levels and bisection are not derived)\n";
+    return s + "  (an XML platform: levels and bisection are not derived)\n" +
+           perturbations_line(d);
   }
   if (d["gpus_per_node"].get<unsigned>() > 1) {
     s += "  " + std::to_string(d["fabric_endpoints"].get<unsigned long>()) + " nodes of " +
@@ -330,7 +353,7 @@ std::string platform_summary(const ordered_json& d) {
   char bisection[64];
   std::snprintf(bisection, sizeof bisection, "%.4g GB/s",
                 d["bisection_bytes_per_sec"].get<double>() / 1e9);
-  return s + "  bisection bandwidth " + bisection + " per direction\n";
+  return s + "  bisection bandwidth " + bisection + " per direction\n" + perturbations_line(d);
 }
 
 }  // namespace dtsim::sim

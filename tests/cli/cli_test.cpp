@@ -237,6 +237,21 @@ TEST_F(Cli, DragonflyDescribesAndExportsToTheSameRing) {
   EXPECT_EQ(from_xml.out, from_json.out);
 }
 
+TEST_F(Cli, DescribeListsPerturbationsAndExportRefusesThem) {
+  const Result r = run("platform describe platforms/files/fat_tree_256_degraded.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  perturbations (not counted above): 1 slow-link entries, 1 slow GPUs, "
+                       "1 background flows\n"),
+            std::string::npos)
+      << r.out;
+  const Result e = run("platform export platforms/files/fat_tree_256_degraded.json --xml");
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_EQ(e.err,
+            "dtsim platform export: platforms/files/fat_tree_256_degraded.json: perturbations "
+            "cannot be written into a SimGrid <cluster>; export the spec without its "
+            "\"perturbations\" section\n");
+}
+
 TEST_F(Cli, MissingWorkloadFile) {
   expect_error("simulate --workload tests/testdata/no_such_trace.json " + kStar + " --ranks 2",
                "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");

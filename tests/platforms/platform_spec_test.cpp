@@ -110,6 +110,14 @@ TEST(PlatformSpec, ReadsShippedPlatforms) {
   EXPECT_EQ(read_platform_spec("platforms/files/fat_tree_1024.json").host_count(), 1024u);
   EXPECT_EQ(read_platform_spec("platforms/files/star_16.json").host_count(), 16u);
   EXPECT_EQ(read_platform_spec("platforms/files/torus_4x4x4.json").host_count(), 64u);
+  // A 8-ary 3-tree: 8^3 hosts; dragonfly 4 groups x 4 chassis x 4 routers x 4 hosts; 16 nodes
+  // of 8 GPUs with rails; the 16x16 fat-tree with perturbations.
+  EXPECT_EQ(read_platform_spec("platforms/files/k8_n3_taper2.json").host_count(), 512u);
+  EXPECT_EQ(read_platform_spec("platforms/files/dragonfly_256.json").host_count(), 256u);
+  EXPECT_EQ(read_platform_spec("platforms/files/rails_16x8.json").host_count(), 128u);
+  const PlatformSpec degraded = read_platform_spec("platforms/files/fat_tree_256_degraded.json");
+  EXPECT_EQ(degraded.host_count(), 256u);
+  EXPECT_EQ(degraded.perturbations.slow_links.size(), 1u);
   // fat_tree_256.json says "100Gbps": 100 x 10^9 bits/s / 8 = 12.5 x 10^9 bytes/s.
   const auto tree =
       std::get<FatTreeSpec>(read_platform_spec("platforms/files/fat_tree_256.json").topology);
