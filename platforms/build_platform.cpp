@@ -253,13 +253,80 @@ Platform build_star(const StarSpec& spec) {
   return platform;
 }
 
+// The links attached to host `host` (canonical index): its own link(s) to the network; for a
+// GPU of a multi-GPU node its GPU link (and with rails its NIC link). Names are dtsim's and
+// SimGrid's (platforms/FORMAT.md, "Perturbations"). REQUIRES: not XML.
+std::vector<sg4::Link*> host_links(const PlatformSpec& spec, unsigned host) {
+  sg4::Engine* engine = sg4::Engine::get_instance();
+  std::vector<sg4::Link*> out;
+  auto add = [&](const std::string& name) {
+    for (const std::string& n : {name, name + "_UP", name + "_DOWN"}) {
+      if (sg4::Link* link = engine->link_by_name_or_null(n)) {
+        out.push_back(link);
+      }
+    }
+  };
+  const std::optional<NodeSpec>* node = std::visit(
+      [](const auto& t) -> const std::optional<NodeSpec>* {
+        if constexpr (requires { t.node; }) {
+          return &t.node;
+        } else {
+          return nullptr;
+        }
+      },
+      spec.topology);
+  if (node != nullptr && node->has_value()) {
+    const std::string gpu = "node-" + std::to_string(host / (*node)->gpus) + "-gpu-" +
+                            std::to_string(host % (*node)->gpus);
+    add(gpu + "-link");
+    if ((*node)->rails) {
+      add(gpu + "-nic-link");
+    }
+    return out;
+  }
+  if (std::holds_alternative<StarSpec>(spec.topology)) {
+    add("link-" + std::to_string(host));
+  } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
+    for (const auto& [link, level] : fat_tree_link_levels(*tree)) {
+      if (level == 0 && fat_tree_link_ends(link->get_name())->first == static_cast<long>(host)) {
+        out.push_back(link);
+      }
+    }
+  } else if (std::holds_alternative<TorusSpec>(spec.topology)) {
+    for (sg4::Link* link : engine->get_all_links()) {
+      long from = 0, to = 0;
+      char direction[8] = {};
+      if (std::sscanf(link->get_cname(), "torus_link_from_%ld_to_%ld_%7s", &from, &to, direction) ==
+              3 &&
+          (from == static_cast<long>(host) || to == static_cast<long>(host))) {
+        out.push_back(link);
+      }
+    }
+  } else if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
+    const std::string prefix = "local_link_from_router_" + std::to_string(host / d->nodes) +
+                               "_to_node_" + std::to_string(host % d->nodes) + "_";
+    for (sg4::Link* link : engine->get_all_links()) {
+      if (link->get_name().starts_with(prefix)) {
+        out.push_back(link);
+      }
+    }
+  }
+  return out;
+}
+
 // Scales the bandwidth of the links each "slow_links" entry names (both directions of a
 // split-duplex link). Throws PlatformError naming the entry if a link name matches nothing.
 void apply_slow_links(const PlatformSpec& spec) {
   sg4::Engine* engine = sg4::Engine::get_instance();
   for (const SlowLinks& slow : spec.perturbations.slow_links) {
     std::vector<sg4::Link*> links;
-    if (slow.level) {
+    if (slow.host) {
+      links = host_links(spec, *slow.host);
+      if (links.empty()) {  // a naming mismatch with SimGrid: never silently do nothing
+        throw PlatformError(spec.file + ": " + slow.where + "/host: found no link of host " +
+                            std::to_string(*slow.host));
+      }
+    } else if (slow.level) {
       for (const auto& [link, level] : fat_tree_link_levels(std::get<FatTreeSpec>(spec.topology))) {
         if (level == *slow.level) {
           links.push_back(link);

@@ -44,11 +44,19 @@ std::optional<unsigned> read_host(JsonFields& f, const char* key, unsigned hosts
   return v ? std::optional<unsigned>(static_cast<unsigned>(*v)) : std::nullopt;
 }
 
-SlowLinks read_slow_links(JsonFields& f, const Topology& topology) {
-  f.reject_unknown({"level", "link", "bandwidth_factor"});
+SlowLinks read_slow_links(JsonFields& f, const Topology& topology, unsigned hosts) {
+  f.reject_unknown({"level", "link", "host", "bandwidth_factor"});
   SlowLinks s{.where = f.pointer()};
-  if (f.has("level") == f.has("link")) {
-    f.problem("", "expected one of \"level\" (a fat-tree level) or \"link\" (a SimGrid link name)");
+  if (int{f.has("level")} + int{f.has("link")} + int{f.has("host")} != 1) {
+    f.problem("",
+              "expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid link name) "
+              "or \"host\" (a host's own links)");
+  } else if (f.has("host")) {
+    if (std::holds_alternative<XmlSpec>(topology)) {
+      f.problem("host", "not for an XML platform (name the links with \"link\")");
+    } else {
+      s.host = read_host(f, "host", hosts);
+    }
   } else if (f.has("level")) {
     const auto* tree = std::get_if<FatTreeSpec>(&topology);
     auto level = f.unsigned_integer("level");
@@ -137,8 +145,9 @@ Perturbations read_perturbations(JsonFields& parent, const Topology& topology, u
   }
   JsonFields f = parent.child(*doc, "perturbations");
   f.reject_unknown({"slow_links", "failed_links", "slow_gpus", "background"});
-  for_each_entry(f, "slow_links",
-                 [&](JsonFields& e) { p.slow_links.push_back(read_slow_links(e, topology)); });
+  for_each_entry(f, "slow_links", [&](JsonFields& e) {
+    p.slow_links.push_back(read_slow_links(e, topology, hosts));
+  });
   for_each_entry(f, "failed_links", [](JsonFields& e) {
     e.problem("",
               "a failed link cannot be simulated: SimGrid 3.32's zones route statically (fat-tree "

@@ -132,6 +132,7 @@ struct SlowLinks {
   std::string where;              // e.g. "/perturbations/slow_links/0"
   std::optional<unsigned> level;  // a fat-tree level: every link between level and level+1
   std::string link;               // or a SimGrid link name (name, name_UP or name_DOWN)
+  std::optional<unsigned> host;   // or every link attached to this host (canonical index)
   double bandwidth_factor = 1;    // 0 < factor: new bandwidth = factor x bandwidth
   bool operator==(const SlowLinks&) const = default;
 };

@@ -494,8 +494,8 @@ TEST(PlatformSpec, RejectsBadPerturbations) {
           "background)\n" +
           at + "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
           at + "/slow_links/0/bandwidth_factor: expected a number > 0, got 0\n" + at +
-          "/slow_links/1: expected one of \"level\" (a fat-tree level) or \"link\" (a SimGrid "
-          "link name)\n" +
+          "/slow_links/1: expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid "
+          "link name) or \"host\" (a host's own links)\n" +
           at +
           "/failed_links/0: a failed link cannot be simulated: SimGrid 3.32's zones route "
           "statically (fat-tree D-mod-K, torus dimension order, dragonfly minimal, XML routes as "

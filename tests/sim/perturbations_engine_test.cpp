@@ -52,6 +52,18 @@ TEST(SlowLinks, SlowSpineLevelBoundsTheRingEdgesBetweenLeaves) {
       expected, 1e-6 * expected);
 }
 
+TEST(SlowLinks, HostsOwnLinkSlowsTheRingEdgesThroughIt) {
+  // sim_fat_tree16 with host 4's link (to its leaf) at 0.5 x 25 GB/s. Linear ring: edge 3 -> 4
+  // (between leaves, 4 us) ends on it and 4 -> 5 (2 us) starts on it, one flow each way, so
+  // both get 12.5 GB/s; the slowest edge, 3 -> 4, has both the longest latency and that
+  // bandwidth: T = 2(p-1) (4 us + (n/p) / 12.5 GB/s).
+  const double p = 16, n = 100e6;
+  const double expected = 2 * (p - 1) * (4e-6 + n / p / (0.5 * kBytesPerSec));
+  EXPECT_NEAR(
+      collective_sec("sim_fat_tree16_slow_host4.json", "all-reduce", 16, 0, 100'000'000, "ring"),
+      expected, 1e-6 * expected);
+}
+
 TEST(Background, FlowBelowTheFairShareTakesItsRate) {
   // Host 2 -> 1 at 5 GB/s shares link-1 (down) with the send 0 -> 1. Max-min with equal route
   // latencies: the capped flow keeps 5 GB/s (< 12.5, the fair share), the send gets 20 GB/s.
