@@ -11,6 +11,8 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 
+#include "platforms/routed_fat_tree.h"
+
 namespace dtsim::platforms {
 
 namespace sg4 = simgrid::s4u;
@@ -372,7 +374,11 @@ Platform build_platform(const PlatformSpec& spec) {
       Platform operator()(const XmlSpec& s) const { return load_xml(s); }
       Platform operator()(const DragonflySpec& s) const { return build_dragonfly(s); }
     };
-    Platform platform = std::visit(Visitor{}, spec.topology);
+    const auto* tree = std::get_if<FatTreeSpec>(&spec.topology);
+    Platform platform =
+        tree != nullptr && !spec.perturbations.failed_links.empty()
+            ? build_routed_fat_tree(*tree, spec.perturbations.failed_links, spec.file)
+            : std::visit(Visitor{}, spec.topology);
     if (platform.hosts.empty()) {
       throw PlatformError(spec.file + ": the platform has no hosts");
     }

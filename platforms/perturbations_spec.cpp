@@ -75,6 +75,44 @@ SlowLinks read_slow_links(JsonFields& f, const Topology& topology, unsigned host
   return s;
 }
 
+// An integer key in [0, limit); 0 and a problem otherwise ("what": the kind of index).
+unsigned read_index(JsonFields& f, const char* key, std::uint64_t limit, const std::string& what) {
+  auto v = f.unsigned_integer(key, /*required=*/std::string(key) != "parallel");
+  if (v && *v >= limit) {
+    f.problem(key, "expected " + what + " below " + std::to_string(limit) + ", got " +
+                       std::to_string(*v));
+    return static_cast<unsigned>(limit);  // out of range: callers stop there
+  }
+  return static_cast<unsigned>(v.value_or(0));
+}
+
+FailedLink read_failed_link(JsonFields& f, const Topology& topology) {
+  f.reject_unknown({"level", "lower", "parent", "parallel"});
+  FailedLink l{.where = f.pointer()};
+  const auto* tree = std::get_if<FatTreeSpec>(&topology);
+  if (tree == nullptr || tree->node) {
+    f.problem("",
+              "only a fat-tree without \"node\" can route around a failed link (SimGrid "
+              "3.32's other zones route statically: torus dimension order, dragonfly "
+              "minimal, XML as written); use \"slow_links\" with a small "
+              "\"bandwidth_factor\"");
+    return l;
+  }
+  l.level = read_index(f, "level", tree->levels, "a level (0: the hosts' links)");
+  if (l.level >= tree->levels) {
+    return l;
+  }
+  // Nodes at level L: prod(up[0..L-1]) x prod(down[L..h-1]).
+  double nodes = 1;
+  for (std::size_t i = 0; i < tree->levels; ++i) {
+    nodes *= i < l.level ? tree->up[i] : tree->down[i];
+  }
+  l.lower = read_index(f, "lower", static_cast<std::uint64_t>(nodes), "a node index of the level");
+  l.parent = read_index(f, "parent", tree->up[l.level], "a parent index (up[level])");
+  l.parallel = read_index(f, "parallel", tree->parallel[l.level], "a link index (parallel[level])");
+  return l;
+}
+
 SlowGpu read_slow_gpu(JsonFields& f, unsigned hosts) {
   f.reject_unknown({"host", "rank", "compute_factor"});
   SlowGpu s{.where = f.pointer()};
@@ -148,14 +186,8 @@ Perturbations read_perturbations(JsonFields& parent, const Topology& topology, u
   for_each_entry(f, "slow_links", [&](JsonFields& e) {
     p.slow_links.push_back(read_slow_links(e, topology, hosts));
   });
-  for_each_entry(f, "failed_links", [](JsonFields& e) {
-    e.problem("",
-              "a failed link cannot be simulated: SimGrid 3.32's zones route statically (fat-tree "
-              "D-mod-K, torus dimension order, dragonfly minimal, XML routes as written) and "
-              "never route around a link, so the traffic it carries has no alternative path; "
-              "use \"slow_links\" with a small \"bandwidth_factor\", or fewer \"parallel\" "
-              "links");
-  });
+  for_each_entry(f, "failed_links",
+                 [&](JsonFields& e) { p.failed_links.push_back(read_failed_link(e, topology)); });
   for_each_entry(f, "slow_gpus",
                  [&](JsonFields& e) { p.slow_gpus.push_back(read_slow_gpu(e, hosts)); });
   for_each_entry(f, "background",

@@ -136,6 +136,16 @@ struct SlowLinks {
   double bandwidth_factor = 1;    // 0 < factor: new bandwidth = factor x bandwidth
   bool operator==(const SlowLinks&) const = default;
 };
+// A failed fat-tree link: between node `lower` of level `level` (a host index at level 0, else a
+// switch's index in its level) and its `parent`-th parent, the `parallel`-th of their links.
+struct FailedLink {
+  std::string where;
+  unsigned level = 0;
+  unsigned lower = 0;
+  unsigned parent = 0;
+  unsigned parallel = 0;
+  bool operator==(const FailedLink&) const = default;
+};
 struct SlowGpu {
   std::string where;
   std::optional<unsigned> host;  // the GPU at this canonical host index (whatever rank runs there)
@@ -153,6 +163,7 @@ struct BackgroundFlow {
 };
 struct Perturbations {
   std::vector<SlowLinks> slow_links;
+  std::vector<FailedLink> failed_links;  // fat-tree only: routed around (build_platform.h)
   std::vector<SlowGpu> slow_gpus;
   std::vector<BackgroundFlow> background;
   bool operator==(const Perturbations&) const = default;

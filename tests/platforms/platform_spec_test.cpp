@@ -480,32 +480,46 @@ TEST(PlatformSpec, RejectsBadPerturbations) {
       R"({"topology": "star", "hosts": 4, "link_bandwidth": "25GBps", "link_latency": "1us",
           "perturbations": {
             "slow_links": [{"level": 0, "bandwidth_factor": 0}, {"bandwidth_factor": 0.5}],
-            "failed_links": [{"link": "link-1"}],
+            "failed_links": [{"level": 0, "lower": 1, "parent": 0}],
             "slow_gpus": [{"host": 4, "compute_factor": 2}],
             "background": [{"from": 1, "to": 1, "rate": "1GBps"},
                            {"from": 0, "to": 1, "rate": "1GBps", "period": "1ms"}],
             "jitter": 1}})");
   const std::string& p = spec_file.path();
   const std::string at = p + ": /perturbations";
-  EXPECT_EQ(
-      read_error(p),
-      at +
-          "/jitter: unknown key (expected one of slow_links, failed_links, slow_gpus, "
-          "background)\n" +
-          at + "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
-          at + "/slow_links/0/bandwidth_factor: expected a number > 0, got 0\n" + at +
-          "/slow_links/1: expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid "
-          "link name) or \"host\" (a host's own links)\n" +
-          at +
-          "/failed_links/0: a failed link cannot be simulated: SimGrid 3.32's zones route "
-          "statically (fat-tree D-mod-K, torus dimension order, dragonfly minimal, XML routes as "
-          "written) and never route around a link, so the traffic it carries has no alternative "
-          "path; use \"slow_links\" with a small \"bandwidth_factor\", or fewer \"parallel\" "
-          "links\n" +
-          at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
-          "/background/0/to: expected a host other than \"from\" (1)\n" + at +
-          "/background/1: expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
-          "repeated transfer)");
+  EXPECT_EQ(read_error(p),
+            at +
+                "/jitter: unknown key (expected one of slow_links, failed_links, slow_gpus, "
+                "background)\n" +
+                at +
+                "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
+                at + "/slow_links/0/bandwidth_factor: expected a number > 0, got 0\n" + at +
+                "/slow_links/1: expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid "
+                "link name) or \"host\" (a host's own links)\n" +
+                at +
+                "/failed_links/0: only a fat-tree without \"node\" can route around a failed link "
+                "(SimGrid 3.32's other zones route statically: torus dimension order, dragonfly "
+                "minimal, XML as written); use \"slow_links\" with a small \"bandwidth_factor\"\n" +
+                at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
+                "/background/0/to: expected a host other than \"from\" (1)\n" + at +
+                "/background/1: expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
+                "repeated transfer)");
+}
+
+TEST(PlatformSpec, FailedFatTreeLinkIndicesAreChecked) {
+  // Level 1 of down [2, 2], up [1, 2]: 1 x 2 = 2 leaf switches, each with up[1] = 2 parents and
+  // parallel[1] = 1 link to each.
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 2, "down": [2, 2], "up": [1, 2], "parallel": [1, 1],
+          "link_bandwidth": "25GBps", "link_latency": "1us",
+          "perturbations": {"failed_links": [{"level": 2, "lower": 0, "parent": 0},
+                                             {"level": 1, "lower": 2, "parent": 2, "parallel": 1}]}})");
+  const std::string at = spec_file.path() + ": /perturbations/failed_links/";
+  EXPECT_EQ(read_error(spec_file.path()),
+            at + "0/level: expected a level (0: the hosts' links) below 2, got 2\n" + at +
+                "1/lower: expected a node index of the level below 2, got 2\n" + at +
+                "1/parent: expected a parent index (up[level]) below 2, got 2\n" + at +
+                "1/parallel: expected a link index (parallel[level]) below 1, got 1");
 }
 
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
