@@ -305,6 +305,7 @@ ordered_json describe_platform(const std::string& path) {
   const platforms::Perturbations& p = spec.perturbations;
   if (p != platforms::Perturbations{}) {
     d["perturbations"] = {{"slow_links", p.slow_links.size()},
+                          {"failed_links", p.failed_links.size()},
                           {"slow_gpus", p.slow_gpus.size()},
                           {"background", p.background.size()}};
   }
@@ -321,6 +322,7 @@ std::string perturbations_line(const ordered_json& d) {
   const auto& p = d["perturbations"];
   return "  perturbations (not counted above): " +
          std::to_string(p["slow_links"].get<std::size_t>()) + " slow-link entries, " +
+         std::to_string(p["failed_links"].get<std::size_t>()) + " failed links, " +
          std::to_string(p["slow_gpus"].get<std::size_t>()) + " slow GPUs, " +
          std::to_string(p["background"].get<std::size_t>()) + " background flows\n";
 }
