@@ -105,5 +105,23 @@ TEST(PlacementOnNodes, TopologyAwareRingCrossesEachNicOnceLikeLinear) {
   EXPECT_NEAR(two_nodes_ring_sec("topology-aware"), expected, 1e-6 * expected);
 }
 
+TEST(PlacementOnTorus, TopologyAwareRingHasOnlyOneHopEdges) {
+  // sim_torus64.json: 4x4x4 torus, 25 GB/s and 1 us links. Snake order: every consecutive pair
+  // differs by 1 in one coordinate, and the walk ends at (0,0,3), one z wrap-around from (0,0,0)
+  // (platforms/FORMAT.md, "Rank placement"). 64 edges over 64 distinct node pairs, each a single
+  // link in its own direction: no sharing, alpha = 1 us (linear pays 3 us: RingOnTorus).
+  // T = 2(p-1) (1 us + (n/p) / B).
+  const double p = 64, n = 100e6;
+  const double expected = 2 * (p - 1) * (kLinkSec + n / p / kBytesPerSec);
+  const double time_sec =
+      simulate_collective({.run = {.platform_path = "tests/testdata/sim_torus64.json",
+                                   .ranks = 64,
+                                   .placement = {.kind = Placement::Kind::kTopologyAware},
+                                   .algorithm = "ring"},
+                           .bytes = 100'000'000})["time_sec"]
+          .get<double>();
+  EXPECT_NEAR(time_sec, expected, 1e-6 * expected);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
