@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -22,6 +23,10 @@ double product(const std::vector<unsigned>& v, std::size_t from, std::size_t to)
 // each reached by parallel[i-1] links.
 void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, PlatformSummary& s) {
   const std::size_t levels = t.levels;
+  auto bw = [&t](std::size_t i) {  // of the links between level i and i+1
+    return t.level_links.empty() ? t.link.bandwidth_bytes_per_sec
+                                 : t.level_links[i].bandwidth_bytes_per_sec;
+  };
   double bisection = s.endpoints * endpoint_bytes_per_sec / 2;
   for (std::size_t i = 1; i <= levels; ++i) {
     const double lower_nodes = product(t.down, i - 1, levels) * product(t.up, 0, i - 1);
@@ -30,17 +35,41 @@ void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, Pla
                                " -> level " + std::to_string(i),
                        .links = static_cast<unsigned long>(links)};
     if (i < levels) {
-      level.oversubscription =
-          static_cast<double>(t.down[i - 1] * t.parallel[i - 1]) / (t.up[i] * t.parallel[i]);
+      level.oversubscription = static_cast<double>(t.down[i - 1] * t.parallel[i - 1]) * bw(i - 1) /
+                               (static_cast<double>(t.up[i] * t.parallel[i]) * bw(i));
     }
     s.levels.push_back(level);
     // Half the hosts send to the other half: a cut above level i-1 is crossed by at most the
     // links going up from it.
     if (i > 1) {
-      bisection = std::min(bisection, links * t.link.bandwidth_bytes_per_sec / 2);
+      bisection = std::min(bisection, links * bw(i - 1) / 2);
     }
   }
   s.bisection_bytes_per_sec = bisection;
+}
+
+// The cut between two halves of the top level that has more than one member (groups, else the
+// chassis of the one group, else the routers of the one chassis): a members on one side and
+// b = total - a on the other are joined by a x b links (the level is all-to-all).
+double dragonfly_cut_bytes_per_sec(const DragonflySpec& d) {
+  auto cut = [](unsigned members, double links_per_pair) {
+    const double a = members / 2;
+    return a * (members - a) * links_per_pair;
+  };
+  auto bw = [&d](std::size_t kind) {  // kDragonflyLinkKinds index
+    return d.level_links.empty() ? d.link.bandwidth_bytes_per_sec
+                                 : d.level_links[kind].bandwidth_bytes_per_sec;
+  };
+  if (d.groups > 1) {
+    return cut(d.groups, d.blue_links) * bw(3);
+  }
+  if (d.chassis > 1) {
+    return cut(d.chassis, 1.0 * d.black_links * d.routers) * bw(2);  // a black link per router
+  }
+  if (d.routers > 1) {
+    return cut(d.routers, d.green_links) * bw(1);
+  }
+  return std::numeric_limits<double>::infinity();  // a single router: no link to cut
 }
 
 }  // namespace
@@ -51,13 +80,20 @@ PlatformSummary summarize(const PlatformSpec& spec) {
                     .gpus_per_node = spec.gpus_per_node()};
   s.endpoints = s.gpus / s.gpus_per_node;
   auto endpoint_bw = [](const LinkSpec& link, const std::optional<NodeSpec>& node) {
-    return node ? std::min(link.bandwidth_bytes_per_sec, node->nic_bandwidth_bytes_per_sec)
-                : link.bandwidth_bytes_per_sec;
+    if (!node) {
+      return link.bandwidth_bytes_per_sec;
+    }
+    const double nics = node->rails ? node->gpus : 1.0;  // rails: one NIC link per GPU
+    return std::min(link.bandwidth_bytes_per_sec, nics * node->nic_bandwidth_bytes_per_sec);
   };
   if (const auto* star = std::get_if<StarSpec>(&spec.topology)) {
     s.bisection_bytes_per_sec = s.endpoints * endpoint_bw(star->link, star->node) / 2;
   } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
     summarize_fat_tree(*tree, endpoint_bw(tree->link, tree->node), s);
+  } else if (const auto* dragonfly = std::get_if<DragonflySpec>(&spec.topology)) {
+    s.bisection_bytes_per_sec =
+        std::min(dragonfly_cut_bytes_per_sec(*dragonfly),
+                 s.endpoints * endpoint_bw(dragonfly->link, dragonfly->node) / 2);
   } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
     // Cut across the largest dimension: N / d links in the cut plane, twice (wrap-around).
     const unsigned d = *std::max_element(torus->dims.begin(), torus->dims.end());
@@ -72,10 +108,21 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
   if (std::holds_alternative<XmlSpec>(spec.topology)) {
     throw PlatformError(spec.file + ": already a SimGrid XML platform");
   }
+  if (spec.perturbations != Perturbations{}) {
+    throw PlatformError(spec.file +
+                        ": perturbations cannot be written into a SimGrid <cluster>; export the "
+                        "spec without its \"perturbations\" section");
+  }
   if (spec.gpus_per_node() > 1) {
     throw PlatformError(spec.file +
                         ": multi-GPU nodes cannot be written as one SimGrid <cluster>; export "
                         "the fabric without its \"node\" section");
+  }
+  if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology);
+      tree != nullptr && !tree->level_links.empty()) {
+    throw PlatformError(spec.file +
+                        ": per-level link bandwidths and latencies cannot be written as one "
+                        "SimGrid <cluster> (it has one bw and one lat)");
   }
   auto join = [](const std::vector<unsigned>& v) {
     std::string out;
@@ -97,6 +144,18 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
     topology = "TORUS";
     parameters = join(torus->dims);
     link = torus->link;
+  } else if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
+    if (!d->level_links.empty()) {
+      throw PlatformError(spec.file +
+                          ": per-kind link bandwidths and latencies cannot be written as one "
+                          "SimGrid <cluster> (it has one bw and one lat)");
+    }
+    topology = "DRAGONFLY";
+    parameters = std::to_string(d->groups) + "," + std::to_string(d->blue_links) + ";" +
+                 std::to_string(d->chassis) + "," + std::to_string(d->black_links) + ";" +
+                 std::to_string(d->routers) + "," + std::to_string(d->green_links) + ";" +
+                 std::to_string(d->nodes);
+    link = d->link;
   }
   char bw[64], lat[64];
   std::snprintf(bw, sizeof bw, "%.17gBps", link.bandwidth_bytes_per_sec);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platforms/presets.h"
+#include "platforms/spec_fields.h"
 #include "platforms/units.h"
 #include "workloads/json_fields.h"
 
@@ -17,47 +18,6 @@ using nlohmann::json;
 using workloads::JsonFields;
 
 namespace {
-
-// Hosts beyond this are refused before SimGrid tries to build them.
-constexpr double kMaxHosts = 1 << 24;
-
-double product(const std::vector<unsigned>& values) {
-  double p = 1;
-  for (unsigned v : values) {
-    p *= v;
-  }
-  return p;
-}
-
-double read_bandwidth(JsonFields& f, const char* key) {
-  auto text = f.string(key);
-  if (!text) {
-    return 0;
-  }
-  auto bw = parse_bandwidth(*text);
-  if (!bw || *bw <= 0) {
-    f.problem(key,
-              "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" "
-              "(bits/s), got \"" +
-                  *text + "\"");
-    return 0;
-  }
-  return *bw;
-}
-
-double read_latency(JsonFields& f, const char* key) {
-  auto text = f.string(key);
-  if (!text) {
-    return 0;
-  }
-  auto lat = parse_duration(*text);
-  if (!lat) {
-    f.problem(key,
-              "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" + *text + "\"");
-    return 0;
-  }
-  return *lat;
-}
 
 LinkSpec read_link(JsonFields& f) {
   return {.bandwidth_bytes_per_sec = read_bandwidth(f, "link_bandwidth"),
@@ -71,8 +31,8 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
     return std::nullopt;
   }
   JsonFields f = parent.child(*doc, "node");
-  f.reject_unknown(
-      {"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth", "nic_latency"});
+  f.reject_unknown({"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth",
+                    "nic_latency", "rails"});
   NodeSpec node;
   auto gpus = f.unsigned_integer("gpus");
   if (gpus && (*gpus < 1 || *gpus > 1024)) {
@@ -81,47 +41,31 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   node.gpus = static_cast<unsigned>(std::min<std::uint64_t>(gpus.value_or(1), 1024));
   node.gpu_link_bandwidth_bytes_per_sec = read_bandwidth(f, "gpu_link_bandwidth");
   node.gpu_link_latency_sec = read_latency(f, "gpu_link_latency");
-  auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(1);
-  if (nics < 1 || nics > 64) {
+  if (const json* rails = f.value("rails", /*required=*/false)) {
+    if (rails->is_boolean()) {
+      node.rails = rails->get<bool>();
+    } else {
+      f.problem("rails", "expected true or false, got " + workloads::describe_json(*rails));
+    }
+  }
+  auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(node.rails ? node.gpus : 1);
+  if (f.has("nics") && (nics < 1 || nics > 64)) {
     f.problem("nics", "expected an integer between 1 and 64, got " + std::to_string(nics));
     nics = 1;
+  } else if (node.rails && nics != node.gpus) {
+    f.problem("nics", "with \"rails\" every GPU has its own NIC: expected " +
+                          std::to_string(node.gpus) + " (the GPUs) or no \"nics\", got " +
+                          std::to_string(nics));
   }
-  node.nic_bandwidth_bytes_per_sec = static_cast<double>(nics) * read_bandwidth(f, "nic_bandwidth");
+  // A rail is one NIC; otherwise the node's NICs are one link of their summed bandwidth.
+  node.nic_bandwidth_bytes_per_sec =
+      static_cast<double>(node.rails ? 1 : nics) * read_bandwidth(f, "nic_bandwidth");
   node.nic_latency_sec = read_latency(f, "nic_latency");
   return node;
 }
 
-// A list of positive integers of the given length (0: any non-empty length).
-std::vector<unsigned> read_positive_list(JsonFields& f, const char* key, std::size_t length) {
-  std::vector<unsigned> out;
-  auto values = f.unsigned_array(key);
-  if (!values) {
-    return out;
-  }
-  if (length != 0 && values->size() != length) {
-    f.problem(key, "expected " + std::to_string(length) + " entries (one per level), got " +
-                       std::to_string(values->size()));
-  } else if (values->empty()) {
-    f.problem(key, "expected at least one entry");
-  }
-  for (std::size_t i = 0; i < values->size(); ++i) {
-    if ((*values)[i] == 0 || (*values)[i] > kMaxHosts) {
-      f.problem(std::string(key) + "/" + std::to_string(i),
-                "expected an integer between 1 and 16777216, got " + std::to_string((*values)[i]));
-    }
-    out.push_back(static_cast<unsigned>(std::min<std::uint64_t>((*values)[i], kMaxHosts)));
-  }
-  return out;
-}
-
-void check_host_total(JsonFields& f, const char* key, const std::vector<unsigned>& factors) {
-  if (product(factors) > kMaxHosts) {
-    f.problem(key, "describes more than 16777216 hosts");
-  }
-}
-
 Topology read_preset(JsonFields& f) {
-  f.reject_unknown({"preset", "nodes"});
+  f.reject_unknown({"preset", "nodes", "perturbations"});
   const std::string name = f.string("preset").value_or("");
   auto nodes = f.unsigned_integer("nodes");
   if (nodes && (*nodes < 1 || *nodes > 65536)) {
@@ -148,7 +92,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
   }
   std::string name = f.string("topology").value_or("");
   if (name == "star") {
-    f.reject_unknown({"topology", "hosts", "link_bandwidth", "link_latency", "node"});
+    f.reject_unknown(
+        {"topology", "hosts", "link_bandwidth", "link_latency", "node", "perturbations"});
     StarSpec star;
     auto hosts = f.unsigned_integer("hosts");
     if (hosts && (*hosts == 0 || *hosts > kMaxHosts)) {
@@ -161,26 +106,13 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     return star;
   }
   if (name == "fat-tree") {
-    f.reject_unknown(
-        {"topology", "levels", "down", "up", "parallel", "link_bandwidth", "link_latency", "node"});
-    FatTreeSpec tree;
-    auto levels = f.unsigned_integer("levels");
-    if (levels && (*levels < 1 || *levels > 8)) {
-      f.problem("levels", "expected an integer between 1 and 8, got " + std::to_string(*levels));
-      levels.reset();
-    }
-    std::size_t n = levels.value_or(0);
-    tree.levels = static_cast<unsigned>(n);
-    tree.down = read_positive_list(f, "down", n);
-    tree.up = read_positive_list(f, "up", n);
-    tree.parallel = read_positive_list(f, "parallel", n);
-    check_host_total(f, "down", tree.down);
-    tree.link = read_link(f);
+    FatTreeSpec tree = read_fat_tree(f);
     tree.node = read_node(f);
     return tree;
   }
   if (name == "torus") {
-    f.reject_unknown({"topology", "dims", "link_bandwidth", "link_latency", "node"});
+    f.reject_unknown(
+        {"topology", "dims", "link_bandwidth", "link_latency", "node", "perturbations"});
     TorusSpec torus;
     torus.dims = read_positive_list(f, "dims", 0);
     check_host_total(f, "dims", torus.dims);
@@ -188,8 +120,13 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     torus.node = read_node(f);
     return torus;
   }
+  if (name == "dragonfly") {
+    DragonflySpec dragonfly = read_dragonfly(f);
+    dragonfly.node = read_node(f);
+    return dragonfly;
+  }
   if (name == "xml") {
-    f.reject_unknown({"topology", "file"});
+    f.reject_unknown({"topology", "file", "perturbations"});
     XmlSpec xml;
     if (auto file = f.string("file")) {
       std::filesystem::path p(*file);
@@ -202,8 +139,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
     return xml;
   }
   if (f.has("topology") && f.value("topology")->is_string()) {
-    f.problem("topology",
-              "unknown topology \"" + name + "\" (expected one of star, fat-tree, torus, xml)");
+    f.problem("topology", "unknown topology \"" + name +
+                              "\" (expected one of star, fat-tree, torus, dragonfly, xml)");
   }
   return StarSpec{};
 }
@@ -231,12 +168,15 @@ unsigned PlatformSpec::host_count() const {
     }
     unsigned operator()(const TorusSpec& s) const { return static_cast<unsigned>(product(s.dims)); }
     unsigned operator()(const XmlSpec&) const { return 0; }
+    unsigned operator()(const DragonflySpec& s) const {
+      return s.groups * s.chassis * s.routers * s.nodes;
+    }
   };
   return std::visit(Visitor{}, topology) * gpus_per_node();
 }
 
 std::string PlatformSpec::topology_name() const {
-  constexpr const char* kNames[] = {"star", "fat-tree", "torus", "xml"};
+  constexpr const char* kNames[] = {"star", "fat-tree", "torus", "xml", "dragonfly"};
   return kNames[topology.index()];
 }
 
@@ -263,6 +203,9 @@ PlatformSpec read_platform_spec(const std::string& path) {
   std::vector<std::string> problems;
   JsonFields f(doc, "", problems);
   PlatformSpec spec{.file = path, .topology = read_topology(f, path)};
+  if (problems.empty()) {  // a topology that did not read leaves nothing to check against
+    spec.perturbations = read_perturbations(f, spec.topology, spec.host_count());
+  }
   if (!problems.empty()) {
     std::string message;
     for (const std::string& p : problems) {

@@ -48,21 +48,26 @@ DataParallelGraph build_data_parallel(
   }
 
   const std::vector<double> segments_sec = backward_segments_sec(workload, out.buckets);
+  auto factor = [&job](int r) {
+    return job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
+  };
   for (int it = 0; it < job.iterations; ++it) {
     DataParallelGraph::Iteration iter;
     iter.ready.assign(nb, std::vector<TaskId>(static_cast<std::size_t>(p)));
     for (int r = 0; r < p; ++r) {
+      const double k = factor(r);
       // The compute stream orders forward after the previous optimizer step: no explicit dep.
       if (job.accumulation_steps > 1) {
         const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
         iter.accumulate.push_back(
-            out.graph.add_compute(r, (job.accumulation_steps - 1) * micro_batch_sec, {}));
+            out.graph.add_compute(r, k * (job.accumulation_steps - 1) * micro_batch_sec, {}));
       }
-      iter.forward.push_back(out.graph.add_compute(r, workload.forward_sec(), {}));
+      iter.forward.push_back(out.graph.add_compute(r, k * workload.forward_sec(), {}));
       for (std::size_t b = 0; b < nb; ++b) {
-        iter.ready[b][static_cast<std::size_t>(r)] = out.graph.add_compute(r, segments_sec[b], {});
+        iter.ready[b][static_cast<std::size_t>(r)] =
+            out.graph.add_compute(r, k * segments_sec[b], {});
       }
-      iter.backward_end.push_back(out.graph.add_compute(r, segments_sec.back(), {}));
+      iter.backward_end.push_back(out.graph.add_compute(r, k * segments_sec.back(), {}));
     }
     // All-reduces in bucket order; entry of bucket b on r: ready on r, and r left bucket b-1.
     std::vector<std::vector<TaskId>> entry(static_cast<std::size_t>(p));
@@ -85,7 +90,7 @@ DataParallelGraph build_data_parallel(
         const auto& exits = iter.all_reduce.back().exits[static_cast<std::size_t>(r)];
         deps.insert(deps.end(), exits.begin(), exits.end());
       }
-      iter.optimizer.push_back(out.graph.add_compute(r, workload.optimizer_sec, deps));
+      iter.optimizer.push_back(out.graph.add_compute(r, factor(r) * workload.optimizer_sec, deps));
     }
     out.iterations.push_back(std::move(iter));
   }

@@ -23,6 +23,9 @@ struct DataParallelJob {
   // Micro-batches per optimizer step (gradient accumulation): the first steps-1 run forward and
   // backward with no communication (DDP's no_sync), the last one all-reduces as usual.
   int accumulation_steps = 1;
+  // Per rank: its forward, backward and optimizer tasks take this many times the trace's
+  // durations (a slow GPU). Empty: 1 for every rank.
+  std::vector<double> compute_factor;
 };
 
 // The graph and the tasks a report needs to read times from.

@@ -24,6 +24,7 @@ bool has_nodes(const platforms::PlatformSpec& spec) {
     bool operator()(const platforms::StarSpec& s) const { return s.node.has_value(); }
     bool operator()(const platforms::FatTreeSpec& s) const { return s.node.has_value(); }
     bool operator()(const platforms::TorusSpec& s) const { return s.node.has_value(); }
+    bool operator()(const platforms::DragonflySpec& s) const { return s.node.has_value(); }
     bool operator()(const platforms::XmlSpec& /*s*/) const { return false; }
   };
   return std::visit(Visitor{}, spec.topology);

@@ -44,6 +44,7 @@ const char* const kUsage =
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
     "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
     "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
+    "               (topologies, nodes, perturbations: platforms/FORMAT.md)\n"
     "  platform export P.json --xml [-o F.xml]   the equivalent SimGrid XML platform\n"
     "\n"
     "Units: sizes in bytes, or with a suffix B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB\n"
@@ -54,7 +55,8 @@ const char* const kUsage =
 // Flags shared by both verbs.
 // The flags both verbs share, parsed into strings first (units and lists are converted later).
 struct RunFlags {
-  std::string platform, algorithm, replay, chunk, network_model, grid, report, collective_latency;
+  std::string platform, placement, algorithm, replay, chunk, network_model, grid, report,
+      collective_latency;
   std::vector<std::string> cfg;
   int ranks = 0;
   int ranks_per_node = 0;
@@ -64,9 +66,19 @@ po::options_description run_flags(RunFlags& f) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
   add("platform", po::value(&f.platform)->required()->value_name("P.json|P.xml"),
-      "cluster network: a platform spec (see platforms/FORMAT.md) or a SimGrid XML file");
+      "cluster network: a platform spec (platforms/FORMAT.md: star, fat-tree or its k-ary n-tree "
+      "shorthand with per-level links, torus, dragonfly, xml; multi-GPU nodes with a shared NIC "
+      "or a NIC per GPU (rails); perturbations: slow links, slow GPUs, background flows) or a "
+      "SimGrid XML file");
   add("ranks", po::value(&f.ranks)->required()->value_name("N"),
-      "number of ranks (GPUs); rank r runs on the platform's r-th host (linear placement)");
+      "number of ranks (GPUs), placed on the platform's hosts by --placement");
+  add("placement", po::value(&f.placement)->default_value("linear")->value_name("POLICY"),
+      "which host runs which rank (platforms/FORMAT.md, \"Rank placement\"): linear (rank r on "
+      "the r-th host: consecutive ranks share a node and a leaf switch), round-robin (rank r on "
+      "node r mod N of the N nodes, so consecutive ranks are on different nodes), random[:SEED] "
+      "(a shuffle of all hosts seeded by SEED, default 0; the same seed gives the same order "
+      "everywhere), topology-aware (ring neighbours one hop apart: a snake order on a torus; "
+      "linear elsewhere, where it already is)");
   add("algorithm", po::value(&f.algorithm)->default_value("ring")->value_name("NAME|auto"),
       "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
       "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
@@ -85,7 +97,7 @@ po::options_description run_flags(RunFlags& f) {
       "launch, library setup); NCCL's own model uses 8.4us (its Simple-protocol base latency)");
   add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0)->value_name("G"),
       "consecutive ranks that share a node, for the hierarchical algorithm (0: the platform's "
-      "GPUs per node)");
+      "GPUs per node, right for linear and topology-aware placement)");
   add("grid", po::value(&f.grid)->value_name("XxY"),
       "rank grid of the torus-2d algorithm (default: the dimensions of a 2-D torus platform)");
   add("network-model",
@@ -118,6 +130,13 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
     throw ConfigError("--replay " + f.replay + ": expected collapsed or step");
   }
   run.collapse = f.replay == "collapsed";
+  auto placement = dtsim::sim::parse_placement(f.placement);
+  if (!placement) {
+    throw ConfigError("--placement " + f.placement +
+                      ": expected linear, round-robin, random, random:SEED (an integer >= 0) or "
+                      "topology-aware");
+  }
+  run.placement = *placement;
   run.chunk_bytes = parse_size_flag("chunk", f.chunk);
   const auto latency_sec = dtsim::platforms::parse_duration(f.collective_latency);
   if (!latency_sec || *latency_sec < 0) {

@@ -16,6 +16,7 @@
 #include "sim/data_parallel.h"
 #include "sim/limiter.h"
 #include "sim/link_report.h"
+#include "sim/perturbations.h"
 #include "sim/rank_mapping.h"
 #include "sim/replay.h"
 #include "sim/report.h"
@@ -117,7 +118,10 @@ class EngineRun {
     int argc = static_cast<int>(args_.size());
     engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
     platform_ = platforms::build_platform(spec);
-    rank_hosts_ = place_ranks_linear(platform_, run.ranks, spec.file);
+    rank_hosts_ = place_ranks_on(platform_, placement_shape(spec, platform_.hosts.size()),
+                                 run.placement, run.ranks, spec.file);
+    compute_factors_ = rank_compute_factors(spec, platform_, rank_hosts_);
+    start_background_traffic(spec, platform_);
     hints_.route_latency_sec = [this](int src, int dst) {
       return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],
                                           rank_hosts_[static_cast<std::size_t>(dst)]);
@@ -139,6 +143,8 @@ class EngineRun {
   [[nodiscard]] const std::vector<sg4::Host*>& rank_hosts() const { return rank_hosts_; }
   [[nodiscard]] const TopologyHints& hints() const { return hints_; }
   [[nodiscard]] std::size_t host_count() const { return platform_.hosts.size(); }
+  // Per rank, from the spec's slow GPUs (1: healthy).
+  [[nodiscard]] const std::vector<double>& compute_factors() const { return compute_factors_; }
 
  private:
   std::vector<std::string> args_;
@@ -146,6 +152,7 @@ class EngineRun {
   std::unique_ptr<sg4::Engine> engine_;
   platforms::Platform platform_;
   std::vector<sg4::Host*> rank_hosts_;
+  std::vector<double> compute_factors_;
   std::map<const sg4::Link*, int> link_ids_;  // only groups loads: iteration order never matters
   TopologyHints hints_;
 };
@@ -172,7 +179,10 @@ ordered_json common_report(const char* verb, const RunOptions& run,
   r["verb"] = verb;
   r["platform"] = {{"file", spec.file}, {"topology", spec.topology_name()}, {"hosts", hosts}};
   r["ranks"] = run.ranks;
-  r["rank_placement"] = "linear";
+  r["rank_placement"] = placement_name(run.placement);
+  if (run.placement.kind == Placement::Kind::kRandom) {
+    r["rank_placement_seed"] = run.placement.seed;
+  }
   r["algorithm"] = run.algorithm;
   r["replay"] = run.collapse ? "collapsed" : "step";
   r["chunk_bytes"] = run.chunk_bytes;
@@ -207,7 +217,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   const DataParallelJob job{.ranks = config.run.ranks,
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations,
-                            .accumulation_steps = config.accumulation_steps};
+                            .accumulation_steps = config.accumulation_steps,
+                            .compute_factor = engine.compute_factors()};
   std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     CollectiveChoice choice = v.chooser.choose(
@@ -333,8 +344,32 @@ ordered_json describe_platform(const std::string& path) {
     d["levels"] = std::move(levels);
     d["bisection_bytes_per_sec"] = s.bisection_bytes_per_sec;
   }
+  const platforms::Perturbations& p = spec.perturbations;
+  if (p != platforms::Perturbations{}) {
+    d["perturbations"] = {{"slow_links", p.slow_links.size()},
+                          {"failed_links", p.failed_links.size()},
+                          {"slow_gpus", p.slow_gpus.size()},
+                          {"background", p.background.size()}};
+  }
   return d;
 }
+
+namespace {
+
+// "  perturbations ...: 1 slow-link entries, ..." for a description that has them, else "".
+std::string perturbations_line(const ordered_json& d) {
+  if (!d.contains("perturbations")) {
+    return "";
+  }
+  const auto& p = d["perturbations"];
+  return "  perturbations (not counted above): " +
+         std::to_string(p["slow_links"].get<std::size_t>()) + " slow-link entries, " +
+         std::to_string(p["failed_links"].get<std::size_t>()) + " failed links, " +
+         std::to_string(p["slow_gpus"].get<std::size_t>()) + " slow GPUs, " +
+         std::to_string(p["background"].get<std::size_t>()) + " background flows\n";
+}
+
+}  // namespace
 
 std::string platform_summary(const ordered_json& d) {
   std::string s = "platform " + d["file"].get<std::string>() + ": " +
@@ -342,7 +377,8 @@ std::string platform_summary(const ordered_json& d) {
                   std::to_string(d["hosts"].get<std::size_t>()) + " hosts, " +
                   std::to_string(d["simgrid_links"].get<std::size_t>()) + " SimGrid links\n";
   if (!d.contains("levels")) {
-    return s + "  (an XML platform: levels and bisection are not derived)\n";
+    return s + "  (an XML platform: levels and bisection are not derived)\n" +
+           perturbations_line(d);
   }
   if (d["gpus_per_node"].get<unsigned>() > 1) {
     s += "  " + std::to_string(d["fabric_endpoints"].get<unsigned long>()) + " nodes of " +
@@ -361,7 +397,7 @@ std::string platform_summary(const ordered_json& d) {
   char bisection[64];
   std::snprintf(bisection, sizeof bisection, "%.4g GB/s",
                 d["bisection_bytes_per_sec"].get<double>() / 1e9);
-  return s + "  bisection bandwidth " + bisection + " per direction\n";
+  return s + "  bisection bandwidth " + bisection + " per direction\n" + perturbations_line(d);
 }
 
 }  // namespace dtsim::sim

@@ -13,6 +13,7 @@
 
 #include "sim/buckets.h"
 #include "sim/link_report.h"
+#include "sim/rank_mapping.h"
 
 namespace dtsim::sim {
 
@@ -32,6 +33,7 @@ enum class NetworkModel {
 struct RunOptions {
   std::string platform_path;
   int ranks = 0;
+  Placement placement;                     // which host runs which rank (--placement)
   std::string algorithm = "ring";          // a registry name, or "auto"
   bool collapse = true;                    // collapsed ("collapsed") or step-level replay
   std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains

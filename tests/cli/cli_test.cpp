@@ -74,9 +74,12 @@ TEST_F(Cli, HelpExplainsVerbsAndUnits) {
 TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   const Result r = run("simulate --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--workload", "--platform", "--ranks", "--algorithm", "--bucket-mb",
-                           "--iterations", "--report", "--replay", "--chunk", "--ranks-per-node",
-                           "--grid", "--network-model", "--cfg", "--timeline", "--link-report"}) {
+  for (const char* flag :
+       {"--workload",    "--platform",      "--ranks",   "--algorithm",   "--bucket-mb",
+        "--iterations",  "--report",        "--replay",  "--chunk",       "--ranks-per-node",
+        "--grid",        "--network-model", "--cfg",     "--placement",   "round-robin",
+        "random[:SEED]", "topology-aware",  "dragonfly", "perturbations", "--timeline",
+        "--link-report"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
@@ -212,6 +215,22 @@ TEST_F(Cli, BadGrid) {
                "dtsim collective: --grid 2by2: expected XxY with X, Y >= 1, e.g. 8x16\n");
 }
 
+TEST_F(Cli, PlacementAndSeedAreRecorded) {
+  const std::string args = "collective " + kStar + " --ranks 4 --bytes 1MB --report " + report();
+  ASSERT_EQ(run(args).exit_code, 0);
+  EXPECT_NE(slurp(report()).find("\"rank_placement\": \"linear\","), std::string::npos);
+  ASSERT_EQ(run(args + " --placement random:7").exit_code, 0);
+  const std::string random = slurp(report());
+  EXPECT_NE(random.find("\"rank_placement\": \"random\",\n  \"rank_placement_seed\": 7,"),
+            std::string::npos);
+}
+
+TEST_F(Cli, BadPlacement) {
+  expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --placement random:x",
+               "dtsim collective: --placement random:x: expected linear, round-robin, random, "
+               "random:SEED (an integer >= 0) or topology-aware\n");
+}
+
 TEST_F(Cli, UnknownOperation) {
   expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --op scan",
                "dtsim collective: --op scan: unknown operation (expected one of all-reduce, "
@@ -240,6 +259,41 @@ TEST_F(Cli, DescribeNamesLevelsAndBisection) {
             "  hosts -> level 1: 256 links, switches above 1:1 (down:up)\n"
             "  level 1 -> level 2: 256 links\n"
             "  bisection bandwidth 1600 GB/s per direction\n");
+}
+
+TEST_F(Cli, DragonflyDescribesAndExportsToTheSameRing) {
+  const Result r = run("platform describe tests/testdata/sim_dragonfly8.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Links, each split-duplex (2 SimGrid links): 8 host links, 1 green link in each group's
+  // chassis, 1 blue link: 2 x (8 + 2 + 1) = 22, plus SimGrid's loopback. Bisection: the one
+  // blue link, 25 GB/s.
+  EXPECT_EQ(r.out,
+            "platform tests/testdata/sim_dragonfly8.json: dragonfly, 8 hosts, 23 SimGrid links\n"
+            "  bisection bandwidth 25 GB/s per direction\n");
+  const std::string xml = (dir_ / "dragonfly.xml").string();
+  ASSERT_EQ(run("platform export tests/testdata/sim_dragonfly8.json --xml -o " + xml).exit_code, 0);
+  const Result from_json =
+      run("collective --platform tests/testdata/sim_dragonfly8.json --ranks 8 --bytes 100MB");
+  const Result from_xml = run("collective --platform " + xml + " --ranks 8 --bytes 100MB");
+  ASSERT_EQ(from_xml.exit_code, 0) << from_xml.err;
+  EXPECT_EQ(from_xml.out, from_json.out);
+}
+
+TEST_F(Cli, DescribeListsPerturbationsAndExportRefusesThem) {
+  const Result r = run("platform describe platforms/files/fat_tree_256_degraded.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.out.find(
+          "  perturbations (not counted above): 1 slow-link entries, 0 failed links, 1 slow GPUs, "
+          "1 background flows\n"),
+      std::string::npos)
+      << r.out;
+  const Result e = run("platform export platforms/files/fat_tree_256_degraded.json --xml");
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_EQ(e.err,
+            "dtsim platform export: platforms/files/fat_tree_256_degraded.json: perturbations "
+            "cannot be written into a SimGrid <cluster>; export the spec without its "
+            "\"perturbations\" section\n");
 }
 
 TEST_F(Cli, MissingWorkloadFile) {
@@ -284,7 +338,7 @@ TEST_F(Cli, UnknownTopology) {
       "collective --platform tests/testdata/cli_unknown_topology.json --ranks 2 "
       "--bytes 1MB",
       "dtsim collective: tests/testdata/cli_unknown_topology.json: /topology: unknown "
-      "topology \"hypercube\" (expected one of star, fat-tree, torus, xml)\n");
+      "topology \"hypercube\" (expected one of star, fat-tree, torus, dragonfly, xml)\n");
 }
 
 TEST_F(Cli, EveryPlatformProblemAtOnce) {

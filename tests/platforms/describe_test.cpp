@@ -38,6 +38,44 @@ TEST(Describe, TaperedFatTreeIsOversubscribed) {
   EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 400e9);
 }
 
+TEST(Describe, SlowerUpperLevelIsOversubscribed) {
+  // 4 hosts per leaf at 25 GB/s down, 4 spine links of 12.5 GB/s up: 100 : 50 = 2:1.
+  // Bisection: 16 hosts * 25 / 2 = 200 GB/s, but the 16 leaf-spine links carry
+  // 16 * 12.5 / 2 = 100 GB/s across the cut.
+  const LinkSpec host{.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6};
+  const LinkSpec spine{.bandwidth_bytes_per_sec = 12.5e9, .latency_sec = 1e-6};
+  const auto s = summarize(spec(FatTreeSpec{.levels = 2,
+                                            .down = {4, 4},
+                                            .up = {1, 4},
+                                            .parallel = {1, 1},
+                                            .link = host,
+                                            .level_links = {host, spine}}));
+  EXPECT_DOUBLE_EQ(s.levels[0].oversubscription, 2.0);
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 100e9);
+}
+
+TEST(Describe, DragonflyBisectionCutsTheBlueLinks) {
+  // 4 groups: 2 on each side, joined pairwise by 2 x 2 = 4 blue links of 2 x 25 GB/s
+  // (blue_links 2): 200 GB/s; the 4 x 2 x 4 x 2 = 64 hosts could send 64 / 2 x 25 = 800 GB/s.
+  const auto s = summarize(
+      spec(DragonflySpec{.groups = 4,
+                         .chassis = 2,
+                         .routers = 4,
+                         .nodes = 2,
+                         .blue_links = 2,
+                         .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}}));
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 4 * 2 * 25e9);
+}
+
+TEST(Describe, RailNodesInjectThroughEveryGpusNic) {
+  // 2 nodes of 4 GPUs with a 25 GB/s NIC each (rails), fabric links 100 GB/s: a node injects
+  // min(100, 4 x 25) = 100 GB/s; bisection of a 2-node star: 2 x 100 / 2 = 100 GB/s.
+  NodeSpec node{.gpus = 4, .nic_bandwidth_bytes_per_sec = 25e9, .rails = true};
+  const auto s = summarize(spec(StarSpec{
+      .hosts = 2, .link = {.bandwidth_bytes_per_sec = 100e9, .latency_sec = 1e-6}, .node = node}));
+  EXPECT_DOUBLE_EQ(s.bisection_bytes_per_sec, 100e9);
+}
+
 TEST(Describe, TorusBisectionCutsTheLongestDimensionTwice) {
   // 4x4x4: a plane of 16 links, crossed twice thanks to wrap-around: 32 x 25 GB/s.
   const auto s =

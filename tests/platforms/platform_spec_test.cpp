@@ -110,6 +110,14 @@ TEST(PlatformSpec, ReadsShippedPlatforms) {
   EXPECT_EQ(read_platform_spec("platforms/files/fat_tree_1024.json").host_count(), 1024u);
   EXPECT_EQ(read_platform_spec("platforms/files/star_16.json").host_count(), 16u);
   EXPECT_EQ(read_platform_spec("platforms/files/torus_4x4x4.json").host_count(), 64u);
+  // A 8-ary 3-tree: 8^3 hosts; dragonfly 4 groups x 4 chassis x 4 routers x 4 hosts; 16 nodes
+  // of 8 GPUs with rails; the 16x16 fat-tree with perturbations.
+  EXPECT_EQ(read_platform_spec("platforms/files/k8_n3_taper2.json").host_count(), 512u);
+  EXPECT_EQ(read_platform_spec("platforms/files/dragonfly_256.json").host_count(), 256u);
+  EXPECT_EQ(read_platform_spec("platforms/files/rails_16x8.json").host_count(), 128u);
+  const PlatformSpec degraded = read_platform_spec("platforms/files/fat_tree_256_degraded.json");
+  EXPECT_EQ(degraded.host_count(), 256u);
+  EXPECT_EQ(degraded.perturbations.slow_links.size(), 1u);
   // fat_tree_256.json says "100Gbps": 100 x 10^9 bits/s / 8 = 12.5 x 10^9 bytes/s.
   const auto tree =
       std::get<FatTreeSpec>(read_platform_spec("platforms/files/fat_tree_256.json").topology);
@@ -161,8 +169,8 @@ TEST(PlatformSpec, ReportsNumberTooLargeForADouble) {
 
 TEST(PlatformSpec, RejectsUnknownTopology) {
   EXPECT_EQ(read_error("tests/testdata/pf_unknown_topology.json"),
-            "tests/testdata/pf_unknown_topology.json: /topology: unknown topology \"dragonfly\" "
-            "(expected one of star, fat-tree, torus, xml)");
+            "tests/testdata/pf_unknown_topology.json: /topology: unknown topology \"hypercube\" "
+            "(expected one of star, fat-tree, torus, dragonfly, xml)");
 }
 
 TEST(PlatformSpec, RejectsMissingTopology) {
@@ -229,7 +237,7 @@ TEST(PlatformSpec, RejectsKeyOfAnotherTopology) {
   EXPECT_EQ(read_error(spec_file.path()),
             spec_file.path() +
                 ": /dims: unknown key (expected one of topology, hosts, link_bandwidth, "
-                "link_latency, node)");
+                "link_latency, node, perturbations)");
 }
 
 TEST(PlatformSpec, RejectsStarWithoutHosts) {
@@ -291,6 +299,229 @@ TEST(PlatformSpec, RejectsMoreThan16MiHosts) {
             spec_file.path() + ": /dims: describes more than 16777216 hosts");
 }
 
+TEST(PlatformSpec, ReadsKAryNTreeAsGeneralizedFatTree) {
+  // A 4-ary 3-tree: 4^3 = 64 hosts, 3 levels of 4^2 = 16 switches with 4 links down and 4 up:
+  // PGFT(3; 4,4,4; 1,4,4; 1,1,1).
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 4, "n": 3, "link_bandwidth": "25GBps",
+          "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  const FatTreeSpec expected{.levels = 3,
+                             .down = {4, 4, 4},
+                             .up = {1, 4, 4},
+                             .parallel = {1, 1, 1},
+                             .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(std::get<FatTreeSpec>(spec.topology), expected);
+  EXPECT_EQ(spec.host_count(), 64u);
+}
+
+TEST(PlatformSpec, KAryNTreeTaperDividesTheUpLinksOfALevel) {
+  // taper [2, 1]: level-1 switches keep 4 / 2 = 2 up links (2:1), level-2 switches 4 / 1.
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 4, "n": 3, "taper": [2, 1], "link_bandwidth": "25GBps",
+          "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  const auto& tree = std::get<FatTreeSpec>(spec.topology);
+  EXPECT_EQ(tree.up, (std::vector<unsigned>{1, 2, 4}));
+  EXPECT_EQ(tree.down, (std::vector<unsigned>{4, 4, 4}));
+}
+
+TEST(PlatformSpec, ReadsPerLevelLinks) {
+  // Entry i: links between level i and i+1. A single string still applies to every level.
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 2, "down": [4, 4], "up": [1, 4], "parallel": [1, 1],
+          "link_bandwidth": ["25GBps", "100Gbps"], "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  const auto& tree = std::get<FatTreeSpec>(spec.topology);
+  // 100Gbps = 12.5e9 bytes/s.
+  const std::vector<LinkSpec> expected{{.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6},
+                                       {.bandwidth_bytes_per_sec = 12.5e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(tree.level_links, expected);
+  EXPECT_EQ(tree.link, expected[0]);
+}
+
+TEST(PlatformSpec, RejectsKAryNTreeMixedWithListsAndBadTaper) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 4, "n": 2, "levels": 2, "taper": [3],
+          "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p +
+                ": /levels: not allowed with \"k\" and \"n\" (a k-ary n-tree sets levels, down, "
+                "up and parallel)\n" +
+                p +
+                ": /taper/0: expected a divisor of k = 4 (SimGrid needs a whole number of up "
+                "links), got 3");
+}
+
+TEST(PlatformSpec, RejectsTaperWithExplicitLists) {
+  const TempSpec explicit_lists(
+      R"({"topology": "fat-tree", "levels": 1, "down": [4], "up": [1], "parallel": [1],
+          "taper": [2], "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(explicit_lists.path()),
+            explicit_lists.path() +
+                ": /taper: only with \"k\" and \"n\" (with explicit lists, taper through \"up\" "
+                "and \"parallel\")");
+}
+
+TEST(PlatformSpec, RejectsKAryNTreeOutOfRange) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 0, "n": 9, "link_bandwidth": "1GBps",
+          "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p + ": /k: expected an integer between 1 and 4096, got 0\n" + p +
+                               ": /n: expected an integer between 1 and 8, got 9");
+}
+
+TEST(PlatformSpec, RejectsPerLevelLinksOfWrongLengthOrValue) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "k": 2, "n": 2, "taper": [1, 1],
+          "link_bandwidth": ["25GBps"], "link_latency": ["1us", "1"]})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p + ": /taper: expected 1 entries (one per switch level below the top), got 2\n" + p +
+                ": /link_bandwidth: expected 2 entries (one per level), got 1\n" + p +
+                ": /link_latency/1: expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), "
+                "got \"1\"");
+}
+
+TEST(PlatformSpec, ReadsDragonfly) {
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 3, "chassis": 2, "routers": 4, "nodes": 5,
+          "blue_links": 2, "link_bandwidth": "25GBps", "link_latency": "1us"})");
+  const PlatformSpec spec = read_platform_spec(spec_file.path());
+  EXPECT_EQ(spec.topology_name(), "dragonfly");
+  // Hosts = 3 groups x 2 chassis x 4 routers x 5 nodes.
+  EXPECT_EQ(spec.host_count(), 120u);
+  const DragonflySpec expected{.groups = 3,
+                               .chassis = 2,
+                               .routers = 4,
+                               .nodes = 5,
+                               .blue_links = 2,
+                               .link = {.bandwidth_bytes_per_sec = 25e9, .latency_sec = 1e-6}};
+  EXPECT_EQ(std::get<DragonflySpec>(spec.topology), expected);
+}
+
+TEST(PlatformSpec, DragonflyLinksPerKindNeedEveryKind) {
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 1, "chassis": 1, "routers": 2, "nodes": 2,
+          "link_bandwidth": {"local": "25GBps", "green": "10GBps", "black": "1GBps",
+                             "purple": "1GBps"},
+          "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p +
+                               ": /link_bandwidth/purple: unknown key (expected one of local, "
+                               "green, black, blue)\n" +
+                               p + ": /link_bandwidth/blue: missing");
+}
+
+TEST(PlatformSpec, RejectsDragonflyWithMoreGroupsThanRouters) {
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 3, "chassis": 1, "routers": 2, "nodes": 0,
+          "link_bandwidth": "25GBps", "link_latency": "1us"})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p),
+            p + ": /nodes: expected an integer between 1 and 16777216, got 0\n" + p +
+                ": /groups: expected at most \"routers\" (2) groups: SimGrid's dragonfly "
+                "attaches a group's link to group h at its router h, got 3");
+}
+
+TEST(PlatformSpec, RailNodesHaveOneNicPerGpu) {
+  const PlatformSpec spec = read_platform_spec("tests/testdata/sim_two_nodes_rails.json");
+  const auto& node = *std::get<StarSpec>(spec.topology).node;
+  EXPECT_TRUE(node.rails);
+  // Each rail is one NIC of 200 Gb/s = 25 GB/s (not summed over the 4 GPUs).
+  EXPECT_EQ(node.nic_bandwidth_bytes_per_sec, 25e9);
+  EXPECT_EQ(spec.host_count(), 8u);
+}
+
+TEST(PlatformSpec, RejectsRailsWithFewerNicsThanGpus) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",
+          "node": {"gpus": 4, "gpu_link_bandwidth": "1GBps", "gpu_link_latency": "1us",
+                   "rails": "yes", "nics": 2, "nic_bandwidth": "1GBps", "nic_latency": "1us"}})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p + ": /node/rails: expected true or false, got string \"yes\"");
+  const TempSpec two_nics(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",
+          "node": {"gpus": 4, "gpu_link_bandwidth": "1GBps", "gpu_link_latency": "1us",
+                   "rails": true, "nics": 2, "nic_bandwidth": "1GBps", "nic_latency": "1us"}})");
+  EXPECT_EQ(read_error(two_nics.path()),
+            two_nics.path() +
+                ": /node/nics: with \"rails\" every GPU has its own NIC: expected 4 (the GPUs) or "
+                "no \"nics\", got 2");
+}
+
+TEST(PlatformSpec, ReadsPerturbations) {
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 2, "down": [4, 4], "up": [1, 4], "parallel": [1, 1],
+          "link_bandwidth": "25GBps", "link_latency": "1us",
+          "perturbations": {
+            "slow_links": [{"level": 1, "bandwidth_factor": 0.5},
+                           {"link": "link_from_0_21_0", "bandwidth_factor": 0.25}],
+            "slow_gpus": [{"rank": 3, "compute_factor": 1.5}, {"host": 15, "compute_factor": 2}],
+            "background": [{"from": 0, "to": 5, "rate": "8Gbps"}]}})");
+  const Perturbations p = read_platform_spec(spec_file.path()).perturbations;
+  const Perturbations expected{
+      .slow_links = {{.where = "/perturbations/slow_links/0", .level = 1, .bandwidth_factor = 0.5},
+                     {.where = "/perturbations/slow_links/1",
+                      .link = "link_from_0_21_0",
+                      .bandwidth_factor = 0.25}},
+      .slow_gpus = {{.where = "/perturbations/slow_gpus/0", .rank = 3, .compute_factor = 1.5},
+                    {.where = "/perturbations/slow_gpus/1", .host = 15, .compute_factor = 2}},
+      // 8 Gb/s = 1 GB/s.
+      .background = {
+          {.where = "/perturbations/background/0", .from = 0, .to = 5, .bytes_per_sec = 1e9}}};
+  EXPECT_EQ(p, expected);
+}
+
+TEST(PlatformSpec, RejectsBadPerturbations) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 4, "link_bandwidth": "25GBps", "link_latency": "1us",
+          "perturbations": {
+            "slow_links": [{"level": 0, "bandwidth_factor": 0}, {"bandwidth_factor": 0.5}],
+            "failed_links": [{"level": 0, "lower": 1, "parent": 0}],
+            "slow_gpus": [{"host": 4, "compute_factor": 2}],
+            "background": [{"from": 1, "to": 1, "rate": "1GBps"},
+                           {"from": 0, "to": 1, "rate": "1GBps", "period": "1ms"}],
+            "jitter": 1}})");
+  const std::string& p = spec_file.path();
+  const std::string at = p + ": /perturbations";
+  EXPECT_EQ(read_error(p),
+            at +
+                "/jitter: unknown key (expected one of slow_links, failed_links, slow_gpus, "
+                "background)\n" +
+                at +
+                "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
+                at + "/slow_links/0/bandwidth_factor: expected a number > 0, got 0\n" + at +
+                "/slow_links/1: expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid "
+                "link name) or \"host\" (a host's own links)\n" +
+                at +
+                "/failed_links/0: only a fat-tree without \"node\" can route around a failed link "
+                "(SimGrid 3.32's other zones route statically: torus dimension order, dragonfly "
+                "minimal, XML as written); use \"slow_links\" with a small \"bandwidth_factor\"\n" +
+                at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
+                "/background/0/to: expected a host other than \"from\" (1)\n" + at +
+                "/background/1: expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
+                "repeated transfer)");
+}
+
+TEST(PlatformSpec, FailedFatTreeLinkIndicesAreChecked) {
+  // Level 1 of down [2, 2], up [1, 2]: 1 x 2 = 2 leaf switches, each with up[1] = 2 parents and
+  // parallel[1] = 1 link to each.
+  const TempSpec spec_file(
+      R"({"topology": "fat-tree", "levels": 2, "down": [2, 2], "up": [1, 2], "parallel": [1, 1],
+          "link_bandwidth": "25GBps", "link_latency": "1us",
+          "perturbations": {"failed_links": [{"level": 2, "lower": 0, "parent": 0},
+                                             {"level": 1, "lower": 2, "parent": 2, "parallel": 1}]}})");
+  const std::string at = spec_file.path() + ": /perturbations/failed_links/";
+  EXPECT_EQ(read_error(spec_file.path()),
+            at + "0/level: expected a level (0: the hosts' links) below 2, got 2\n" + at +
+                "1/lower: expected a node index of the level below 2, got 2\n" + at +
+                "1/parent: expected a parent index (up[level]) below 2, got 2\n" + at +
+                "1/parallel: expected a link index (parallel[level]) below 1, got 1");
+}
+
 TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": -1, "link_bandwidth": "25", "link_latency": "-1us",
@@ -299,7 +530,7 @@ TEST(PlatformSpec, ReportsEveryProblemAtOnce) {
   EXPECT_EQ(read_error(p),
             p +
                 ": /bandwidth: unknown key (expected one of topology, hosts, link_bandwidth, "
-                "link_latency, node)\n" +
+                "link_latency, node, perturbations)\n" +
                 p + ": /hosts: expected an integer >= 0, got number -1\n" + p +
                 ": /link_bandwidth: expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or "
                 "\"200Gbps\" (bits/s), got \"25\"\n" +

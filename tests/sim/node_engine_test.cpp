@@ -14,9 +14,12 @@ constexpr double kGpuBytesPerSec = 300e9;
 constexpr double kIntraSec = 2 * 0.5e-6;                        // gpu link up, gpu link down
 constexpr double kInterSec = 2 * 0.5e-6 + 2 * 2e-6 + 2 * 1e-6;  // + NIC links + fabric links
 
-double time_sec(const std::string& op, int p, std::uint64_t n, const std::string& algorithm) {
-  return simulate_collective({.run = {.platform_path = "tests/testdata/sim_two_nodes.json",
+double time_sec(const std::string& op, int p, std::uint64_t n, const std::string& algorithm,
+                const std::string& platform = "sim_two_nodes.json",
+                const std::string& placement = "linear") {
+  return simulate_collective({.run = {.platform_path = "tests/testdata/" + platform,
                                       .ranks = p,
+                                      .placement = *parse_placement(placement),
                                       .algorithm = algorithm},
                               .op = op,
                               .bytes = n})["time_sec"]
@@ -44,6 +47,53 @@ TEST(Nodes, AllToAllSharesTheNicAmongTheNodesGpus) {
   // alpha_inter + 2n / B_nic. (Intra-node flows finish first on the 300 GB/s GPU links.)
   const std::uint64_t n = 8'000'000;
   EXPECT_NEAR(time_sec("all-to-all", 8, n, "direct"), kInterSec + 2.0 * n / kNicBytesPerSec, 1e-9);
+}
+
+// Rail-optimized nodes (sim_two_nodes_rails.json): the same two nodes, but each GPU has its own
+// NIC link of 200 Gb/s = 25 GB/s and 2 us ("rails": true); sim_two_nodes_4nics.json has the same
+// 4 NICs as one shared link of 4 x 25 = 100 GB/s. Fabric links 100 GB/s. Latency across nodes
+// is the same in all three: kInterSec.
+constexpr double kRailBytesPerSec = 200e9 / 8;
+
+TEST(Nodes, RailRingFlowUsesOnlyItsGpusNic) {
+  // Linear ring, 8 ranks: edges 3 -> 4 and 7 -> 0 cross nodes, one flow each way per node.
+  // With rails the flow from GPU 3 leaves through NIC 3 alone: b = 25 GB/s.
+  // T = 2(p-1) (alpha_inter + (n/p) / B_rail).
+  const int p = 8;
+  const double n = 80e6;
+  const double expected = 2.0 * (p - 1) * (kInterSec + n / p / kRailBytesPerSec);
+  EXPECT_NEAR(time_sec("all-reduce", p, 80'000'000, "ring", "sim_two_nodes_rails.json"), expected,
+              1e-6 * expected);
+}
+
+TEST(Nodes, SharedNicOfFourGivesOneFlowAllFour) {
+  // The same ring with the 4 NICs as one 100 GB/s link: the crossing flow gets min(NIC 100,
+  // fabric 100, GPU 300) = 100 GB/s, four times a rail. T = 2(p-1) (alpha_inter + (n/p) / 100e9).
+  const int p = 8;
+  const double n = 80e6;
+  const double expected = 2.0 * (p - 1) * (kInterSec + n / p / (4 * kRailBytesPerSec));
+  EXPECT_NEAR(time_sec("all-reduce", p, 80'000'000, "ring", "sim_two_nodes_4nics.json"), expected,
+              1e-6 * expected);
+}
+
+TEST(Nodes, RailsCarryARoundRobinRingsFlowsSideBySide) {
+  // Round-robin: every edge crosses nodes, 4 flows leave each node, GPU g's through rail g: each
+  // has its NIC alone (25 GB/s), and the 100 GB/s fabric link gives each 100 / 4 = 25 GB/s too.
+  // T = 2(p-1) (alpha_inter + (n/p) / B_rail), a quarter of the bandwidth term of the single
+  // 25 GB/s NIC of sim_two_nodes.json (PlacementOnNodes.RoundRobinRing...: 4 (n/p) / B_nic).
+  const int p = 8;
+  const double n = 80e6;
+  const double expected = 2.0 * (p - 1) * (kInterSec + n / p / kRailBytesPerSec);
+  EXPECT_NEAR(
+      time_sec("all-reduce", p, 80'000'000, "ring", "sim_two_nodes_rails.json", "round-robin"),
+      expected, 1e-6 * expected);
+}
+
+TEST(Nodes, RailNodeGpusTalkOverGpuLinksOnly) {
+  // Ranks 0 -> 1 on node 0: GPU link up, GPU link down; the NICs are not on the route.
+  const double n = 30e6;
+  EXPECT_NEAR(time_sec("send-recv", 2, 30'000'000, "direct", "sim_two_nodes_rails.json"),
+              kIntraSec + n / kGpuBytesPerSec, 1e-12);
 }
 
 }  // namespace
