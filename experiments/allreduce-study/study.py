@@ -82,7 +82,7 @@ def main():
     ap.add_argument("--dtsim", default=os.environ.get("DTSIM", str(REPO / "build/sim/dtsim")))
     ap.add_argument("--out", default=str(REPO / "experiments/allreduce-study"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--max-ops", type=float, default=3e4)
+    ap.add_argument("--max-ops", type=float, default=1.2e5)
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -91,8 +91,21 @@ def summarize(results, skipped, out):
         ape = [abs(float(r["error_pct"])) for r in results if pick(r)]
         if ape:
             lines.append(f"| {name} | {len(ape)} | {statistics.mean(ape):.1f} | {max(ape):.1f} |")
+    lines += ["", "## Every all-reduce row", "",
+              "| row | GPUs | bytes | measured | dtsim | error | algorithm |",
+              "|---|---|---|---|---|---|---|"]
+    for r in results:
+        if r["kind"] == "allreduce":
+            lines.append(f"| {r['case_id']} | {r['ranks']} | {int(r['bytes']):,} | "
+                         f"{_short_time(r['measured'])} | {_short_time(r['predicted'])} | "
+                         f"{float(r['error_pct']):+.1f} % | {r['ran']} |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     return "\n".join(lines)
+
+
+def _short_time(sec):
+    sec = float(sec)
+    return f"{sec * 1e6:.1f} us" if sec < 1e-3 else f"{sec * 1e3:.3f} ms"
 
 
 def scatter(results, out):
@@ -192,7 +205,7 @@ def predict_all(cases, dtsim, jobs, work, skipped):
                 "grade": c.grade, "ranks": c.ranks, "unit": c.compare_unit,
                 "measured": f"{c.measured:.10g}", "predicted": f"{predicted:.10g}",
                 "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
-                "samples": f"{c.samples_per_iteration:g}"})
+                "samples": f"{c.samples_per_iteration:g}", "bytes": c.bytes or ""})
     return results
 
 
