@@ -30,6 +30,20 @@ std::vector<double> backward_segments_sec(const Workload& w, const std::vector<B
 
 }  // namespace
 
+std::optional<Overlap> parse_overlap(const std::string& name) {
+  if (name == "backward") {
+    return Overlap::kBackward;
+  }
+  if (name == "none") {
+    return Overlap::kNone;
+  }
+  return std::nullopt;
+}
+
+std::string overlap_name(Overlap overlap) {
+  return overlap == Overlap::kBackward ? "backward" : "none";
+}
+
 DataParallelGraph build_data_parallel(
     const Workload& workload, const DataParallelJob& job,
     const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce) {
@@ -69,7 +83,8 @@ DataParallelGraph build_data_parallel(
       }
       iter.backward_end.push_back(out.graph.add_compute(r, k * segments_sec.back(), {}));
     }
-    // All-reduces in bucket order; entry of bucket b on r: ready on r, and r left bucket b-1.
+    // All-reduces in bucket order; entry of bucket b on r: ready on r (no overlap: r's backward
+    // pass done), and r left bucket b-1.
     std::vector<std::vector<TaskId>> entry(static_cast<std::size_t>(p));
     for (std::size_t b = 0; b < nb; ++b) {
       for (int r = 0; r < p; ++r) {
@@ -79,7 +94,8 @@ DataParallelGraph build_data_parallel(
         } else {
           e = iter.all_reduce.back().exits[static_cast<std::size_t>(r)];
         }
-        e.push_back(iter.ready[b][static_cast<std::size_t>(r)]);
+        e.push_back(job.overlap == Overlap::kNone ? iter.backward_end[static_cast<std::size_t>(r)]
+                                                  : iter.ready[b][static_cast<std::size_t>(r)]);
       }
       iter.all_reduce.push_back(
           out.graph.add_schedule(choices.at(out.buckets[b].bytes).schedule, entry));

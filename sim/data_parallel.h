@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/buckets.h"
@@ -14,6 +16,20 @@
 #include "workloads/trace.h"
 
 namespace dtsim::sim {
+
+// When a rank's gradient all-reduces may run (--overlap).
+enum class Overlap {
+  // Bucket b's all-reduce starts once its gradients are computed, while the backward pass goes on
+  // (NCCL on GPUs: communication has its own engines and links).
+  kBackward,
+  // Communication cannot run while the rank computes: every all-reduce starts after the rank's
+  // whole backward pass (communication needs the cores that compute, e.g. gloo on CPUs).
+  kNone,
+};
+
+// "backward" or "none"; nothing for other names.
+[[nodiscard]] std::optional<Overlap> parse_overlap(const std::string& name);
+[[nodiscard]] std::string overlap_name(Overlap overlap);
 
 struct DataParallelJob {
   int ranks = 1;
@@ -26,6 +42,7 @@ struct DataParallelJob {
   // Per rank: its forward, backward and optimizer tasks take this many times the trace's
   // durations (a slow GPU). Empty: 1 for every rank.
   std::vector<double> compute_factor;
+  Overlap overlap = Overlap::kBackward;
 };
 
 // The graph and the tasks a report needs to read times from.
@@ -49,8 +66,9 @@ struct DataParallelGraph {
 //  - with gradient accumulation, one task of (steps-1) x (forward + backward) comes first;
 //  - forward (one task: the layers' sum) follows the previous optimizer step on r's compute
 //    stream; the backward pass is cut into segments that end where a bucket becomes ready;
-//  - bucket b's all-reduce enters on r once b is ready on r and r left bucket b-1's all-reduce
-//    (one communication stream per rank, as NCCL: collectives run in issue order);
+//  - bucket b's all-reduce enters on r once b is ready on r (with Overlap::kNone: once r's whole
+//    backward pass is done) and r left bucket b-1's all-reduce (one communication stream per
+//    rank, as NCCL: collectives run in issue order);
 //  - the optimizer step waits for the backward pass and every all-reduce on r.
 // Consecutive layers with no bucket boundary between them are merged into one task (exact:
 // durations add). `all_reduce(bytes)` gives the all-reduce of a bucket (called once per distinct

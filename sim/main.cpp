@@ -220,6 +220,12 @@ int run_simulate(const std::vector<std::string>& args,
   add_job("accumulation-steps", po::value(&accumulation_steps)->default_value(1)->value_name("S"),
           "micro-batches per optimizer step (gradient accumulation): S-1 forward+backward passes "
           "without communication (DDP no_sync), then one with the gradient all-reduces");
+  std::string overlap = "backward";
+  add_job("overlap", po::value(&overlap)->default_value("backward")->value_name("backward|none"),
+          "backward: a bucket's all-reduce starts once its gradients are computed, while the "
+          "backward pass goes on (NCCL on GPUs); none: communication cannot run while the rank "
+          "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
+          "CPUs whose cores all compute)");
   dtsim::sim::OutputFlags outputs_flags;
   flags.add(job).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
   if (flag_names != nullptr) {
@@ -239,12 +245,17 @@ int run_simulate(const std::vector<std::string>& args,
   if (!(bucket_mb > 0) || !std::isfinite(bucket_mb)) {
     throw ConfigError("--bucket-mb " + std::to_string(bucket_mb) + ": expected a size > 0 (MiB)");
   }
+  const auto overlap_mode = dtsim::sim::parse_overlap(overlap);
+  if (!overlap_mode) {
+    throw ConfigError("--overlap " + overlap + ": expected backward or none");
+  }
   dtsim::sim::SimulateConfig config{
       .run = run_options(f),
       .workload_path = workload,
       .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
       .iterations = iterations,
-      .accumulation_steps = accumulation_steps};
+      .accumulation_steps = accumulation_steps,
+      .overlap = *overlap_mode};
   check_output_path("report", f.report);
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);

@@ -133,7 +133,10 @@ std::string simulate_summary(const ordered_json& report) {
     const double last_end = buckets.back()["end_sec"].get<double>();
     s += "  gradient buckets        " + std::to_string(buckets.size()) + ", last all-reduce ends " +
          format("%.6f s", last_end - r["backward_end_sec"].get<double>()) +
-         " after the backward pass\n";
+         " after the backward pass" +
+         (report.value("overlap", "backward") == "none" ? " (--overlap none: all start after it)"
+                                                        : "") +
+         "\n";
   }
   return s + limits_summary(report);
 }

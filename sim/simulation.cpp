@@ -218,7 +218,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations,
                             .accumulation_steps = config.accumulation_steps,
-                            .compute_factor = engine.compute_factors()};
+                            .compute_factor = engine.compute_factors(),
+                            .overlap = config.overlap};
   std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     CollectiveChoice choice = v.chooser.choose(
@@ -244,6 +245,7 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   report["first_bucket_cap_bytes"] = job.first_bucket_cap_bytes;
   report["iterations_simulated"] = config.iterations;
   report["accumulation_steps"] = config.accumulation_steps;
+  report["overlap"] = overlap_name(config.overlap);
   report["tasks_replayed"] = dp.graph.tasks().size();
   const DataParallelTimes t = measure_data_parallel(dp, times);
   report["result"] = data_parallel_result(workload, dp, t);

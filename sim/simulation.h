@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/buckets.h"
+#include "sim/data_parallel.h"
 #include "sim/link_report.h"
 #include "sim/rank_mapping.h"
 
@@ -50,6 +51,8 @@ struct SimulateConfig {
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
   int iterations = 3;
   int accumulation_steps = 1;  // micro-batches per optimizer step (see DataParallelJob)
+  // When gradient all-reduces may run: alongside backward or after it (see Overlap).
+  Overlap overlap = Overlap::kBackward;
 };
 
 struct CollectiveConfig {

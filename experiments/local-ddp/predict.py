@@ -3,6 +3,8 @@
 closed forms; write results.csv and print a table (see README.md in this folder).
 
     experiments/local-ddp/predict.py --bench out/local-ddp/bench.jsonl --dir out/local-ddp
+    experiments/local-ddp/predict.py --from-campaigns experiments/local-ddp/campaigns.csv \
+        --dir out/local-ddp/recomputed --csv experiments/local-ddp/campaigns.csv
 
 For every mixed run (one `tag`, e.g. ``wide_mlp_r2``) in the bench file:
 
@@ -21,7 +23,9 @@ For every mixed run (one `tag`, e.g. ``wide_mlp_r2``) in the bench file:
    phases (ddp_bench.py's ``median``). The spreads
    (``*_iqr_sec``) are scaled alike.
 4. ``dtsim simulate --workload trace --platform platform --ranks 2 --algorithm ring
-   --iterations 3`` (overlap: bucket all-reduces run while backward continues).
+   --iterations 3`` (overlap: bucket all-reduces run while backward continues), and the same
+   with ``--overlap none`` (every all-reduce after the whole backward pass, as when
+   communication needs the cores that compute: gloo on these 2 CPUs).
 5. Closed forms with the same inputs: buckets by DDP's rule over the trace's layers;
    bucket i ready at T_f + (backward of the layers up to its last one);
    overlap = max(T_f + T_b, end_last) + T_o with end_i = max(ready_i, end_{i-1}) + T(S_i)
@@ -30,6 +34,22 @@ For every mixed run (one `tag`, e.g. ``wide_mlp_r2``) in the bench file:
    out (DDP's reducer); and no-overlap with the run's *measured* all-reduce medians.
 6. The same closed forms with per-cycle means over the ranks instead of the slower rank
    (``mean_ranks_*`` columns).
+
+Checks (a message on stderr if one fails): dtsim's overlap answer equals the overlap closed form
+to 1e-6, and dtsim's ``--overlap none`` answer equals the no-overlap closed form to
+NONE_REL_TOL (the platform's latency and bandwidth strings and the trace's times are rounded to
+about 9-10 significant digits).
+
+``--from-campaigns CSV`` recomputes the dtsim ``--overlap none`` columns of results.csv rows
+kept without their bench file (``campaigns.csv``). With no overlap only the sums of the three
+phases and the bucket sizes matter, and the CSV stores them: the platform is rebuilt from the
+row's ``link_latency`` and ``link_bandwidth`` (the strings written to platform_<tag>.json), the
+trace has one layer per DDP bucket (forward order, so that DDP's rule gives back exactly the
+row's ``ddp_bucket_bytes``) with the row's ``compute_*_sec`` split evenly. The CSV keeps 6
+significant digits, so the answer equals the original run's to ~1e-5 relative; it is checked
+against the no-overlap closed form of the same rounded inputs (NONE_REL_TOL) and against the
+row's ``predicted_no_overlap_sec`` (CSV_REL_TOL). The overlap answer depends on the per-layer
+shape of the backward pass, which the CSV does not keep: it is not recomputed.
 """
 
 from __future__ import annotations
@@ -45,6 +65,8 @@ from typing import Any
 
 FIRST_BUCKET = 1 << 20  # DDP: first bucket 1 MiB
 BUCKET_CAP = 25 << 20  # bucket_cap_mb 25
+NONE_REL_TOL = 1e-8  # dtsim --overlap none vs the no-overlap closed form, same inputs
+CSV_REL_TOL = 2e-5  # the same from campaigns.csv's 6-digit inputs vs its 6-digit column
 
 
 def fit_alpha_beta(points: list[tuple[int, float]]) -> tuple[float, float]:
@@ -104,10 +126,11 @@ def scale_trace(profile: dict[str, Any], t_f: float, t_b: float, t_o: float,
     return trace, factors
 
 
-def run_dtsim(dtsim: str, trace: Path, platform: Path, report: Path) -> dict[str, Any]:
+def run_dtsim(dtsim: str, trace: Path, platform: Path, report: Path,
+              overlap: str = "backward") -> dict[str, Any]:
     command = [dtsim, "simulate", "--workload", str(trace), "--platform", str(platform),
                "--ranks", "2", "--algorithm", "ring", "--iterations", "3",
-               "--report", str(report)]
+               "--overlap", overlap, "--report", str(report)]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return json.loads(report.read_text())["result"]
 
@@ -192,6 +215,9 @@ def predict_run(tag: str, run: dict[str, Any], out: Path, dtsim: str,
     trace_path.write_text(json.dumps(trace, indent=2) + "\n")
     report = run_dtsim(dtsim, trace_path, platform_path, out / f"report_{tag}.json")
     dtsim_iter = report["iteration_time_sec"]
+    report_none = run_dtsim(dtsim, trace_path, platform_path,
+                            out / f"report_none_{tag}.json", overlap="none")
+    dtsim_none = report_none["iteration_time_sec"]
 
     def ar_fit(size: int) -> float:
         return alpha + beta * size
@@ -202,6 +228,9 @@ def predict_run(tag: str, run: dict[str, Any], out: Path, dtsim: str,
     if abs(forms["overlap"] - dtsim_iter) > 1e-6 * dtsim_iter:
         print(f"predict.py: {tag}: dtsim {dtsim_iter:.6f} s differs from the overlap closed "
               f"form {forms['overlap']:.6f} s", file=sys.stderr)
+    if abs(dtsim_none - forms["no_overlap"]) > NONE_REL_TOL * forms["no_overlap"]:
+        print(f"predict.py: {tag}: dtsim --overlap none {dtsim_none:.9f} s differs from the "
+              f"no-overlap closed form {forms['no_overlap']:.9f} s", file=sys.stderr)
     mean = conc["median_mean_of_ranks"]
     forms_mean = closed_forms(profile, mean["forward_sec"], mean["backward_sec"],
                               mean["optimizer_sec"], ar_fit, real_buckets, measured_ar, copy)
@@ -222,10 +251,12 @@ def predict_run(tag: str, run: dict[str, Any], out: Path, dtsim: str,
         "measured_p25_sec": ddp["iter_p25_sec"],
         "measured_p75_sec": ddp["iter_p75_sec"],
         "predicted_dtsim_sec": dtsim_iter,
+        "predicted_dtsim_no_overlap_sec": dtsim_none,
         "predicted_no_overlap_sec": forms["no_overlap"],
         "predicted_no_overlap_copy_sec": forms["no_overlap_copy"],
         "predicted_no_overlap_measured_ar_sec": forms["no_overlap_measured_ar"],
         "error_pct": pct(dtsim_iter, measured),
+        "error_dtsim_no_overlap_pct": pct(dtsim_none, measured),
         "error_no_overlap_pct": pct(forms["no_overlap"], measured),
         "error_no_overlap_copy_pct": pct(forms["no_overlap_copy"], measured),
         "error_no_overlap_measured_ar_pct": pct(forms["no_overlap_measured_ar"], measured),
@@ -273,6 +304,99 @@ def predict_run(tag: str, run: dict[str, Any], out: Path, dtsim: str,
     }
 
 
+# The columns of the dtsim --overlap none prediction, each with the column it follows.
+NONE_COLUMNS = (("predicted_dtsim_no_overlap_sec", "predicted_dtsim_sec"),
+                ("error_dtsim_no_overlap_pct", "error_pct"))
+
+
+def quantity(text: str, unit: str, scale: float) -> float:
+    """'88722.661ns' -> 8.8722661e-05 with unit 'ns', scale 1e-9."""
+    if not text.endswith(unit):
+        raise ValueError(f"{text!r}: expected a number followed by {unit}")
+    return float(text[:-len(unit)]) * scale
+
+
+def recompute_none(row: dict[str, str], out: Path, dtsim: str) -> dict[str, float]:
+    """dtsim --overlap none for one campaigns.csv row, from the inputs the row stores."""
+    name = f"{row['campaign']}_{row['tag']}"
+    buckets = [int(b) for b in row["ddp_bucket_bytes"].split()]
+    t_f, t_b, t_o = (float(row[f"compute_{phase}_sec"])
+                     for phase in ("forward", "backward", "optimizer"))
+    # One layer per bucket, in forward order (bucket 0 holds the last layer's gradients).
+    layers = [{"name": f"bucket{i}", "forward_sec": t_f / len(buckets),
+               "backward_sec": t_b / len(buckets), "param_bytes": buckets[i]}
+              for i in reversed(range(len(buckets)))]
+    if [size for size, _ in ddp_buckets(layers, 0.0)] != buckets:
+        raise ValueError(f"{name}: one layer per bucket does not give back {buckets}")
+    trace = {"format_version": 2, "model": row["model"], "device": "", "precision": "fp32",
+             "batch_per_device": 1,
+             "source": f"experiments/local-ddp/predict.py --from-campaigns: campaign "
+                       f"{row['campaign']} run {row['tag']}, phases and buckets only (no "
+                       f"per-layer shape; batch not stored)",
+             "optimizer_sec": t_o, "layers": layers}
+    trace_path = out / f"trace_{name}.json"
+    trace_path.write_text(json.dumps(trace, indent=2) + "\n")
+    platform = {"topology": "star", "hosts": 2, "link_bandwidth": row["link_bandwidth"],
+                "link_latency": row["link_latency"]}
+    platform_path = out / f"platform_{name}.json"
+    platform_path.write_text(json.dumps(platform) + "\n")
+    report = run_dtsim(dtsim, trace_path, platform_path, out / f"report_none_{name}.json",
+                       overlap="none")
+    if [b["bytes"] for b in report["buckets"]] != buckets:
+        raise ValueError(f"{name}: dtsim's buckets differ from {buckets}")
+    dtsim_none = report["iteration_time_sec"]
+    # The same closed form as predict_run's, of exactly these inputs: a 2-rank ring on the
+    # star takes 4 link latencies + S / bandwidth.
+    latency = quantity(row["link_latency"], "ns", 1e-9)
+    bandwidth = quantity(row["link_bandwidth"], "Bps", 1.0)
+    closed = t_f + t_b + t_o + sum(4 * latency + size / bandwidth for size in buckets)
+    stored = float(row["predicted_no_overlap_sec"])
+    return {"dtsim": dtsim_none,
+            "error_pct": pct(dtsim_none, float(row["measured_iter_sec"])),
+            "rel_closed": abs(dtsim_none - closed) / closed,
+            "rel_stored": abs(dtsim_none - stored) / stored}
+
+
+def from_campaigns(path: Path, out: Path, dtsim: str, csv_path: Path) -> int:
+    """Adds the dtsim --overlap none columns to campaigns.csv's rows; 1 if a check fails."""
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        fields = list(reader.fieldnames or [])
+        rows = list(reader)
+    for column, after in NONE_COLUMNS:
+        if column not in fields:
+            fields.insert(fields.index(after) + 1, column)
+    out.mkdir(parents=True, exist_ok=True)
+    failed = False
+    worst_closed = worst_stored = 0.0
+    by_model: dict[str, list[float]] = {}
+    for row in rows:
+        r = recompute_none(row, out, dtsim)
+        row["predicted_dtsim_no_overlap_sec"] = fmt(r["dtsim"])
+        row["error_dtsim_no_overlap_pct"] = fmt(r["error_pct"])
+        by_model.setdefault(row["model"], []).append(r["error_pct"])
+        worst_closed = max(worst_closed, r["rel_closed"])
+        worst_stored = max(worst_stored, r["rel_stored"])
+        if r["rel_closed"] > NONE_REL_TOL or r["rel_stored"] > CSV_REL_TOL:
+            print(f"predict.py: {row['campaign']} {row['tag']}: dtsim --overlap none "
+                  f"{r['dtsim']:.9f} s: {r['rel_closed']:.2e} from the closed form of the same "
+                  f"inputs, {r['rel_stored']:.2e} from predicted_no_overlap_sec "
+                  f"{row['predicted_no_overlap_sec']}", file=sys.stderr)
+            failed = True
+    with csv_path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"dtsim --overlap none, {len(rows)} rows: at most {worst_closed:.1e} relative from the "
+          f"closed form of the same inputs, {worst_stored:.1e} from predicted_no_overlap_sec")
+    for model, errors in by_model.items():
+        within = sum(abs(e) <= 5 for e in errors)
+        print(f"{model}: error mean {statistics.fmean(errors):+.1f} % ({min(errors):+.1f} .. "
+              f"{max(errors):+.1f}), {within} of {len(errors)} within 5 %")
+    print(f"wrote {csv_path}")
+    return 1 if failed else 0
+
+
 def fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
@@ -285,9 +409,15 @@ def main() -> int:
     parser.add_argument("--dir", default="out/local-ddp",
                         help="holds profile_<model>.json; gets traces, platforms, reports")
     parser.add_argument("--dtsim", default="build/sim/dtsim")
-    parser.add_argument("--csv", help="default: DIR/results.csv")
+    parser.add_argument("--csv", help="default: DIR/results.csv (DIR/campaigns.csv)")
+    parser.add_argument("--from-campaigns", metavar="CSV",
+                        help="no bench file: add the dtsim --overlap none columns to these "
+                             "results.csv rows (with a campaign column) from what they store")
     args = parser.parse_args()
     out = Path(args.dir)
+    if args.from_campaigns:
+        return from_campaigns(Path(args.from_campaigns), out, args.dtsim,
+                              Path(args.csv) if args.csv else out / "campaigns.csv")
     runs = load_runs(Path(args.bench))
     if not runs:
         print(f"predict.py: no mixed runs in {args.bench}", file=sys.stderr)
@@ -331,7 +461,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             values = [r[key] for r in group]
             return (f"mean {statistics.fmean(values):+.1f} % "
                     f"({min(values):+.1f} .. {max(values):+.1f})")
-        print(f"{model}: dtsim (overlap) {span('error_pct')}; no-overlap "
+        print(f"{model}: dtsim (overlap) {span('error_pct')}; dtsim --overlap none "
+              f"{span('error_dtsim_no_overlap_pct')}; no-overlap closed form "
               f"{span('error_no_overlap_pct')}; no-overlap + copies "
               f"{span('error_no_overlap_copy_pct')}")
 

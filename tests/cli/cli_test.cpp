@@ -79,7 +79,7 @@ TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
         "--iterations",  "--report",        "--replay",  "--chunk",       "--ranks-per-node",
         "--grid",        "--network-model", "--cfg",     "--placement",   "round-robin",
         "random[:SEED]", "topology-aware",  "dragonfly", "perturbations", "--timeline",
-        "--link-report"}) {
+        "--link-report", "--overlap"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.out.find("MiB (2^20 bytes)"), std::string::npos);
@@ -384,6 +384,24 @@ TEST_F(Cli, BadCollectiveLatency) {
 TEST_F(Cli, BadAccumulationSteps) {
   expect_error("simulate " + kResnet + " " + kStar + " --ranks 2 --accumulation-steps 0",
                "dtsim simulate: --accumulation-steps 0: expected an integer >= 1\n");
+}
+
+TEST_F(Cli, OverlapIsSelectableAndRecorded) {
+  const std::string args = "simulate " + kResnet + " " + kStar + " --ranks 4 --report " + report();
+  Result r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(report()).find("\"overlap\": \"backward\","), std::string::npos);
+  EXPECT_EQ(r.out.find("--overlap none"), std::string::npos);
+  r = run(args + " --overlap none");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(report()).find("\"overlap\": \"none\","), std::string::npos);
+  EXPECT_NE(r.out.find("after the backward pass (--overlap none: all start after it)"),
+            std::string::npos);
+}
+
+TEST_F(Cli, BadOverlap) {
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 2 --overlap full",
+               "dtsim simulate: --overlap full: expected backward or none\n");
 }
 
 TEST_F(Cli, MissingRequiredFlag) {

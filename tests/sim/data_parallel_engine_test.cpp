@@ -103,6 +103,44 @@ TEST(ThreeLayersTwoRanksTree, OverlapMatchesHandTimeline) {
                       .t1_sec = 2 * (kAlpha + 3 * kMiB / kBytesPerSec)});
 }
 
+// --overlap none on the same example: communication waits for the whole backward pass, which
+// ends at 3 + 0.3 + 0.5 + 2 = 5.8 ms on both ranks. Bucket 0 runs from 5.8 ms to
+// 5.8 ms + T(1 MiB), bucket 1 follows it on the same stream for T(3 MiB), then the 0.5 ms
+// optimizer step:
+//   iteration = forward 3 ms + backward 2.8 ms + T(1 MiB) + T(3 MiB) + optimizer 0.5 ms,
+// with the 2-rank ring's T(n) = 2 alpha + n/B (2 steps of alpha + (n/2)/B). Gradients are still
+// ready at 5 ms (bucket 0) and 5.8 ms (bucket 1).
+class ThreeLayersTwoRanksNoOverlap : public testing::TestWithParam<bool> {};
+
+TEST_P(ThreeLayersTwoRanksNoOverlap, AllReducesStartAfterTheWholeBackwardPass) {
+  SimulateConfig config{.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json",
+                                .ranks = 2,
+                                .algorithm = "ring",
+                                .collapse = GetParam()},
+                        .workload_path = "tests/testdata/sim_three_layers.json",
+                        .overlap = Overlap::kNone};
+  const auto report = simulate_data_parallel(config);
+  EXPECT_EQ(report["overlap"].get<std::string>(), "none");
+  const auto& r = report["result"];
+  const double t0 = 2 * kAlpha + kMiB / kBytesPerSec;
+  const double t1 = 2 * kAlpha + 3 * kMiB / kBytesPerSec;
+  const double iteration = 3e-3 + 2.8e-3 + t0 + t1 + 0.5e-3;
+  EXPECT_NEAR(r["iteration_time_sec"].get<double>(), iteration, 1e-12);
+  EXPECT_NEAR(r["compute_sec"].get<double>(), 6.3e-3, 1e-12);
+  EXPECT_NEAR(r["exposed_comm_sec"].get<double>(), t0 + t1, 1e-12);
+  EXPECT_NEAR(r["backward_end_sec"].get<double>(), 5.8e-3, 1e-12);
+  const auto& b = r["buckets"];
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_NEAR(b[0]["ready_sec"].get<double>(), 5e-3, 1e-12);
+  EXPECT_NEAR(b[0]["start_sec"].get<double>(), 5.8e-3, 1e-12);
+  EXPECT_NEAR(b[0]["end_sec"].get<double>(), 5.8e-3 + t0, 1e-12);
+  EXPECT_NEAR(b[1]["ready_sec"].get<double>(), 5.8e-3, 1e-12);
+  EXPECT_NEAR(b[1]["start_sec"].get<double>(), 5.8e-3 + t0, 1e-12);
+  EXPECT_NEAR(b[1]["end_sec"].get<double>(), 5.8e-3 + t0 + t1, 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Replay, ThreeLayersTwoRanksNoOverlap, testing::Bool());
+
 TEST(ThreeLayersTwoRanksRing, GradientAccumulationRunsMicroBatchesBeforeTheLastOne) {
   // 4 micro-batches per optimizer step: 3 x (forward 3 ms + backward 2.8 ms) = 17.4 ms of compute
   // with no communication, then the hand timeline above shifted by 17.4 ms.
