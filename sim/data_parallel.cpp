@@ -28,7 +28,46 @@ std::vector<double> backward_segments_sec(const Workload& w, const std::vector<B
   return segments;
 }
 
+// Adds rank r's compute tasks of one iteration (all but the optimizer step).
+void add_compute_tasks(TaskGraph& graph, const Workload& workload, const DataParallelJob& job,
+                       const std::vector<double>& segments_sec, int r,
+                       DataParallelGraph::Iteration& iter) {
+  // The compute stream orders forward after the previous optimizer step: no explicit dep.
+  if (job.accumulation_steps > 1) {
+    const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
+    iter.accumulate.push_back(
+        graph.add_compute(r, (job.accumulation_steps - 1) * micro_batch_sec, {}));
+  }
+  iter.forward.push_back(graph.add_compute(r, workload.forward_sec(), {}));
+  for (std::size_t b = 0; b + 1 < segments_sec.size(); ++b) {
+    iter.ready[b][static_cast<std::size_t>(r)] = graph.add_compute(r, segments_sec[b], {});
+  }
+  iter.backward_end.push_back(graph.add_compute(r, segments_sec.back(), {}));
+}
+
+// Every rank's entries of `iter` made rank 0's.
+void share_rank0(DataParallelGraph::Iteration& iter, int p) {
+  const auto n = static_cast<std::size_t>(p);
+  if (!iter.accumulate.empty()) {
+    iter.accumulate.assign(n, iter.accumulate.front());
+  }
+  iter.forward.assign(n, iter.forward.front());
+  iter.backward_end.assign(n, iter.backward_end.front());
+  for (auto& ready : iter.ready) {
+    ready.assign(n, ready.front());
+  }
+}
+
 }  // namespace
+
+bool ranks_exit_together(const Schedule& schedule) {
+  for (const auto& exits : schedule.exit_ops) {
+    if (exits != schedule.exit_ops.front()) {
+      return false;
+    }
+  }
+  return true;
+}
 
 DataParallelGraph build_data_parallel(
     const Workload& workload, const DataParallelJob& job,
@@ -47,22 +86,21 @@ DataParallelGraph build_data_parallel(
     }
   }
 
+  out.ranks_folded = job.fold_identical_ranks && p > 1;
+  for (const auto& [bytes, choice] : choices) {
+    out.ranks_folded = out.ranks_folded && ranks_exit_together(choice.schedule);
+  }
+  const int computing_ranks = out.ranks_folded ? 1 : p;
+
   const std::vector<double> segments_sec = backward_segments_sec(workload, out.buckets);
   for (int it = 0; it < job.iterations; ++it) {
     DataParallelGraph::Iteration iter;
     iter.ready.assign(nb, std::vector<TaskId>(static_cast<std::size_t>(p)));
-    for (int r = 0; r < p; ++r) {
-      // The compute stream orders forward after the previous optimizer step: no explicit dep.
-      if (job.accumulation_steps > 1) {
-        const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
-        iter.accumulate.push_back(
-            out.graph.add_compute(r, (job.accumulation_steps - 1) * micro_batch_sec, {}));
-      }
-      iter.forward.push_back(out.graph.add_compute(r, workload.forward_sec(), {}));
-      for (std::size_t b = 0; b < nb; ++b) {
-        iter.ready[b][static_cast<std::size_t>(r)] = out.graph.add_compute(r, segments_sec[b], {});
-      }
-      iter.backward_end.push_back(out.graph.add_compute(r, segments_sec.back(), {}));
+    for (int r = 0; r < computing_ranks; ++r) {
+      add_compute_tasks(out.graph, workload, job, segments_sec, r, iter);
+    }
+    if (out.ranks_folded) {
+      share_rank0(iter, p);
     }
     // All-reduces in bucket order; entry of bucket b on r: ready on r, and r left bucket b-1.
     std::vector<std::vector<TaskId>> entry(static_cast<std::size_t>(p));
@@ -79,13 +117,16 @@ DataParallelGraph build_data_parallel(
       iter.all_reduce.push_back(
           out.graph.add_schedule(choices.at(out.buckets[b].bytes).schedule, entry));
     }
-    for (int r = 0; r < p; ++r) {
+    for (int r = 0; r < computing_ranks; ++r) {
       std::vector<TaskId> deps{iter.backward_end[static_cast<std::size_t>(r)]};
       if (nb > 0) {
         const auto& exits = iter.all_reduce.back().exits[static_cast<std::size_t>(r)];
         deps.insert(deps.end(), exits.begin(), exits.end());
       }
       iter.optimizer.push_back(out.graph.add_compute(r, workload.optimizer_sec, deps));
+    }
+    if (out.ranks_folded) {
+      iter.optimizer.assign(static_cast<std::size_t>(p), iter.optimizer.front());
     }
     out.iterations.push_back(std::move(iter));
   }

@@ -23,6 +23,8 @@ struct DataParallelJob {
   // Micro-batches per optimizer step (gradient accumulation): the first steps-1 run forward and
   // backward with no communication (DDP's no_sync), the last one all-reduces as usual.
   int accumulation_steps = 1;
+  // Build one compute stream for all ranks when that is provably exact (fold_ranks below).
+  bool fold_identical_ranks = false;
 };
 
 // The graph and the tasks a report needs to read times from.
@@ -40,7 +42,18 @@ struct DataParallelGraph {
   std::vector<Bucket> buckets;
   std::vector<CollectiveChoice> choices;  // per bucket (schedules moved into the graph: empty)
   std::vector<Iteration> iterations;
+  // True when every rank's compute tasks are rank 0's (see build_data_parallel): the per-rank
+  // vectors of Iteration then all hold rank 0's task ids.
+  bool ranks_folded = false;
 };
+
+// Whether data-parallel ranks can share one compute stream exactly: every rank runs the same
+// compute tasks, so their times can only differ through the collectives, and a collective whose
+// ranks all exit after the same operations (a collapsed ring's common tail) hands every rank back
+// at the same instant. If all of `schedules` are such, by induction over the tasks every rank's
+// compute times equal rank 0's. A step-level ring or a tree (ranks exit at different times) does
+// not fold.
+[[nodiscard]] bool ranks_exit_together(const Schedule& schedule);
 
 // Dependencies, per rank r and iteration:
 //  - with gradient accumulation, one task of (steps-1) x (forward + backward) comes first;
@@ -51,7 +64,9 @@ struct DataParallelGraph {
 //  - the optimizer step waits for the backward pass and every all-reduce on r.
 // Consecutive layers with no bucket boundary between them are merged into one task (exact:
 // durations add). `all_reduce(bytes)` gives the all-reduce of a bucket (called once per distinct
-// size). REQUIRES: job.ranks >= 1, job.iterations >= 1, job.accumulation_steps >= 1, caps >= 1.
+// size). With job.fold_identical_ranks and ranks_exit_together for every bucket's schedule, only
+// rank 0's compute tasks are built and stand for every rank's (ranks_folded). REQUIRES: job.ranks
+// >= 1, job.iterations >= 1, job.accumulation_steps >= 1, caps >= 1.
 [[nodiscard]] DataParallelGraph build_data_parallel(
     const workloads::Workload& workload, const DataParallelJob& job,
     const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce);

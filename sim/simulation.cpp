@@ -102,10 +102,13 @@ class EngineRun {
       : hints_(std::move(hints)) {
     // One actor per lane: a direct all-reduce on 512 ranks has 261,632. Stacks with guard pages
     // cost a memory mapping each (Linux allows 65,536 per process) and SimGrid aborts past it;
-    // 64 KiB stacks without guard pages come from the heap (measured in
-    // ../shared/docs/simgrid-notes.md: no slower). --cfg flags given by the user come later.
+    // stacks without guard pages come from the heap (measured in
+    // ../shared/docs/simgrid-notes.md: no slower). 16 KiB: a lane actor's deepest call (a mailbox
+    // put inside SimGrid) runs in 8 KiB (a 4,096-rank ring iteration gave the same result), and
+    // stacks are most of the memory at scale (32,768 actors: 512 MiB at 16 KiB, 2 GiB at 64).
+    // --cfg flags given by the user come later.
     args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/guard-size:0",
-             "--cfg=contexts/stack-size:64"};
+             "--cfg=contexts/stack-size:16"};
     for (const std::string& s : network_model_settings(run.network_model)) {
       args_.push_back("--cfg=" + s);
     }
@@ -207,7 +210,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   const DataParallelJob job{.ranks = config.run.ranks,
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations,
-                            .accumulation_steps = config.accumulation_steps};
+                            .accumulation_steps = config.accumulation_steps,
+                            .fold_identical_ranks = config.run.collapse};
   std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     CollectiveChoice choice = v.chooser.choose(
@@ -234,6 +238,7 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   report["iterations_simulated"] = config.iterations;
   report["accumulation_steps"] = config.accumulation_steps;
   report["tasks_replayed"] = dp.graph.tasks().size();
+  report["ranks_folded"] = dp.ranks_folded;
   const DataParallelTimes t = measure_data_parallel(dp, times);
   report["result"] = data_parallel_result(workload, dp, t);
   std::vector<LinkLoad> loads =

@@ -56,9 +56,13 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
     for (int d : op.deps) {
       deps.push_back(op_task[static_cast<std::size_t>(d)]);
     }
+    const std::vector<TaskId>* previous = nullptr;
     for (int r : op.entry_ranks) {
-      deps.insert(deps.end(), entry[static_cast<std::size_t>(r)].begin(),
-                  entry[static_cast<std::size_t>(r)].end());
+      const auto& e = entry[static_cast<std::size_t>(r)];
+      if (previous == nullptr || *previous != e) {  // folded ranks share one entry: add it once
+        deps.insert(deps.end(), e.begin(), e.end());
+      }
+      previous = &e;
     }
     if (op.kind == ScheduleOp::Kind::kTransfer) {
       op_task[i] = add_task(
