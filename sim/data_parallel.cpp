@@ -58,6 +58,30 @@ void share_rank0(DataParallelGraph::Iteration& iter, int p) {
   }
 }
 
+// The all-reduce of one bucket when ranks are folded (all enter with rank 0's `entry0` and leave
+// together): a join of the entry, then either the schedule and a join of its exits (the first
+// time this size occurs, or without memoize) or one memoized wait as long as that first time.
+CollectiveTasks add_folded_all_reduce(TaskGraph& g, const Schedule& schedule, std::uint64_t bytes,
+                                      const std::vector<TaskId>& entry0, int p, bool memoize,
+                                      std::map<std::uint64_t, CollectiveTasks>& simulated) {
+  const auto n = static_cast<std::size_t>(p);
+  const TaskId in = g.add_stream_wait(0, 0, entry0);
+  const auto it = simulated.find(bytes);
+  if (memoize && it != simulated.end()) {
+    const TaskId from = it->second.first;
+    const TaskId to = it->second.end - 1;
+    const std::vector<TaskId> deps{in};
+    const TaskId wait = g.add_memo_wait(0, from, to, deps);
+    return {.first = in, .end = wait + 1, .exits = {n, {wait}}, .memoized = true};
+  }
+  const CollectiveTasks c = g.add_schedule(schedule, {n, {in}});
+  const TaskId out =
+      g.add_stream_wait(0, 0, c.exits.front().empty() ? std::vector<TaskId>{in} : c.exits.front());
+  CollectiveTasks result{.first = in, .end = out + 1, .exits = {n, {out}}};
+  simulated.emplace(bytes, result);
+  return result;
+}
+
 }  // namespace
 
 bool ranks_exit_together(const Schedule& schedule) {
@@ -105,6 +129,15 @@ DataParallelGraph build_data_parallel(
     // All-reduces in bucket order; entry of bucket b on r: ready on r, and r left bucket b-1.
     std::vector<std::vector<TaskId>> entry(static_cast<std::size_t>(p));
     for (std::size_t b = 0; b < nb; ++b) {
+      if (out.ranks_folded) {
+        std::vector<TaskId> entry0 =
+            b == 0 ? std::vector<TaskId>{} : iter.all_reduce.back().exits[0];
+        entry0.push_back(iter.ready[b][0]);
+        iter.all_reduce.push_back(add_folded_all_reduce(
+            out.graph, choices.at(out.buckets[b].bytes).schedule, out.buckets[b].bytes, entry0, p,
+            job.memoize_repeats, out.simulated));
+        continue;
+      }
       for (int r = 0; r < p; ++r) {
         auto& e = entry[static_cast<std::size_t>(r)];
         if (b == 0) {

@@ -64,8 +64,8 @@ class ReplayState {
     switch (task.kind) {
       case TaskKind::kCompute:
       case TaskKind::kWait:
-        if (task.duration_sec > 0) {
-          sg4::this_actor::sleep_for(task.duration_sec);
+        if (const double sec = duration_sec(task); sec > 0) {
+          sg4::this_actor::sleep_for(sec);
         }
         break;
       case TaskKind::kTransfer:
@@ -78,6 +78,15 @@ class ReplayState {
     }
     times_.end_sec[static_cast<std::size_t>(id)] = sg4::Engine::get_clock();
     finish(id);
+  }
+
+  // A memoized wait lasts as long as the span it repeats (finished: it is a dependency).
+  [[nodiscard]] double duration_sec(const Task& task) const {
+    if (task.memo_to < 0) {
+      return task.duration_sec;
+    }
+    return times_.end_sec[static_cast<std::size_t>(task.memo_to)] -
+           times_.end_sec[static_cast<std::size_t>(task.memo_from)];
   }
 
   [[nodiscard]] sg4::Host* host(int rank) const {

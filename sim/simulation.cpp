@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -211,7 +212,8 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
                             .bucket_cap_bytes = config.bucket_cap_bytes,
                             .iterations = config.iterations,
                             .accumulation_steps = config.accumulation_steps,
-                            .fold_identical_ranks = config.run.collapse};
+                            .fold_identical_ranks = config.run.collapse,
+                            .memoize_repeats = config.run.collapse};
   std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     CollectiveChoice choice = v.chooser.choose(
@@ -239,6 +241,13 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   report["accumulation_steps"] = config.accumulation_steps;
   report["tasks_replayed"] = dp.graph.tasks().size();
   report["ranks_folded"] = dp.ranks_folded;
+  std::size_t memoized = 0;
+  for (const auto& iter : dp.iterations) {
+    memoized += static_cast<std::size_t>(
+        std::count_if(iter.all_reduce.begin(), iter.all_reduce.end(),
+                      [](const CollectiveTasks& c) { return c.memoized; }));
+  }
+  report["all_reduces_memoized"] = memoized;
   const DataParallelTimes t = measure_data_parallel(dp, times);
   report["result"] = data_parallel_result(workload, dp, t);
   std::vector<LinkLoad> loads =

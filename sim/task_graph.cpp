@@ -1,6 +1,7 @@
 #include "sim/task_graph.h"
 
 #include <cassert>
+#include <vector>
 
 namespace dtsim::sim {
 
@@ -29,6 +30,27 @@ int TaskGraph::compute_lane(int rank) {
     it->second = new_lane(rank);
   }
   return it->second;
+}
+
+int TaskGraph::stream_lane(int rank) {
+  auto [it, inserted] = stream_lanes_.emplace(rank, 0);
+  if (inserted) {
+    it->second = new_lane(rank);
+  }
+  return it->second;
+}
+
+TaskId TaskGraph::add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps) {
+  return add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = duration_sec},
+                  stream_lane(rank), deps);
+}
+
+TaskId TaskGraph::add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps) {
+  assert(from <= to);
+  std::vector<TaskId> all(deps.begin(), deps.end());
+  all.push_back(to);
+  return add_task(Task{.kind = TaskKind::kWait, .rank = rank, .memo_from = from, .memo_to = to},
+                  stream_lane(rank), all);
 }
 
 int TaskGraph::channel_lane(int src, int dst, int channel) {

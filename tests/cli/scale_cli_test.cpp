@@ -63,6 +63,24 @@ TEST(ScaleCli, FoldingKeepsTheCollectiveLatencyAndAccumulation) {
   expect_same_times(fast, step);
 }
 
+TEST(ScaleCli, MemoizedRepeatsEqualTheStepLevelRing) {
+  // BERT-large: 38 buckets, most of them 25 MiB: with folded ranks each size is replayed once and
+  // its repeats (later buckets and iterations) are waits as long as that first replay.
+  const std::string args =
+      "--workload workloads/traces/bert_large_a100_seq128_b128.json --platform "
+      "tests/testdata/sim_star16_25GBps.json --ranks 16 --algorithm ring";
+  const json fast = simulate(args + " --replay collapsed", "fast_bert");
+  const json step = simulate(args + " --replay step", "step_bert");
+  EXPECT_GT(fast["all_reduces_memoized"].get<int>(), 0);
+  EXPECT_EQ(step["all_reduces_memoized"].get<int>(), 0);
+  expect_same_times(fast, step);
+  // Link loads come from the replayed all-reduce of each size: the same bytes per link.
+  ASSERT_EQ(fast["links"].size(), step["links"].size());
+  for (std::size_t i = 0; i < fast["links"].size(); ++i) {
+    EXPECT_EQ(fast["links"][i]["bytes"], step["links"][i]["bytes"]) << "level " << i;
+  }
+}
+
 TEST(ScaleCli, TreesDoNotFold) {
   // Ranks leave a tree all-reduce at different times: every rank keeps its own compute stream.
   const json tree = simulate(
