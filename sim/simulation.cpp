@@ -105,8 +105,9 @@ class EngineRun {
     // cost a memory mapping each (Linux allows 65,536 per process) and SimGrid aborts past it;
     // stacks without guard pages come from the heap (measured in
     // ../shared/docs/simgrid-notes.md: no slower). 16 KiB: a lane actor's deepest call (a mailbox
-    // put inside SimGrid) runs in 8 KiB (a 4,096-rank ring iteration gave the same result), and
-    // stacks are most of the memory at scale (32,768 actors: 512 MiB at 16 KiB, 2 GiB at 64).
+    // put inside SimGrid) runs in 8 KiB (same results with 8 KiB for a 4,096-rank ring iteration
+    // and for every all-reduce algorithm on 16 ranks of a DGX preset with LV08), and stacks are
+    // most of the memory at scale (32,768 actors: 512 MiB at 16 KiB, 2 GiB at 64).
     // --cfg flags given by the user come later.
     args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/guard-size:0",
              "--cfg=contexts/stack-size:16"};
