@@ -28,6 +28,73 @@ std::vector<double> backward_segments_sec(const Workload& w, const std::vector<B
   return segments;
 }
 
+// Adds rank r's compute tasks of one iteration (all but the optimizer step).
+void add_compute_tasks(TaskGraph& graph, const Workload& workload, const DataParallelJob& job,
+                       const std::vector<double>& segments_sec, int r,
+                       DataParallelGraph::Iteration& iter) {
+  // A slow GPU's tasks take k times the trace's durations.
+  const double k =
+      job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
+  // The compute stream orders forward after the previous optimizer step: no explicit dep.
+  if (job.accumulation_steps > 1) {
+    const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
+    iter.accumulate.push_back(
+        graph.add_compute(r, k * (job.accumulation_steps - 1) * micro_batch_sec, {}));
+  }
+  iter.forward.push_back(graph.add_compute(r, k * workload.forward_sec(), {}));
+  for (std::size_t b = 0; b + 1 < segments_sec.size(); ++b) {
+    iter.ready[b][static_cast<std::size_t>(r)] = graph.add_compute(r, k * segments_sec[b], {});
+  }
+  iter.backward_end.push_back(graph.add_compute(r, k * segments_sec.back(), {}));
+}
+
+// Every rank's entries of `iter` made rank 0's.
+void share_rank0(DataParallelGraph::Iteration& iter, int p) {
+  const auto n = static_cast<std::size_t>(p);
+  if (!iter.accumulate.empty()) {
+    iter.accumulate.assign(n, iter.accumulate.front());
+  }
+  iter.forward.assign(n, iter.forward.front());
+  iter.backward_end.assign(n, iter.backward_end.front());
+  for (auto& ready : iter.ready) {
+    ready.assign(n, ready.front());
+  }
+}
+
+// The all-reduce of one bucket when ranks are folded (all enter with rank 0's `entry0` and leave
+// together): a join of the entry, then either the schedule and a join of its exits (the first
+// time this size occurs, or without memoize) or one memoized wait as long as that first time.
+CollectiveTasks add_folded_all_reduce(TaskGraph& g, const Schedule& schedule, std::uint64_t bytes,
+                                      const std::vector<TaskId>& entry0, int p, bool memoize,
+                                      std::map<std::uint64_t, CollectiveTasks>& simulated) {
+  const auto n = static_cast<std::size_t>(p);
+  const TaskId in = g.add_stream_wait(0, 0, entry0);
+  const auto it = simulated.find(bytes);
+  if (memoize && it != simulated.end()) {
+    const TaskId from = it->second.first;
+    const TaskId to = it->second.end - 1;
+    const std::vector<TaskId> deps{in};
+    const TaskId wait = g.add_memo_wait(0, from, to, deps);
+    return {.first = in, .end = wait + 1, .exits = {n, {wait}}, .memoized = true};
+  }
+  const CollectiveTasks c = g.add_schedule(schedule, {n, {in}});
+  const TaskId out =
+      g.add_stream_wait(0, 0, c.exits.front().empty() ? std::vector<TaskId>{in} : c.exits.front());
+  CollectiveTasks result{.first = in, .end = out + 1, .exits = {n, {out}}};
+  simulated.emplace(bytes, result);
+  return result;
+}
+
+// Whether every rank computes at the same speed (no slow GPU): a condition of folding.
+bool uniform_compute(const DataParallelJob& job) {
+  for (double k : job.compute_factor) {
+    if (k != job.compute_factor.front()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<Overlap> parse_overlap(const std::string& name) {
@@ -42,6 +109,15 @@ std::optional<Overlap> parse_overlap(const std::string& name) {
 
 std::string overlap_name(Overlap overlap) {
   return overlap == Overlap::kBackward ? "backward" : "none";
+}
+
+bool ranks_exit_together(const Schedule& schedule) {
+  for (const auto& exits : schedule.exit_ops) {
+    if (exits != schedule.exit_ops.front()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 DataParallelGraph build_data_parallel(
@@ -61,32 +137,35 @@ DataParallelGraph build_data_parallel(
     }
   }
 
+  out.ranks_folded = job.fold_identical_ranks && p > 1 && uniform_compute(job);
+  for (const auto& [bytes, choice] : choices) {
+    out.ranks_folded = out.ranks_folded && ranks_exit_together(choice.schedule);
+  }
+  const int computing_ranks = out.ranks_folded ? 1 : p;
+
   const std::vector<double> segments_sec = backward_segments_sec(workload, out.buckets);
-  auto factor = [&job](int r) {
-    return job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
-  };
   for (int it = 0; it < job.iterations; ++it) {
     DataParallelGraph::Iteration iter;
     iter.ready.assign(nb, std::vector<TaskId>(static_cast<std::size_t>(p)));
-    for (int r = 0; r < p; ++r) {
-      const double k = factor(r);
-      // The compute stream orders forward after the previous optimizer step: no explicit dep.
-      if (job.accumulation_steps > 1) {
-        const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
-        iter.accumulate.push_back(
-            out.graph.add_compute(r, k * (job.accumulation_steps - 1) * micro_batch_sec, {}));
-      }
-      iter.forward.push_back(out.graph.add_compute(r, k * workload.forward_sec(), {}));
-      for (std::size_t b = 0; b < nb; ++b) {
-        iter.ready[b][static_cast<std::size_t>(r)] =
-            out.graph.add_compute(r, k * segments_sec[b], {});
-      }
-      iter.backward_end.push_back(out.graph.add_compute(r, k * segments_sec.back(), {}));
+    for (int r = 0; r < computing_ranks; ++r) {
+      add_compute_tasks(out.graph, workload, job, segments_sec, r, iter);
+    }
+    if (out.ranks_folded) {
+      share_rank0(iter, p);
     }
     // All-reduces in bucket order; entry of bucket b on r: ready on r (no overlap: r's backward
     // pass done), and r left bucket b-1.
     std::vector<std::vector<TaskId>> entry(static_cast<std::size_t>(p));
     for (std::size_t b = 0; b < nb; ++b) {
+      if (out.ranks_folded) {
+        std::vector<TaskId> entry0 =
+            b == 0 ? std::vector<TaskId>{} : iter.all_reduce.back().exits[0];
+        entry0.push_back(job.overlap == Overlap::kNone ? iter.backward_end[0] : iter.ready[b][0]);
+        iter.all_reduce.push_back(add_folded_all_reduce(
+            out.graph, choices.at(out.buckets[b].bytes).schedule, out.buckets[b].bytes, entry0, p,
+            job.memoize_repeats, out.simulated));
+        continue;
+      }
       for (int r = 0; r < p; ++r) {
         auto& e = entry[static_cast<std::size_t>(r)];
         if (b == 0) {
@@ -100,13 +179,18 @@ DataParallelGraph build_data_parallel(
       iter.all_reduce.push_back(
           out.graph.add_schedule(choices.at(out.buckets[b].bytes).schedule, entry));
     }
-    for (int r = 0; r < p; ++r) {
+    for (int r = 0; r < computing_ranks; ++r) {
       std::vector<TaskId> deps{iter.backward_end[static_cast<std::size_t>(r)]};
       if (nb > 0) {
         const auto& exits = iter.all_reduce.back().exits[static_cast<std::size_t>(r)];
         deps.insert(deps.end(), exits.begin(), exits.end());
       }
-      iter.optimizer.push_back(out.graph.add_compute(r, factor(r) * workload.optimizer_sec, deps));
+      const double k =
+          job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
+      iter.optimizer.push_back(out.graph.add_compute(r, k * workload.optimizer_sec, deps));
+    }
+    if (out.ranks_folded) {
+      iter.optimizer.assign(static_cast<std::size_t>(p), iter.optimizer.front());
     }
     out.iterations.push_back(std::move(iter));
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,11 @@ struct DataParallelJob {
   // durations (a slow GPU). Empty: 1 for every rank.
   std::vector<double> compute_factor;
   Overlap overlap = Overlap::kBackward;
+  // Build one compute stream for all ranks when that is provably exact (fold_ranks below).
+  bool fold_identical_ranks = false;
+  // With folded ranks, replay each distinct all-reduce size once; repeats become a wait as long
+  // as the first (exact: see build_data_parallel).
+  bool memoize_repeats = false;
 };
 
 // The graph and the tasks a report needs to read times from.
@@ -60,7 +66,21 @@ struct DataParallelGraph {
   std::vector<Bucket> buckets;
   std::vector<CollectiveChoice> choices;  // per bucket (schedules moved into the graph: empty)
   std::vector<Iteration> iterations;
+  // True when every rank's compute tasks are rank 0's (see build_data_parallel): the per-rank
+  // vectors of Iteration then all hold rank 0's task ids.
+  bool ranks_folded = false;
+  // With memoize_repeats: per bucket size, the all-reduce that was replayed transfer by transfer
+  // (the others of that size are memoized waits).
+  std::map<std::uint64_t, CollectiveTasks> simulated;
 };
+
+// Whether data-parallel ranks can share one compute stream exactly: every rank runs the same
+// compute tasks, so their times can only differ through the collectives, and a collective whose
+// ranks all exit after the same operations (a collapsed ring's common tail) hands every rank back
+// at the same instant. If all of `schedules` are such, by induction over the tasks every rank's
+// compute times equal rank 0's. A step-level ring or a tree (ranks exit at different times) does
+// not fold.
+[[nodiscard]] bool ranks_exit_together(const Schedule& schedule);
 
 // Dependencies, per rank r and iteration:
 //  - with gradient accumulation, one task of (steps-1) x (forward + backward) comes first;
@@ -72,7 +92,13 @@ struct DataParallelGraph {
 //  - the optimizer step waits for the backward pass and every all-reduce on r.
 // Consecutive layers with no bucket boundary between them are merged into one task (exact:
 // durations add). `all_reduce(bytes)` gives the all-reduce of a bucket (called once per distinct
-// size). REQUIRES: job.ranks >= 1, job.iterations >= 1, job.accumulation_steps >= 1, caps >= 1.
+// size). With job.fold_identical_ranks and ranks_exit_together for every bucket's schedule, only
+// rank 0's compute tasks are built and stand for every rank's (ranks_folded). Folded ranks enter
+// every all-reduce together and it releases them together, so all-reduces never overlap and run
+// on an otherwise idle network (compute uses none): one of a given size takes the same time
+// whenever it runs. With job.memoize_repeats, only the first of each size is replayed; the
+// others wait as long as it took, from the moment all ranks entered. REQUIRES: job.ranks
+// >= 1, job.iterations >= 1, job.accumulation_steps >= 1, caps >= 1.
 [[nodiscard]] DataParallelGraph build_data_parallel(
     const workloads::Workload& workload, const DataParallelJob& job,
     const std::function<CollectiveChoice(std::uint64_t bytes)>& all_reduce);

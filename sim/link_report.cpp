@@ -121,7 +121,11 @@ std::vector<LinkLoad> measure_link_loads(const DataParallelGraph& dp,
                                          double iteration_sec) {
   LinkTally tally(rank_hosts, spec);
   const auto& tasks = dp.graph.tasks();
-  for (const CollectiveTasks& c : dp.iterations.back().all_reduce) {
+  const auto& all_reduces = dp.iterations.back().all_reduce;
+  for (std::size_t b = 0; b < all_reduces.size(); ++b) {
+    // A memoized all-reduce moved what the replayed one of its size did.
+    const CollectiveTasks& c =
+        all_reduces[b].memoized ? dp.simulated.at(dp.buckets[b].bytes) : all_reduces[b];
     for (TaskId id = c.first; id < c.end; ++id) {
       const Task& t = tasks[static_cast<std::size_t>(id)];
       if (t.kind == TaskKind::kTransfer) {

@@ -87,8 +87,10 @@ po::options_description run_flags(RunFlags& f) {
       "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
       "NCCL's own)");
   add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|step"),
-      "collapsed: identical ring steps as one transfer per edge (fast, same answer when no "
-      "other traffic interleaves); step: every step's transfers (slow, exact interleaving)");
+      "collapsed: identical ring steps as one transfer per edge, and with a ring in simulate, "
+      "ranks folded onto one compute stream and repeated all-reduces replayed once (fast, same "
+      "answer when no other traffic interleaves); step: every step's transfers of every rank "
+      "(slow, exact interleaving)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
   add("collective-latency",

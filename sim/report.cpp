@@ -113,6 +113,20 @@ ordered_json data_parallel_result(const workloads::Workload& w, const DataParall
   return r;
 }
 
+namespace {
+
+// Which fast path ran: " with ranks folded, N all-reduces memoized", or nothing.
+std::string folded_note(const ordered_json& report) {
+  if (!report.value("ranks_folded", false)) {
+    return "";
+  }
+  return " with ranks folded, " +
+         std::to_string(report.value("all_reduces_memoized", std::size_t{0})) +
+         " all-reduces memoized";
+}
+
+}  // namespace
+
 std::string simulate_summary(const ordered_json& report) {
   const auto& r = report["result"];
   const double iteration_sec = r["iteration_time_sec"].get<double>();
@@ -121,7 +135,7 @@ std::string simulate_summary(const ordered_json& report) {
                   "/device) on " + std::to_string(report["ranks"].get<int>()) + " ranks, " +
                   report["platform"]["topology"].get<std::string>() + ", " +
                   report["algorithm"].get<std::string>() + " all-reduce (" +
-                  report["replay"].get<std::string>() + " replay, " +
+                  report["replay"].get<std::string>() + " replay" + folded_note(report) + ", " +
                   report["network_model"]["name"].get<std::string>() + " network model)\n";
   s += "  iteration time          " + format("%.6f s", iteration_sec) + "\n";
   s += "  compute (fwd+bwd+opt)   " + format("%.6f s", r["compute_sec"].get<double>()) + "\n";

@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -103,10 +104,14 @@ class EngineRun {
       : hints_(std::move(hints)) {
     // One actor per lane: a direct all-reduce on 512 ranks has 261,632. Stacks with guard pages
     // cost a memory mapping each (Linux allows 65,536 per process) and SimGrid aborts past it;
-    // 64 KiB stacks without guard pages come from the heap (measured in
-    // ../shared/docs/simgrid-notes.md: no slower). --cfg flags given by the user come later.
+    // stacks without guard pages come from the heap (measured in
+    // ../shared/docs/simgrid-notes.md: no slower). 16 KiB: a lane actor's deepest call (a mailbox
+    // put inside SimGrid) runs in 8 KiB (same results with 8 KiB for a 4,096-rank ring iteration
+    // and for every all-reduce algorithm on 16 ranks of a DGX preset with LV08), and stacks are
+    // most of the memory at scale (32,768 actors: 512 MiB at 16 KiB, 2 GiB at 64).
+    // --cfg flags given by the user come later.
     args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/guard-size:0",
-             "--cfg=contexts/stack-size:64"};
+             "--cfg=contexts/stack-size:16"};
     for (const std::string& s : network_model_settings(run.network_model)) {
       args_.push_back("--cfg=" + s);
     }
@@ -122,6 +127,7 @@ class EngineRun {
                                  run.placement, run.ranks, spec.file);
     compute_factors_ = rank_compute_factors(spec, platform_, rank_hosts_);
     start_background_traffic(spec, platform_);
+    has_background_traffic_ = !spec.perturbations.background.empty();
     hints_.route_latency_sec = [this](int src, int dst) {
       return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],
                                           rank_hosts_[static_cast<std::size_t>(dst)]);
@@ -145,6 +151,8 @@ class EngineRun {
   [[nodiscard]] std::size_t host_count() const { return platform_.hosts.size(); }
   // Per rank, from the spec's slow GPUs (1: healthy).
   [[nodiscard]] const std::vector<double>& compute_factors() const { return compute_factors_; }
+  // Background flows load the network: repeated collectives are then not alike (no memoizing).
+  [[nodiscard]] bool has_background_traffic() const { return has_background_traffic_; }
 
  private:
   std::vector<std::string> args_;
@@ -153,6 +161,7 @@ class EngineRun {
   platforms::Platform platform_;
   std::vector<sg4::Host*> rank_hosts_;
   std::vector<double> compute_factors_;
+  bool has_background_traffic_ = false;
   std::map<const sg4::Link*, int> link_ids_;  // only groups loads: iteration order never matters
   TopologyHints hints_;
 };
@@ -214,12 +223,15 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
       config.run, {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = 1});
 
   EngineRun engine(config.run, v.platform, v.hints);
-  const DataParallelJob job{.ranks = config.run.ranks,
-                            .bucket_cap_bytes = config.bucket_cap_bytes,
-                            .iterations = config.iterations,
-                            .accumulation_steps = config.accumulation_steps,
-                            .compute_factor = engine.compute_factors(),
-                            .overlap = config.overlap};
+  const DataParallelJob job{
+      .ranks = config.run.ranks,
+      .bucket_cap_bytes = config.bucket_cap_bytes,
+      .iterations = config.iterations,
+      .accumulation_steps = config.accumulation_steps,
+      .compute_factor = engine.compute_factors(),
+      .overlap = config.overlap,
+      .fold_identical_ranks = config.run.collapse,
+      .memoize_repeats = config.run.collapse && !engine.has_background_traffic()};
   std::map<std::uint64_t, CommCost> costs;  // per bucket size
   const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
     CollectiveChoice choice = v.chooser.choose(
@@ -247,6 +259,14 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   report["accumulation_steps"] = config.accumulation_steps;
   report["overlap"] = overlap_name(config.overlap);
   report["tasks_replayed"] = dp.graph.tasks().size();
+  report["ranks_folded"] = dp.ranks_folded;
+  std::size_t memoized = 0;
+  for (const auto& iter : dp.iterations) {
+    memoized += static_cast<std::size_t>(
+        std::count_if(iter.all_reduce.begin(), iter.all_reduce.end(),
+                      [](const CollectiveTasks& c) { return c.memoized; }));
+  }
+  report["all_reduces_memoized"] = memoized;
   const DataParallelTimes t = measure_data_parallel(dp, times);
   report["result"] = data_parallel_result(workload, dp, t);
   std::vector<LinkLoad> loads =

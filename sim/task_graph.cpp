@@ -1,6 +1,7 @@
 #include "sim/task_graph.h"
 
 #include <cassert>
+#include <vector>
 
 namespace dtsim::sim {
 
@@ -31,6 +32,27 @@ int TaskGraph::compute_lane(int rank) {
   return it->second;
 }
 
+int TaskGraph::stream_lane(int rank) {
+  auto [it, inserted] = stream_lanes_.emplace(rank, 0);
+  if (inserted) {
+    it->second = new_lane(rank);
+  }
+  return it->second;
+}
+
+TaskId TaskGraph::add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps) {
+  return add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = duration_sec},
+                  stream_lane(rank), deps);
+}
+
+TaskId TaskGraph::add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps) {
+  assert(from <= to);
+  std::vector<TaskId> all(deps.begin(), deps.end());
+  all.push_back(to);
+  return add_task(Task{.kind = TaskKind::kWait, .rank = rank, .memo_from = from, .memo_to = to},
+                  stream_lane(rank), all);
+}
+
 int TaskGraph::channel_lane(int src, int dst, int channel) {
   auto [it, inserted] = channel_lanes_.emplace(std::make_tuple(src, dst, channel), 0);
   if (inserted) {
@@ -56,9 +78,13 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
     for (int d : op.deps) {
       deps.push_back(op_task[static_cast<std::size_t>(d)]);
     }
+    const std::vector<TaskId>* previous = nullptr;
     for (int r : op.entry_ranks) {
-      deps.insert(deps.end(), entry[static_cast<std::size_t>(r)].begin(),
-                  entry[static_cast<std::size_t>(r)].end());
+      const auto& e = entry[static_cast<std::size_t>(r)];
+      if (previous == nullptr || *previous != e) {  // folded ranks share one entry: add it once
+        deps.insert(deps.end(), e.begin(), e.end());
+      }
+      previous = &e;
     }
     if (op.kind == ScheduleOp::Kind::kTransfer) {
       op_task[i] = add_task(

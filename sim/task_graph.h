@@ -26,6 +26,10 @@ struct Task {
   std::uint64_t bytes = 0;  // transfer
   double duration_sec = 0;  // compute and wait
   int lane = 0;
+  // A memoized wait: it lasts end(memo_to) - end(memo_from), both tasks finished before it
+  // starts (see add_memo_wait). -1: a plain wait of duration_sec.
+  TaskId memo_from = -1;
+  TaskId memo_to = -1;
   int dep_begin = 0;  // deps are TaskGraph::deps()[dep_begin, dep_end)
   int dep_end = 0;
 };
@@ -42,6 +46,7 @@ struct CollectiveTasks {
   TaskId first = 0;  // tasks [first, end) implement the collective
   TaskId end = 0;
   std::vector<std::vector<TaskId>> exits;  // per rank: the rank is done once these are
+  bool memoized = false;  // a wait repeating an identical earlier collective (no transfers)
 };
 
 class TaskGraph {
@@ -49,6 +54,13 @@ class TaskGraph {
   // A compute task on `rank`'s compute stream.
   // REQUIRES: every dep was added before (tasks are added in a topological order).
   TaskId add_compute(int rank, double duration_sec, std::span<const TaskId> deps);
+
+  // A wait of `duration_sec` on `rank`'s communication stream (one lane per rank, in order).
+  TaskId add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps);
+
+  // A wait on `rank`'s communication stream lasting end(to) - end(from): a repeat of the work
+  // between those two tasks, on the same idle resources. `to` (hence `from`) is made a dependency.
+  TaskId add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps);
 
   // Adds the operations of `schedule`. Rank r enters the collective once entry[r] have finished.
   // Transfers go to the (src, dst) channel lanes, after what is already queued there.
@@ -65,6 +77,7 @@ class TaskGraph {
  private:
   TaskId add_task(Task task, int lane, std::span<const TaskId> deps);
   int compute_lane(int rank);
+  int stream_lane(int rank);
   int channel_lane(int src, int dst, int channel);
   int new_lane(int rank);
 
@@ -72,6 +85,7 @@ class TaskGraph {
   std::vector<TaskId> deps_;
   std::vector<Lane> lanes_;
   std::map<int, int> compute_lanes_;                        // rank -> lane
+  std::map<int, int> stream_lanes_;                         // rank -> lane
   std::map<std::tuple<int, int, int>, int> channel_lanes_;  // (src, dst, channel) -> lane
 };
 

@@ -83,7 +83,8 @@ class RankIteration {
       const CollectiveTasks& c = iter.all_reduce[b];
       double first = std::numeric_limits<double>::infinity();
       for (TaskId id = c.first; id < c.end; ++id) {
-        if (tasks[static_cast<std::size_t>(id)].rank == rank_) {
+        // Folded ranks share their collectives' joins and memoized waits (on rank 0).
+        if (tasks[static_cast<std::size_t>(id)].rank == rank_ || dp_.ranks_folded) {
           first = std::min(first, start(id));
         }
       }

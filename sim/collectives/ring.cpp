@@ -13,6 +13,27 @@ int mod(int a, int p) {
   return ((a % p) + p) % p;
 }
 
+// The bytes rank r sends to r+1 over `steps`: the chunks (r - s) mod p for s in the steps, i.e.
+// `count` consecutive chunk indices (mod p) ending at c = (r - first) mod p. Whole turns of the
+// ring carry all `bytes`; the rest is a cyclic range of piece_bytes, summed with piece_offset.
+// O(1) per edge instead of O(steps).
+std::uint64_t ring_edge_bytes(int r, int p, std::uint64_t bytes, RingSteps steps) {
+  const auto q = static_cast<std::uint64_t>(p);
+  const auto count = static_cast<std::uint64_t>(steps.count);
+  const auto turns = count / q;
+  const auto rest = count % q;
+  const auto last = static_cast<std::uint64_t>(mod(r - steps.first, p));
+  // chunks (last - rest, last] mod p, i.e. [begin, begin + rest) with begin = last + 1 - rest
+  const std::uint64_t begin = (last + 1 + q - rest) % q;
+  std::uint64_t partial = 0;
+  if (begin + rest <= q) {
+    partial = piece_offset(bytes, q, begin + rest) - piece_offset(bytes, q, begin);
+  } else {
+    partial = (bytes - piece_offset(bytes, q, begin)) + piece_offset(bytes, q, begin + rest - q);
+  }
+  return turns * bytes + partial;
+}
+
 Schedule step_level(int p, std::uint64_t bytes, RingSteps steps) {
   ScheduleBuilder b(p);
   std::vector<int> members(static_cast<std::size_t>(p));
@@ -33,11 +54,7 @@ Schedule collapsed(int p, std::uint64_t bytes, RingSteps steps, const TopologyHi
   double alpha_max_sec = 0;
   ScheduleOp tail{.kind = ScheduleOp::Kind::kWait};
   for (int r = 0; r < p; ++r) {
-    std::uint64_t edge_bytes = 0;
-    for (int s = 0; s < steps.count; ++s) {
-      edge_bytes +=
-          piece_bytes(bytes, p, static_cast<std::uint64_t>(ring_chunk_sent(r, steps.first + s, p)));
-    }
+    const std::uint64_t edge_bytes = ring_edge_bytes(r, p, bytes, steps);
     alpha_max_sec = std::max(alpha_max_sec, hints.latency_sec(r, mod(r + 1, p)));
     tail.deps.push_back(static_cast<int>(schedule.ops.size()));
     schedule.ops.push_back({.src = r, .dst = mod(r + 1, p), .bytes = edge_bytes, .deps = {0}});

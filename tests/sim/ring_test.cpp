@@ -71,6 +71,29 @@ TEST(RingAlgorithm, CollapsedSendsOneTransferPerEdgeAndWaitsForRemainingLatencie
   EXPECT_EQ(s.exit_ops[2], (std::vector<int>{p + 1}));
 }
 
+// Per ring edge, the collapsed transfer carries exactly what the step-level ring sends on that
+// edge, for every op and for sizes that do not divide evenly (chunks differ by one byte).
+TEST(RingAlgorithm, CollapsedEdgeBytesEqualTheStepLevelEdgeSums) {
+  for (CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    for (int p : {2, 3, 5, 8}) {
+      for (std::uint64_t n : {1ull, 7ull, 1001ull, 65537ull}) {
+        const CollectiveRequest request{.op = op, .ranks = p, .bytes = n};
+        std::map<int, std::uint64_t> step_sums;
+        for (const ScheduleOp& o : RingAlgorithm({.collapse = false}).build(request, {}).ops) {
+          step_sums[o.src] += o.bytes;
+        }
+        for (const ScheduleOp& o : RingAlgorithm({.collapse = true}).build(request, {}).ops) {
+          if (o.kind == ScheduleOp::Kind::kTransfer) {
+            EXPECT_EQ(o.bytes, step_sums[o.src])
+                << op_name(op) << " p=" << p << " n=" << n << " edge from " << o.src;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(RingAlgorithm, CollapsedCarriesTheSameBytesAsStepLevel) {
   for (int p : {2, 3, 7}) {
     for (std::uint64_t n : {1ull, 10ull, 1000003ull}) {
