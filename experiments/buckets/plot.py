@@ -42,7 +42,7 @@ for ax, platform in zip(axes[0], platforms):
     ax.set_xticklabels([c if c == "all" else f"{c}" for c in caps])
     ax.set_xlabel("bucket cap (MiB; 'all': one bucket after DDP's 1 MiB first one)")
     ax.set_ylabel("exposed communication (ms per iteration)")
-    ax.set_title(f"ResNet-50 (V100, batch 32), {platform}, 8.4 us per collective")
+    ax.set_title(f"ResNet-50 (V100, batch 32), {platform}, 8.4 µs per collective")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

@@ -5,6 +5,8 @@
 # bucket caps 1 ... 100 MiB and one bucket for everything (DDP still caps the first bucket at
 # 1 MiB), ring and tree all-reduce, NCCL's 8.4 us per-collective latency. DGX-1 also at 1, 2 and
 # 4 GPUs for the comparison with the PyTorch DDP benchmark (DDPB-25..29).
+# comm_alpha_sec and comm_beta_sec: the all-reduces' latency and bandwidth terms summed over the
+# iteration's buckets (the report's result.limiter; sim/limiter.h).
 # Writes results/results.csv and results/*.png; reports go to out/buckets/. Builds nothing.
 # Usage: experiments/buckets/run.sh          (about half a minute of CPU)
 set -euo pipefail
@@ -17,7 +19,7 @@ results=$here/results
 mkdir -p "$raw" "$results"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 csv=$results/results.csv
-echo "platform,ranks,algorithm,bucket_mb,buckets,iteration_time_sec,compute_sec,exposed_comm_sec,scaling_efficiency,limiter,last_bucket_bytes,git_commit" >"$csv"
+echo "platform,ranks,algorithm,bucket_mb,buckets,iteration_time_sec,compute_sec,exposed_comm_sec,scaling_efficiency,limiter,comm_alpha_sec,comm_beta_sec,last_bucket_bytes,git_commit" >"$csv"
 
 # "all": a cap above the model's 102 MB of gradients, so that everything after the first bucket
 # (capped at 1 MiB by DDP, which holds the 8.2 MB fc layer) is one bucket.
@@ -31,6 +33,8 @@ r = json.load(open(report))["result"]
 print(",".join([prefix, str(len(r["buckets"])), f'{r["iteration_time_sec"]:.6f}',
                 f'{r["compute_sec"]:.6f}', f'{r["exposed_comm_sec"]:.6f}',
                 f'{r["scaling_efficiency"]:.4f}', r["limiter"]["kind"],
+                f'{r["limiter"]["collective_latency_sec"]:.6f}',
+                f'{r["limiter"]["collective_bandwidth_sec"]:.6f}',
                 str(r["buckets"][-1]["bytes"]), commit]))
 EOF
 }
