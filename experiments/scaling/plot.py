@@ -29,10 +29,14 @@ for ax, workload in zip(axes[0], workloads):
                 lines.get(algorithm, ":"), color=colors.get(topology), marker="o",
                 label=f"{topology}, {algorithm}")
     ax.set_xscale("log", base=2)
+    scales = sorted({int(r["ranks"]) for r in rows})  # every scale of the grid, run or not
+    ax.set_xlim(scales[0] / 1.5, scales[-1] * 1.5)
+    ax.set_xticks(scales)
+    ax.set_xticklabels([str(n) for n in scales])
     ax.set_xlabel("GPUs (data-parallel ranks)")
     ax.set_ylabel("scaling efficiency (%)")
     ax.set_ylim(0, 102)
-    ax.set_title(f"{workload}: 100 Gb/s links, 1 us per link")
+    ax.set_title(f"{workload}: 100 Gb/s links, 1 µs per link")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
 fig.tight_layout()
