@@ -92,9 +92,13 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
           channel_lane(op.src, op.dst, op.channel), deps);
     } else {
       const int rank = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
+      // A rank's entry latency (with_entry_latency: no deps, one entry rank) queues on its
+      // communication stream, where its collectives enter one after another anyway; other
+      // waits get a lane of their own. One actor per rank instead of one per collective.
+      const bool entry_wait = op.deps.empty() && op.entry_ranks.size() == 1;
       op_task[i] =
           add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = op.wait_sec},
-                   new_lane(rank), deps);
+                   entry_wait ? stream_lane(rank) : new_lane(rank), deps);
     }
   }
   result.end = static_cast<TaskId>(tasks_.size());

@@ -39,6 +39,28 @@ TEST(TaskGraph, ScheduleEntriesBecomeDependenciesAndChannelsAreReused) {
   EXPECT_EQ(c.exits[1], (std::vector<TaskId>{c.first + 1}));
 }
 
+TEST(TaskGraph, EntryLatencyWaitsOfARankShareItsStreamLane) {
+  // Two collectives one after the other, each with a per-rank entry latency: rank r's two waits
+  // queue on one lane (its communication stream), not on one lane per collective.
+  TaskGraph g;
+  const Schedule s =
+      with_entry_latency({.ranks = 2,
+                          .ops = {{.src = 0, .dst = 1, .bytes = 10, .entry_ranks = {0, 1}}},
+                          .exit_ops = {{0}, {0}}},
+                         8.4e-6);
+  const CollectiveTasks first = g.add_schedule(s, {{}, {}});
+  const CollectiveTasks second = g.add_schedule(s, first.exits);
+  for (TaskId r = 0; r < 2; ++r) {
+    const Task& wait1 = g.tasks()[static_cast<std::size_t>(first.first + r)];
+    const Task& wait2 = g.tasks()[static_cast<std::size_t>(second.first + r)];
+    EXPECT_EQ(wait1.kind, TaskKind::kWait);
+    EXPECT_EQ(wait1.duration_sec, 8.4e-6);
+    EXPECT_EQ(wait1.lane, wait2.lane) << "rank " << r;
+  }
+  EXPECT_NE(g.tasks()[static_cast<std::size_t>(first.first)].lane,
+            g.tasks()[static_cast<std::size_t>(first.first + 1)].lane);
+}
+
 TEST(TaskGraph, RankWithoutOperationsExitsWhenItEnters) {
   TaskGraph g;
   const TaskId ready = g.add_compute(0, 1.0, {});
