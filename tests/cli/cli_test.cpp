@@ -9,43 +9,18 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_support.h"
 #include <sys/wait.h>
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using dtsim::cli_test::Result;
+using dtsim::cli_test::slurp;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class Cli : public testing::Test {
+class Cli : public dtsim::cli_test::DtsimTest {
  protected:
-  void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() /
-        ("dtsim_cli_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Result run(const std::string& args) const {
-    const std::string cmd = std::string(DTSIM_BINARY) + " " + args + " >" +
-                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
-  }
-
   [[nodiscard]] std::string report() const { return (dir_ / "report.json").string(); }
 
   // Runs a failing command: exit code 2, exactly `message` on stderr, no report written.
@@ -56,8 +31,6 @@ class Cli : public testing::Test {
     EXPECT_EQ(r.out, "");
     EXPECT_FALSE(fs::exists(report()));
   }
-
-  fs::path dir_;
 };
 
 const std::string kResnet = "--workload workloads/traces/resnet50_v100_b32.json";

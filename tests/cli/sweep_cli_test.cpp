@@ -10,24 +10,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_support.h"
 #include <sys/wait.h>
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dtsim::cli_test::Result;
+using dtsim::cli_test::slurp;
 
 void spit(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -42,27 +33,9 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
-class Sweep : public testing::Test {
+class Sweep : public dtsim::cli_test::DtsimTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dtsim_sweep_" +
-            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Result run(const std::string& args) const {
-    const std::string cmd = std::string(DTSIM_BINARY) + " " + args + " >" +
-                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
-  }
-
   [[nodiscard]] std::string csv() const { return (dir_ / "results.csv").string(); }
-
-  fs::path dir_;
 };
 
 const std::string kFourPoints = "tests/testdata/sweep_four_points.json";
