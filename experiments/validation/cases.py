@@ -91,10 +91,12 @@ def _platform_arg(preset, nodes, workdir):
 
 def allreduce_case(row, base, workdir):
     alg = row["allreduce_alg"].lower()
-    if "nvls" in alg and _note(row, "msg_bytes") and "from 2mib" in alg:
-        if _note(row, "msg_bytes") >= 2 * 1024 * 1024:
-            raise Skip("NCCL ran NVLS (NVLink SHARP: reduction inside the NVSwitch), which dtsim "
-                       "does not model")
+    # "NVLS ... from N MiB" (or NVLS alone): NCCL reduced inside the NVSwitch from that size on.
+    nvls = re.search(r"nvls\S*(?: from (\d+)\s*mib)?", alg)
+    msg = _note(row, "msg_bytes") or 0
+    if nvls and msg >= int(nvls.group(1) or 0) * 1024 * 1024:
+        raise Skip("NCCL ran NVLS (NVLink SHARP: reduction inside the NVSwitch), which dtsim "
+                   "does not model")
     preset, _ = _system(row)
     msg_bytes = _note(row, "msg_bytes")
     if msg_bytes is None:

@@ -27,9 +27,12 @@ class ValidationRunner(unittest.TestCase):
 
     def test_every_row_is_predicted_or_skipped_with_a_reason(self):
         self.assertEqual(set(self.results) | set(self.skipped),
-                         {"T-AR-1", "T-AR-2", "T-TR-1", "T-SK-1", "T-SK-2", "T-PC-1"})
+                         {"T-AR-1", "T-AR-2", "T-TR-1", "T-SK-1", "T-SK-2", "T-PC-1",
+                          "T-NV-1"})
         self.assertIn("no preset for GPU 'Gaudi2'", self.skipped["T-SK-1"]["reason"])
         self.assertIn("time_to_train", self.skipped["T-SK-2"]["reason"])
+        # The row says NCCL switched to NVLS (in-switch reduction) from 2 MiB: 64 MiB is skipped.
+        self.assertIn("NVLS", self.skipped["T-NV-1"]["reason"])
 
     def test_ring_allreduce_follows_the_preset_closed_form(self):
         # dgx-a100 (platforms/PRESETS.md): 240 GB/s per GPU link, 3.4 us per NVLink hop; NCCL's
