@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/collectives/registry.h"
+#include "sim/collectives/schedule_builder.h"
 #include "sim/collectives/schedule_cost.h"
 #include "sim/config_error.h"
 

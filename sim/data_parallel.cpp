@@ -28,13 +28,16 @@ std::vector<double> backward_segments_sec(const Workload& w, const std::vector<B
   return segments;
 }
 
+// A slow GPU's tasks take this many times the trace's durations.
+double compute_factor(const DataParallelJob& job, int r) {
+  return job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
+}
+
 // Adds rank r's compute tasks of one iteration (all but the optimizer step).
 void add_compute_tasks(TaskGraph& graph, const Workload& workload, const DataParallelJob& job,
                        const std::vector<double>& segments_sec, int r,
                        DataParallelGraph::Iteration& iter) {
-  // A slow GPU's tasks take k times the trace's durations.
-  const double k =
-      job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
+  const double k = compute_factor(job, r);
   // The compute stream orders forward after the previous optimizer step: no explicit dep.
   if (job.accumulation_steps > 1) {
     const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
@@ -185,8 +188,7 @@ DataParallelGraph build_data_parallel(
         const auto& exits = iter.all_reduce.back().exits[static_cast<std::size_t>(r)];
         deps.insert(deps.end(), exits.begin(), exits.end());
       }
-      const double k =
-          job.compute_factor.empty() ? 1.0 : job.compute_factor[static_cast<std::size_t>(r)];
+      const double k = compute_factor(job, r);
       iter.optimizer.push_back(out.graph.add_compute(r, k * workload.optimizer_sec, deps));
     }
     if (out.ranks_folded) {

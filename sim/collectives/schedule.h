@@ -60,11 +60,6 @@ struct Schedule {
   return index * (bytes / parts) + (index < bytes % parts ? index : bytes % parts);
 }
 
-// `schedule` with every rank first waiting `sec` after entering, before any of its operations:
-// one wait op per taking-part rank, on which that rank's entry-dependent ops depend instead.
-// An idle network's time thus grows by exactly `sec`. Defined in schedule_builder.cpp.
-[[nodiscard]] Schedule with_entry_latency(Schedule schedule, double sec);
-
 }  // namespace dtsim::sim
 
 #endif  // DTSIM_SIM_COLLECTIVES_SCHEDULE_H_

@@ -39,6 +39,11 @@ class ScheduleBuilder {
   std::vector<std::vector<int>> frontier_;                    // per rank
 };
 
+// `schedule` with every rank first waiting `sec` after entering, before any of its operations:
+// one wait op per taking-part rank, on which that rank's entry-dependent ops depend instead.
+// An idle network's time thus grows by exactly `sec`.
+[[nodiscard]] Schedule with_entry_latency(Schedule schedule, double sec);
+
 }  // namespace dtsim::sim
 
 #endif  // DTSIM_SIM_COLLECTIVES_SCHEDULE_BUILDER_H_

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/collectives/schedule_builder.h"
+
 namespace dtsim::sim {
 namespace {
 
