@@ -55,7 +55,7 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
     return 2 * p * p;
   }
   if (algorithm == "tree" || algorithm == "double-tree") {
-    return 2 * p * chunks;
+    return o.collapse_pipelines ? 4 * p + 2 : 2 * p * chunks;
   }
   if (algorithm == "ring") {
     return o.collapse ? p + 2 : 2 * p * p;

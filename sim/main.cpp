@@ -86,11 +86,13 @@ po::options_description run_flags(RunFlags& f) {
       "estimated time on this platform, per collective; the report lists every candidate), or "
       "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
       "NCCL's own)");
-  add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|step"),
+  add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|fast|step"),
       "collapsed: identical ring steps as one transfer per edge, and with a ring in simulate, "
       "ranks folded onto one compute stream and repeated all-reduces replayed once (fast, same "
-      "answer when no other traffic interleaves); step: every step's transfers of every rank "
-      "(slow, exact interleaving)");
+      "answer when no other traffic interleaves); fast: collapsed, and tree and double-tree "
+      "all-reduces also as one transfer per tree edge plus their pipeline's fill (an "
+      "approximation of the chunked replay, for thousands of ranks); step: every step's "
+      "transfers of every rank (slow, exact interleaving)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
   add("collective-latency",
@@ -128,10 +130,11 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
                              .ranks = f.ranks,
                              .algorithm = f.algorithm,
                              .ranks_per_node = f.ranks_per_node};
-  if (f.replay != "collapsed" && f.replay != "step") {
-    throw ConfigError("--replay " + f.replay + ": expected collapsed or step");
+  if (f.replay != "collapsed" && f.replay != "fast" && f.replay != "step") {
+    throw ConfigError("--replay " + f.replay + ": expected collapsed, fast or step");
   }
-  run.collapse = f.replay == "collapsed";
+  run.collapse = f.replay != "step";
+  run.collapse_pipelines = f.replay == "fast";
   auto placement = dtsim::sim::parse_placement(f.placement);
   if (!placement) {
     throw ConfigError("--placement " + f.placement +

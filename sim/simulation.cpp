@@ -76,6 +76,7 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
   }
   CollectiveChooser chooser(run.algorithm,
                             AlgorithmOptions{.collapse = run.collapse,
+                                             .collapse_pipelines = run.collapse_pipelines,
                                              .chunk_bytes = run.chunk_bytes,
                                              .collective_latency_sec = run.collective_latency_sec});
   ValidatedRun v{.platform = platforms::read_platform_spec(run.platform_path),
@@ -193,7 +194,7 @@ ordered_json common_report(const char* verb, const RunOptions& run,
     r["rank_placement_seed"] = run.placement.seed;
   }
   r["algorithm"] = run.algorithm;
-  r["replay"] = run.collapse ? "collapsed" : "step";
+  r["replay"] = !run.collapse ? "step" : run.collapse_pipelines ? "fast" : "collapsed";
   r["chunk_bytes"] = run.chunk_bytes;
   r["collective_latency_sec"] = run.collective_latency_sec;
   if (run.algorithm == "hierarchical" || run.algorithm.starts_with("auto")) {

@@ -37,6 +37,7 @@ struct RunOptions {
   Placement placement;                     // which host runs which rank (--placement)
   std::string algorithm = "ring";          // a registry name, or "auto"
   bool collapse = true;                    // collapsed ("collapsed") or step-level replay
+  bool collapse_pipelines = false;         // trees collapsed too ("fast"; needs collapse)
   std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
   double collective_latency_sec = 0;       // software latency per collective (AlgorithmOptions)
   int ranks_per_node = 0;  // hierarchical algorithm; 0: the platform's GPUs per node

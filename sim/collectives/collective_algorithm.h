@@ -60,6 +60,14 @@ struct TopologyHints {
   [[nodiscard]] double latency_sec(int src, int dst) const {
     return route_latency_sec ? route_latency_sec(src, dst) : 0.0;
   }
+  // The links of the route from `src` to `dst`: route_links', or a star's (rank r's up link is
+  // 2r, its down link 2r + 1, both of injection_bytes_per_sec).
+  [[nodiscard]] std::vector<std::pair<int, double>> links(int src, int dst) const {
+    if (route_links) {
+      return route_links(src, dst);
+    }
+    return {{2 * src, injection_bytes_per_sec}, {2 * dst + 1, injection_bytes_per_sec}};
+  }
 };
 
 // How schedules are expressed.
@@ -67,6 +75,10 @@ struct AlgorithmOptions {
   // Collapse provably identical steps (a ring's steps into one transfer per edge plus the
   // remaining latency terms). Same answer when no other traffic interleaves; much faster.
   bool collapse = true;
+  // Also collapse pipelines (tree and double-tree all-reduce): one transfer per tree edge and
+  // direction carrying every chunk, plus the pipeline's fill as a wait. An approximation of the
+  // chunked replay (tree.h says how close); `--replay fast`.
+  bool collapse_pipelines = false;
   // Pipelining granularity of trees and chains (bytes per chunk).
   std::uint64_t chunk_bytes = 512 * 1024;
   // Software latency every rank pays once per collective before its first transfer (kernel

@@ -34,14 +34,6 @@ std::vector<T> forward_pass(const Schedule& s, Step step) {
   return end;
 }
 
-// The links of a route: the caller's, or a star's (each rank's up and down link).
-std::vector<std::pair<int, double>> links_of(const TopologyHints& hints, int src, int dst) {
-  if (hints.route_links) {
-    return hints.route_links(src, dst);
-  }
-  return {{2 * src, hints.injection_bytes_per_sec}, {2 * dst + 1, hints.injection_bytes_per_sec}};
-}
-
 // Route facts per (src, dst), computed once.
 class Routes {
  public:
@@ -55,7 +47,7 @@ class Routes {
     auto [it, inserted] = cache_.emplace(std::make_pair(src, dst), Route{});
     if (inserted) {
       it->second.latency_sec = hints_.latency_sec(src, dst);
-      it->second.links = links_of(hints_, src, dst);
+      it->second.links = hints_.links(src, dst);
       for (const auto& [id, bw] : it->second.links) {
         it->second.bytes_per_sec =
             it->second.bytes_per_sec == 0 ? bw : std::min(it->second.bytes_per_sec, bw);

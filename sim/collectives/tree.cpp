@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "sim/collectives/schedule_builder.h"
+#include "sim/collectives/schedule_cost.h"
 
 namespace dtsim::sim {
 
@@ -96,6 +97,89 @@ std::uint64_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes) {
   return std::max<std::uint64_t>(1, (bytes + chunk_bytes - 1) / chunk_bytes);
 }
 
+// One tree of a collapsed all-reduce: the tree, its bytes and its chunk count.
+struct PipelinedTree {
+  const Tree* tree;
+  std::uint64_t bytes;
+  std::uint64_t chunks;
+};
+
+// The chunked all-reduce's fill on tree `t`: the first chunk climbs to the root and comes back
+// down the deepest path, 2D hops of (route latency + chunk / route bandwidth) on the way.
+double fill_sec(const PipelinedTree& pt, const TopologyHints& hints) {
+  const Tree& t = *pt.tree;
+  const double chunk_bytes = static_cast<double>(pt.bytes) / static_cast<double>(pt.chunks);
+  std::vector<double> up(t.parent.size(), 0), down(t.parent.size(), 0);
+  double longest = 0;
+  for (int v : t.top_down) {  // parents first: accumulate each rank's path to the root
+    const int parent = t.parent[static_cast<std::size_t>(v)];
+    if (parent < 0) {
+      continue;
+    }
+    // The parent's link carries the chunk of every child at once, on the way up and down.
+    const auto siblings = static_cast<double>(t.children[static_cast<std::size_t>(parent)].size());
+    const auto hop_sec = [&](int src, int dst) {
+      double narrowest = 0;
+      for (const auto& [id, bytes_per_sec] : hints.links(src, dst)) {
+        narrowest = narrowest == 0 ? bytes_per_sec : std::min(narrowest, bytes_per_sec);
+      }
+      return hints.latency_sec(src, dst) +
+             (narrowest > 0 ? siblings * chunk_bytes / narrowest : 0.0);
+    };
+    up[static_cast<std::size_t>(v)] = up[static_cast<std::size_t>(parent)] + hop_sec(v, parent);
+    down[static_cast<std::size_t>(v)] = down[static_cast<std::size_t>(parent)] + hop_sec(parent, v);
+    longest = std::max(longest, up[static_cast<std::size_t>(v)]);
+  }
+  return longest + *std::max_element(down.begin(), down.end());
+}
+
+// The all-reduce on `trees` (one channel each) with every pipeline collapsed: per tree edge one
+// transfer up and one down, each of the tree's whole bytes, all started on entry; then one wait
+// after which every rank exits (so ranks fold and repeats memoize, as with the collapsed ring).
+// The chunked replay takes, uncontended, fill + (c - 1) (alpha + busiest link's bytes per chunk
+// / its bandwidth): chunks follow each other on a connection, each paying its latency. The
+// collapsed transfers take about alpha + busiest link's bytes / bandwidth, so the wait is the
+// difference: fill + (c - 2) alpha - busiest / c, at least 0.
+Schedule collapsed_all_reduce(int p, const std::vector<PipelinedTree>& trees,
+                              const TopologyHints& hints) {
+  Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
+  ScheduleOp join{.kind = ScheduleOp::Kind::kWait};
+  for (int r = 0; r < p; ++r) {
+    join.entry_ranks.push_back(r);
+  }
+  schedule.ops.push_back(std::move(join));
+  ScheduleOp tail{.kind = ScheduleOp::Kind::kWait};
+  for (std::size_t i = 0; i < trees.size(); ++i) {
+    const Tree& t = *trees[i].tree;
+    const int channel = static_cast<int>(i);
+    for (int v = 0; v < p; ++v) {
+      const int parent = t.parent[static_cast<std::size_t>(v)];
+      if (parent < 0 || trees[i].bytes == 0) {
+        continue;
+      }
+      for (const auto& [src, dst] : {std::pair{v, parent}, std::pair{parent, v}}) {
+        tail.deps.push_back(static_cast<int>(schedule.ops.size()));
+        schedule.ops.push_back(
+            {.src = src, .dst = dst, .channel = channel, .bytes = trees[i].bytes, .deps = {0}});
+      }
+    }
+  }
+  const ScheduleShape shape = schedule_shape(schedule, hints);
+  double wait_sec = 0;
+  for (const PipelinedTree& pt : trees) {
+    const auto c = static_cast<double>(pt.chunks);
+    wait_sec = std::max(wait_sec, fill_sec(pt, hints) + (c - 2) * shape.max_latency_sec -
+                                      shape.busiest_link_sec / c);
+  }
+  tail.wait_sec = wait_sec;
+  const int tail_index = static_cast<int>(schedule.ops.size());
+  schedule.ops.push_back(std::move(tail));
+  for (int r = 0; r < p; ++r) {
+    schedule.exit_ops[r] = {tail_index};
+  }
+  return schedule;
+}
+
 }  // namespace
 
 std::string TreeAlgorithm::unsupported(const CollectiveRequest& request,
@@ -111,8 +195,7 @@ std::string TreeAlgorithm::unsupported(const CollectiveRequest& request,
   }
 }
 
-Schedule TreeAlgorithm::build(const CollectiveRequest& request,
-                              const TopologyHints& /*hints*/) const {
+Schedule TreeAlgorithm::build(const CollectiveRequest& request, const TopologyHints& hints) const {
   const int p = request.ranks;
   ScheduleBuilder b(p);
   if (p <= 1) {
@@ -121,6 +204,9 @@ Schedule TreeAlgorithm::build(const CollectiveRequest& request,
   const int root = request.op == CollectiveOp::kAllReduce ? 0 : request.root;
   const Tree t(p, [root, p](int v) { return (v + root) % p; });
   const std::uint64_t chunks = chunk_count(request.bytes, options_.chunk_bytes);
+  if (options_.collapse_pipelines && request.op == CollectiveOp::kAllReduce) {
+    return collapsed_all_reduce(p, {{&t, request.bytes, chunks}}, hints);
+  }
   ChunkOps ops(p);
   for (std::uint64_t k = 0; k < chunks; ++k) {
     const std::uint64_t size = piece_bytes(request.bytes, chunks, k);
@@ -143,7 +229,7 @@ std::string DoubleTreeAlgorithm::unsupported(const CollectiveRequest& request,
 }
 
 Schedule DoubleTreeAlgorithm::build(const CollectiveRequest& request,
-                                    const TopologyHints& /*hints*/) const {
+                                    const TopologyHints& hints) const {
   const int p = request.ranks;
   ScheduleBuilder b(p);
   if (p <= 1) {
@@ -155,6 +241,10 @@ Schedule DoubleTreeAlgorithm::build(const CollectiveRequest& request,
                                  piece_bytes(request.bytes, 2, 1)};
   const std::uint64_t chunks[2] = {chunk_count(half[0], options_.chunk_bytes),
                                    chunk_count(half[1], options_.chunk_bytes)};
+  if (options_.collapse_pipelines) {
+    return collapsed_all_reduce(p, {{&tree0, half[0], chunks[0]}, {&tree1, half[1], chunks[1]}},
+                                hints);
+  }
   ChunkOps ops0(p), ops1(p);
   // Chunks of the two trees interleave on their own connections (channels 0 and 1), as NCCL's
   // channels of tree 0 and tree 1 run side by side.

@@ -44,6 +44,12 @@ TEST(FoldRanks, CollapsedRingRanksExitTogetherStepLevelAndTreesDoNot) {
   EXPECT_FALSE(ranks_exit_together(TreeAlgorithm({}).all_reduce(8, 800, {})));
 }
 
+TEST(FoldRanks, CollapsedTreesRanksExitTogether) {
+  const AlgorithmOptions fast{.collapse_pipelines = true, .chunk_bytes = 100};
+  EXPECT_TRUE(ranks_exit_together(TreeAlgorithm(fast).all_reduce(8, 800, {})));
+  EXPECT_TRUE(ranks_exit_together(DoubleTreeAlgorithm(fast).all_reduce(8, 800, {})));
+}
+
 TEST(FoldRanks, OneComputeStreamAndEachSizeReplayedOnce) {
   const int p = 8;
   const DataParallelGraph dp = build(RingAlgorithm({.collapse = true}), p);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/collectives/schedule_cost.h"
+
 namespace dtsim::sim {
 namespace {
 
@@ -57,6 +59,47 @@ TEST(TreeAlgorithm, ParentsWaitForAllChildrenAndTheRootBroadcastsReducedChunks) 
   // Rank 2 is done once it forwarded the broadcast to both children (which needed it received).
   EXPECT_EQ(s.exit_ops[2], (std::vector<int>{4, 5}));
   EXPECT_EQ(s.exit_ops[0], (std::vector<int>{3}));
+}
+
+TEST(CollapsedTree, OneTransferPerEdgeAndDirectionWithTheChunkedBytes) {
+  // The chunked tree moves n up and n down every one of the p-1 edges (per tree, n/2 each for
+  // the double tree); the collapsed one moves the same bytes in one transfer per edge and
+  // direction, and ends with one wait that every rank exits after.
+  const AlgorithmOptions fast{.collapse_pipelines = true, .chunk_bytes = 300};
+  for (int p : {2, 3, 8, 13}) {
+    const Schedule tree = TreeAlgorithm(fast).all_reduce(p, 1000, {});
+    const Schedule chunked = TreeAlgorithm({.chunk_bytes = 300}).all_reduce(p, 1000, {});
+    const Schedule dtree = DoubleTreeAlgorithm(fast).all_reduce(p, 1000, {});
+    EXPECT_EQ(tree.total_bytes(), chunked.total_bytes()) << "p=" << p;
+    EXPECT_EQ(dtree.total_bytes(), 2u * (p - 1) * 1000) << "p=" << p;
+    for (const Schedule* s : {&tree, &dtree}) {
+      int transfers = 0;
+      for (const ScheduleOp& op : s->ops) {
+        transfers += op.kind == ScheduleOp::Kind::kTransfer ? 1 : 0;
+      }
+      EXPECT_EQ(transfers, (s == &tree ? 2 : 4) * (p - 1)) << "p=" << p;
+      const int tail = static_cast<int>(s->ops.size()) - 1;
+      EXPECT_EQ(s->ops.back().kind, ScheduleOp::Kind::kWait);
+      for (int r = 0; r < p; ++r) {
+        EXPECT_EQ(s->exit_ops[r], std::vector<int>{tail}) << "p=" << p << " rank " << r;
+      }
+    }
+  }
+}
+
+TEST(CollapsedTree, AlphaBetaTimeOfTwoRanksIsThePipelines) {
+  // p = 2 on a star (B per link direction, alpha per route), c chunks of n/c: the chunked
+  // pipeline takes (c + 1)(alpha + (n/c)/B) (tree.h). The collapsed schedule's critical path:
+  // alpha + n/B for the transfers, then the wait.
+  TopologyHints star{.route_latency_sec = [](int, int) { return 2e-6; },
+                     .injection_bytes_per_sec = 25e9};
+  const double n = 100e6;
+  for (int c : {1, 2, 8, 200}) {
+    const Schedule s = TreeAlgorithm({.collapse_pipelines = true, .chunk_bytes = 100'000'000u / c})
+                           .all_reduce(2, 100'000'000, star);
+    const double expected = (c + 1) * (2e-6 + n / c / 25e9);
+    EXPECT_NEAR(critical_path_sec(s, star), expected, 1e-9 * expected) << "c=" << c;
+  }
 }
 
 TEST(TreeAlgorithm, SingleRankHasNothingToDo) {
