@@ -7,31 +7,34 @@
 # config/torus_N.json (the most cubic 3-D torus of N hosts) with topology-aware (snake) placement,
 # so that every ring edge is one hop.
 #
-# Points can be expensive (the tree is replayed chunk by chunk: issue #7), so:
+# The tree runs with --replay fast (its pipeline collapsed to one transfer per tree edge plus the
+# fill: issue #8; the chunk-by-chunk replay took 62 s for ResNet-50 on 1024 ranks and grows 6-8x
+# per 4x ranks), the ring with the default collapsed replay (exact). The replay column says which.
+# Options:
 #   --max-ranks ALG=N or WORKLOAD:ALG=N   points above N ranks are not run (recorded as not
 #                       run); WORKLOAD:ALG takes precedence over ALG;
 #   --limit SECONDS     a point running longer is stopped and recorded as not run, and so are
-#                       the larger scales of its series (default 150).
+#                       the larger scales of its series (default 300);
+#   --tree-replay MODE  collapsed (chunk by chunk) or fast (default).
 # Every point of the grid gets a line in results/results.csv, with its status.
 # Usage: experiments/scaling/run.sh [--scales "8 64 ..."] [--algorithms "ring tree"]
 #            [--workloads "resnet50 bert_large"] [--topologies "fat-tree torus"]
-#            [--max-ranks tree=256 ...] [--limit 300]
-# Default: scales 8 64 256 1024 4096 16384; tree up to 256 ranks, BERT-large's ring up to 4096
-# (measured costs in the README: the rest would not fit the study's CPU budget).
-# After issue #7: experiments/scaling/run.sh --max-ranks tree=16384 --max-ranks bert_large:ring=16384
+#            [--max-ranks tree=256 ...] [--limit 300] [--tree-replay fast]
+# Default: the whole grid, scales 8 64 256 1024 4096 16384.
 # Writes results/results.csv and results/*.png; reports go to out/scaling/. Builds nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
-dtsim=build/sim/dtsim
+dtsim=${DTSIM:-build/sim/dtsim}  # DTSIM=path: another build (e.g. a copy, while rebuilding)
 [ -x "$dtsim" ] || { echo "run.sh: $dtsim not built: run .ci/setup first" >&2; exit 2; }
 
 scales="8 64 256 1024 4096 16384"
 algorithms="ring tree"
 workloads="resnet50 bert_large"
 topologies="fat-tree torus"
-declare -A max_ranks=([tree]=256 [bert_large:ring]=4096)
+declare -A max_ranks=()
 limit=300
+tree_replay=fast
 while [ $# -gt 0 ]; do
   case $1 in
     --scales) scales=$2; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --topologies) topologies=$2; shift 2 ;;
     --max-ranks) max_ranks[${2%%=*}]=${2#*=}; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
+    --tree-replay) tree_replay=$2; shift 2 ;;
     *) echo "run.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
   esac
 done
@@ -51,7 +55,7 @@ results=$here/results
 mkdir -p "$raw" "$results"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 csv=$results/results.csv
-echo "workload,topology,algorithm,ranks,status,iteration_time_sec,compute_sec,exposed_comm_sec,scaling_efficiency,limiter,wall_sec,peak_rss_mib,git_commit" >"$csv"
+echo "workload,topology,algorithm,replay,ranks,status,iteration_time_sec,compute_sec,exposed_comm_sec,scaling_efficiency,limiter,wall_sec,peak_rss_mib,git_commit" >"$csv"
 
 row() {
   /usr/bin/python3 - "$@" <<'EOF'
@@ -69,7 +73,9 @@ for workload in $workloads; do
     for algorithm in $algorithms; do
       skip=""
       for ranks in $scales; do
-        prefix="$workload,$topology,$algorithm,$ranks"
+        replay=collapsed
+        [ "$algorithm" != tree ] || replay=$tree_replay
+        prefix="$workload,$topology,$algorithm,$replay,$ranks"
         key=$workload:$algorithm
         [ -n "${max_ranks[$key]:-}" ] || key=$algorithm
         cap=${max_ranks[$key]:-}
@@ -84,7 +90,7 @@ for workload in $workloads; do
           point=${workload}_${topology}_${algorithm}_$ranks
           if /usr/bin/time -f "%e %M" -o "$raw/$point.time" timeout "$limit" "$dtsim" simulate \
               --workload "${trace[$workload]}" --platform "$platform" --ranks "$ranks" \
-              --placement "$placement" --algorithm "$algorithm" \
+              --placement "$placement" --algorithm "$algorithm" --replay "$replay" \
               --report "$raw/$point.json" >/dev/null 2>"$raw/$point.err"; then
             read -r wall rss <"$raw/$point.time"
             row "$raw/$point.json" "$prefix" "$wall" "$rss" "$commit" >>"$csv"
