@@ -188,6 +188,11 @@ TEST_F(Cli, BadGrid) {
                "dtsim collective: --grid 2by2: expected XxY with X, Y >= 1, e.g. 8x16\n");
 }
 
+TEST_F(Cli, BadReplay) {
+  expect_error("collective " + kStar + " --ranks 4 --bytes 1MB --replay quick",
+               "dtsim collective: --replay quick: expected collapsed, fast or step\n");
+}
+
 TEST_F(Cli, PlacementAndSeedAreRecorded) {
   const std::string args = "collective " + kStar + " --ranks 4 --bytes 1MB --report " + report();
   ASSERT_EQ(run(args).exit_code, 0);
