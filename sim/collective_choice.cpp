@@ -21,10 +21,10 @@ std::string names_list() {
   return names + ", auto, auto:NAME,NAME...";
 }
 
-// The names after "auto:" in `algorithm` (comma separated); every registry name for "auto".
+// The names after "auto:" in `algorithm` (comma separated); auto_algorithm_names() for "auto".
 std::vector<std::string> auto_candidates(const std::string& algorithm) {
   if (algorithm == "auto") {
-    return algorithm_names();
+    return auto_algorithm_names();
   }
   std::vector<std::string> names;
   std::string rest = algorithm.substr(5);
@@ -53,6 +53,9 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
   };
   if (algorithm == "direct") {
     return 2 * p * p;
+  }
+  if (algorithm == "nvls") {
+    return p * p + 1;
   }
   if (algorithm == "tree" || algorithm == "double-tree") {
     return o.collapse_pipelines ? 4 * p + 2 : 2 * p * chunks;

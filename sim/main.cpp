@@ -82,8 +82,10 @@ po::options_description run_flags(RunFlags& f) {
   add("algorithm", po::value(&f.algorithm)->default_value("ring")->value_name("NAME|auto"),
       "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
       "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
-      "(rings inside then across nodes), torus-2d (rings along x then y), or auto (the lowest "
-      "estimated time on this platform, per collective; the report lists every candidate), or "
+      "(rings inside then across nodes), torus-2d (rings along x then y), nvls (NVLink SHARP: "
+      "the node's NVSwitch reduces; H100/H200 nodes, ranks on one node, all-reduce), or auto "
+      "(the lowest estimated time on this platform, per collective, among all but nvls; the "
+      "report lists every candidate), or "
       "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
       "NCCL's own)");
   add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|fast|step"),

@@ -94,9 +94,10 @@ def allreduce_case(row, base, workdir):
     # "NVLS ... from N MiB" (or NVLS alone): NCCL reduced inside the NVSwitch from that size on.
     nvls = re.search(r"nvls\S*(?: from (\d+)\s*mib)?", alg)
     msg = _note(row, "msg_bytes") or 0
-    if nvls and msg >= int(nvls.group(1) or 0) * 1024 * 1024:
-        raise Skip("NCCL ran NVLS (NVLink SHARP: reduction inside the NVSwitch), which dtsim "
-                   "does not model")
+    ran_nvls = bool(nvls) and msg >= int(nvls.group(1) or 0) * 1024 * 1024
+    if ran_nvls and _int(row, "nodes") > 1:
+        raise Skip("NCCL ran NVLS across nodes (NVLink SHARP with SHARP network switches), "
+                   "which dtsim does not model")
     preset, _ = _system(row)
     msg_bytes = _note(row, "msg_bytes")
     if msg_bytes is None:
@@ -116,14 +117,16 @@ def allreduce_case(row, base, workdir):
         measured_sec = msg_bytes * 2 * (n - 1) / n / (value * 1e9)
     else:
         raise Skip(f"unknown all-reduce metric '{row['metric']}'")
-    algorithm = _algorithm(row)
+    # NVLS: dtsim's nvls algorithm, whose 25 us latency replaces NCCL's base latency.
+    algorithm = "nvls" if ran_nvls else _algorithm(row)
+    latency = "0us" if ran_nvls else COLLECTIVE_LATENCY
     return Case(
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
         measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=int(msg_bytes),
         ranks=n,
         dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir),
                     "--ranks", str(n), "--op", "all-reduce", "--bytes", str(int(msg_bytes)),
-                    "--algorithm", algorithm, "--collective-latency", COLLECTIVE_LATENCY])
+                    "--algorithm", algorithm, "--collective-latency", latency])
 
 
 # Row model names -> the generator's; BERT pre-training rows carry their sequence length.

@@ -3,6 +3,7 @@
 #include "sim/collectives/direct.h"
 #include "sim/collectives/halving_doubling.h"
 #include "sim/collectives/hierarchical.h"
+#include "sim/collectives/nvls.h"
 #include "sim/collectives/ring.h"
 #include "sim/collectives/tree.h"
 
@@ -49,8 +50,17 @@ const std::vector<CollectiveOp>& all_ops() {
 
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames{
-      "ring",   "tree",         "double-tree", "halving-doubling", "recursive-doubling",
-      "direct", "hierarchical", "torus-2d"};
+      "ring",         "tree",     "double-tree", "halving-doubling", "recursive-doubling", "direct",
+      "hierarchical", "torus-2d", "nvls"};
+  return kNames;
+}
+
+const std::vector<std::string>& auto_algorithm_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names = algorithm_names();
+    std::erase(names, "nvls");
+    return names;
+  }();
   return kNames;
 }
 
@@ -79,6 +89,9 @@ std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
   }
   if (name == "torus-2d") {
     return std::make_unique<Torus2dAlgorithm>();
+  }
+  if (name == "nvls") {
+    return std::make_unique<NvlsAlgorithm>();
   }
   return nullptr;
 }

@@ -53,6 +53,21 @@ TEST(CollectiveChooser, AutoListWeighsOnlyTheNamedCandidates) {
   EXPECT_EQ(c.algorithm, "ring");
 }
 
+TEST(CollectiveChooser, PlainAutoNeverWeighsNvlsANamedListMay) {
+  // Whether a node's switch reduces (NVLink SHARP) is not in a platform file: plain auto leaves
+  // nvls out, auto:...,nvls weighs it. On one 8-GPU node nvls moves S(n+1)/n per link, the ring
+  // 2S(n-1)/n, so for 1 GiB it wins.
+  TopologyHints node = kStar;
+  node.ranks_per_node = 8;
+  const auto plain = CollectiveChooser("auto", {}).choose({.ranks = 8, .bytes = 1 << 30}, node);
+  for (const Candidate& c : plain.candidates) {
+    EXPECT_NE(c.algorithm, "nvls");
+  }
+  const auto named =
+      CollectiveChooser("auto:ring,nvls", {}).choose({.ranks = 8, .bytes = 1 << 30}, node);
+  EXPECT_EQ(named.algorithm, "nvls");
+}
+
 TEST(CollectiveChooser, AutoListWithAnUnknownNameIsAnError) {
   try {
     const CollectiveChooser chooser("auto:ring,bogus", {});
@@ -61,7 +76,7 @@ TEST(CollectiveChooser, AutoListWithAnUnknownNameIsAnError) {
     EXPECT_STREQ(e.what(),
                  "--algorithm auto:ring,bogus: unknown algorithm \"bogus\" (expected one of "
                  "ring, tree, double-tree, halving-doubling, recursive-doubling, direct, "
-                 "hierarchical, torus-2d, auto, auto:NAME,NAME...)");
+                 "hierarchical, torus-2d, nvls, auto, auto:NAME,NAME...)");
   }
 }
 

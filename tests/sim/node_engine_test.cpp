@@ -41,6 +41,28 @@ TEST(Nodes, RingCrossingNodesRunsAtTheNicsSpeed) {
               2.0 * (p - 1) * (kInterSec + static_cast<double>(n) / p / kNicBytesPerSec), 1e-9);
 }
 
+TEST(Nodes, NvlsCarriesSPlusSOverNPerGpuLinkAfterNcclsLatency) {
+  // NVLS on the 4 GPUs of node 0 (sim/collectives/nvls.h): 25 us of NCCL's NVLS latency, then
+  // S (n+1)/n bytes on every GPU link direction at NCCL's 0.85 efficiency:
+  // 25 us + S (n+1) / (0.85 n B_gpu).
+  const int p = 4;
+  const std::uint64_t n = 600'000'000;
+  const double expected = 25e-6 + static_cast<double>(n) * (p + 1) / (0.85 * p * kGpuBytesPerSec);
+  EXPECT_NEAR(time_sec("all-reduce", p, n, "nvls"), expected, 1e-9 * expected);
+}
+
+TEST(Nodes, NvlsAcrossNodesIsAnError) {
+  try {
+    (void)time_sec("all-reduce", 8, 1000, "nvls");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(),
+                 "--algorithm nvls: nvls needs every rank on one NVSwitch node, and 8 ranks do "
+                 "not fit in a node of 4 GPUs (across nodes NCCL needs SHARP switches, which "
+                 "dtsim does not model)");
+  }
+}
+
 TEST(Nodes, AllToAllSharesTheNicAmongTheNodesGpus) {
   // 8 ranks, 4 per node: each GPU sends n/8 to each of the 4 GPUs of the other node, so 16
   // flows of n/8 cross each NIC direction, sharing 25 GB/s: alpha_inter + 16 (n/8) / B_nic =

@@ -28,11 +28,20 @@ class ValidationRunner(unittest.TestCase):
     def test_every_row_is_predicted_or_skipped_with_a_reason(self):
         self.assertEqual(set(self.results) | set(self.skipped),
                          {"T-AR-1", "T-AR-2", "T-TR-1", "T-SK-1", "T-SK-2", "T-PC-1",
-                          "T-NV-1"})
+                          "T-NV-1", "T-NV-2"})
         self.assertIn("no preset for GPU 'Gaudi2'", self.skipped["T-SK-1"]["reason"])
         self.assertIn("time_to_train", self.skipped["T-SK-2"]["reason"])
-        # The row says NCCL switched to NVLS (in-switch reduction) from 2 MiB: 64 MiB is skipped.
-        self.assertIn("NVLS", self.skipped["T-NV-1"]["reason"])
+        # NCCL ran NVLS (from 2 MiB, says the row) across two nodes: that needs SHARP switches.
+        self.assertIn("NVLS across nodes", self.skipped["T-NV-2"]["reason"])
+
+    def test_nvls_rows_run_dtsims_nvls_with_its_own_latency(self):
+        # 64 MiB on one hgx-h200 node, where the row says NCCL ran NVLS (from 2 MiB):
+        # sim/collectives/nvls.h, 25 us + S (n+1) / (0.85 n B), B = 18 x 20.6 GB/s, and no
+        # separate 8.4 us base latency (NVLS replaces it).
+        s, n = 67108864, 8
+        expected = 25e-6 + s * (n + 1) / (0.85 * n * 18 * 20.6e9)
+        self.assertAlmostEqual(float(self.results["T-NV-1"]["predicted"]) / expected, 1, places=5)
+        self.assertEqual(self.results["T-NV-1"]["ran"], "nvls")
 
     def test_ring_allreduce_follows_the_preset_closed_form(self):
         # dgx-a100 (platforms/PRESETS.md): 240 GB/s per GPU link, 3.4 us per NVLink hop; NCCL's
@@ -64,7 +73,7 @@ class ValidationRunner(unittest.TestCase):
 
     def test_summary_lists_each_source_and_metric(self):
         summary = (self.out / "summary.md").read_text()
-        self.assertIn("| T | allreduce_time | A | 2 |", summary)
+        self.assertIn("| T | allreduce_time | A | 3 |", summary)  # T-AR-1, T-AR-2, T-NV-1
 
 
 if __name__ == "__main__":
