@@ -58,7 +58,8 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
     return p * p + 1;
   }
   if (algorithm == "tree" || algorithm == "double-tree") {
-    return o.collapse_pipelines ? 4 * p + 2 : 2 * p * chunks;
+    const bool collapsed = o.collapse_pipelines && r.op == CollectiveOp::kAllReduce;
+    return collapsed ? 4 * p + 2 : 2 * p * chunks;
   }
   if (algorithm == "ring") {
     return o.collapse ? p + 2 : 2 * p * p;

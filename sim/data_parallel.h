@@ -78,8 +78,8 @@ struct DataParallelGraph {
 // compute tasks, so their times can only differ through the collectives, and a collective whose
 // ranks all exit after the same operations (a collapsed ring's common tail) hands every rank back
 // at the same instant. If all of `schedules` are such, by induction over the tasks every rank's
-// compute times equal rank 0's. A step-level ring or a tree (ranks exit at different times) does
-// not fold.
+// compute times equal rank 0's. A step-level ring or a chunked tree (ranks exit at different
+// times) does not fold; a collapsed ring or tree (--replay fast) does.
 [[nodiscard]] bool ranks_exit_together(const Schedule& schedule);
 
 // Dependencies, per rank r and iteration:

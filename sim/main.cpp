@@ -93,7 +93,8 @@ po::options_description run_flags(RunFlags& f) {
       "ranks folded onto one compute stream and repeated all-reduces replayed once (fast, same "
       "answer when no other traffic interleaves); fast: collapsed, and tree and double-tree "
       "all-reduces also as one transfer per tree edge plus their pipeline's fill (an "
-      "approximation of the chunked replay, for thousands of ranks); step: every step's "
+      "approximation of the chunked replay, for thousands of ranks; auto then weighs trees by "
+      "that schedule); step: every step's "
       "transfers of every rank (slow, exact interleaving)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
@@ -102,8 +103,9 @@ po::options_description run_flags(RunFlags& f) {
       "software latency every rank pays once per collective before its first transfer (kernel "
       "launch, library setup); NCCL's own model uses 8.4us (its Simple-protocol base latency)");
   add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0)->value_name("G"),
-      "consecutive ranks that share a node, for the hierarchical algorithm (0: the platform's "
-      "GPUs per node, right for linear and topology-aware placement)");
+      "consecutive ranks that share a node, for the hierarchical algorithm, and the most ranks "
+      "nvls accepts (0: the platform's GPUs per node, right for linear and topology-aware "
+      "placement)");
   add("grid", po::value(&f.grid)->value_name("XxY"),
       "rank grid of the torus-2d algorithm (default: the dimensions of a 2-D torus platform)");
   add("network-model",

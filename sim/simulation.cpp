@@ -67,6 +67,9 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
   if (run.chunk_bytes < 1) {
     throw ConfigError("--chunk: expected a size >= 1 byte");
   }
+  if (run.collapse_pipelines && !run.collapse) {
+    throw ConfigError("collapsed pipelines (--replay fast) need the collapsed replay");
+  }
   if (run.ranks_per_node < 0) {
     throw ConfigError("--ranks-per-node " + std::to_string(run.ranks_per_node) +
                       ": expected an integer >= 1 (or 0: the platform's GPUs per node)");

@@ -13,9 +13,10 @@ std::string NvlsAlgorithm::unsupported(const CollectiveRequest& request,
     return "nvls has only all-reduce";
   }
   if (request.ranks > hints.ranks_per_node) {
+    const int g = hints.ranks_per_node;
     return "nvls needs every rank on one NVSwitch node, and " + std::to_string(request.ranks) +
-           " ranks do not fit in a node of " + std::to_string(hints.ranks_per_node) +
-           " GPUs (across nodes NCCL needs SHARP switches, which dtsim does not model)";
+           " ranks do not fit in a node of " + std::to_string(g) + (g == 1 ? " GPU" : " GPUs") +
+           " (across nodes NCCL needs SHARP switches, which dtsim does not model)";
   }
   return "";
 }

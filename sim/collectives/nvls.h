@@ -18,6 +18,9 @@
 //    the NVLink bandwidth times 0.85).
 // On an idle node with GPU links of B per direction: t = 25 us + S (n+1) / (0.85 n B).
 // Across nodes NCCL needs SHARP network switches (CollNet), which dtsim does not model.
+// Limits: the ranks are assumed to share a node when they are no more than its GPUs (as the
+// hierarchical algorithm assumes; random placement can break it), and any GPU is accepted: NVLS
+// needs H100 or later. The link report counts the 1/0.85 padding as bytes.
 #ifndef DTSIM_SIM_COLLECTIVES_NVLS_H_
 #define DTSIM_SIM_COLLECTIVES_NVLS_H_
 

@@ -38,7 +38,18 @@ int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector
 
 int ScheduleBuilder::wait(double sec, std::vector<int> deps, const std::vector<int>& ranks) {
   const int index = static_cast<int>(schedule_.ops.size());
-  schedule_.ops.push_back({.kind = ScheduleOp::Kind::kWait, .wait_sec = sec, .deps = deps});
+  ScheduleOp op{.kind = ScheduleOp::Kind::kWait, .wait_sec = sec, .deps = deps};
+  for (int r : ranks) {
+    // As for transfers: the wait starts once r entered, unless a dependency already involves r.
+    const bool covered = std::any_of(deps.begin(), deps.end(), [&](int d) {
+      const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];
+      return prev.kind == ScheduleOp::Kind::kTransfer && (prev.src == r || prev.dst == r);
+    });
+    if (!covered) {
+      op.entry_ranks.push_back(r);
+    }
+  }
+  schedule_.ops.push_back(std::move(op));
   for (int r : ranks) {
     touch(r, index, deps);
   }

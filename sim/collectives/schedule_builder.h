@@ -24,7 +24,8 @@ class ScheduleBuilder {
   // ranks to have entered. REQUIRES: src != dst, both in [0, ranks).
   int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {}, int channel = 0);
 
-  // Adds a pure delay after `deps`, counted as an operation of every rank in `ranks`.
+  // Adds a pure delay after `deps`, counted as an operation of every rank in `ranks`; it also
+  // waits for those of `ranks` that no transfer among `deps` involves to enter.
   int wait(double sec, std::vector<int> deps, const std::vector<int>& ranks);
 
   // The schedule. Each rank exits after its frontier: the ops involving it that no later op

@@ -17,12 +17,16 @@
 // transfer per tree edge and direction carrying all the tree's bytes, all started on entry, then
 // one wait for the pipeline's fill (the first chunk up to the root and back down the deepest
 // path, each hop paying its latency and its parent's children's chunks over its link), after
-// which every rank exits together, so data-parallel ranks fold and repeats memoize. Exact for one
-// chunk and for two ranks on an idle star (tests/sim); otherwise an estimate of the chunked
-// replay: on a 16-host fat-tree a 100 MB all-reduce came out -1.7 % (tree) and -6.3 % (double
-// tree), a 1 MB one (2 chunks) up to +18 %; data-parallel iterations within 0.1 % there and
-// within 4 % on 8-256 ranks (experiments/scaling/README.md). Under contention flows share links
-// for their whole length rather than chunk by chunk.
+// which every rank exits together, so data-parallel ranks fold and repeats memoize. Equal to the
+// chunked replay on an idle star for two ranks (any chunk count) and for one chunk when every
+// node's children have equally deep subtrees (p = 2, 3, 4, 5, 8, 16; tests/sim); otherwise an
+// estimate of it: one chunk on 6 and 13 ranks +10 % and +7 %; on a 16-host fat-tree a 100 MB
+// all-reduce -1.7 % (tree) and -6.3 % (double tree), a 1 MB tree (2 chunks) on 3 ranks +18 %;
+// data-parallel iterations within 0.1 % there and within 4 % on 8-1024 ranks (BERT-large up to
+// 256; experiments/scaling/README.md). Under contention flows share links for their whole
+// length rather than chunk by chunk. `--algorithm auto` weighs the schedule it would replay, so
+// with --replay fast it ranks trees by their collapsed schedule (whose estimate is close to the
+// simulated time; the chunked schedule's critical path underestimates it).
 #ifndef DTSIM_SIM_COLLECTIVES_TREE_H_
 #define DTSIM_SIM_COLLECTIVES_TREE_H_
 

@@ -43,6 +43,15 @@ TEST(CollectiveChooser, AutoSkipsSchedulesTooLargeToBuild) {
   EXPECT_TRUE(find(c, "ring").estimated_sec.has_value());
 }
 
+TEST(CollectiveChooser, FastReplayCollapsesOnlyTheTreeAllReduce) {
+  // --replay fast collapses tree all-reduces, not broadcasts: a 10 GB tree broadcast on 256
+  // ranks is still 20,000 chunks x 255 edges, too large to weigh.
+  const CollectiveChooser chooser("auto:ring,tree", {.collapse_pipelines = true});
+  const auto c = chooser.choose(
+      {.op = CollectiveOp::kBroadcast, .ranks = 256, .bytes = 10'000'000'000}, kStar);
+  EXPECT_EQ(find(c, "tree").skipped, "schedule too large to evaluate (over 4e6 operations)");
+}
+
 TEST(CollectiveChooser, AutoListWeighsOnlyTheNamedCandidates) {
   const CollectiveChooser chooser("auto:ring,double-tree", {});
   const auto c = chooser.choose({.ranks = 8, .bytes = 1 << 20}, kStar);

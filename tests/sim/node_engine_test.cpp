@@ -51,6 +51,23 @@ TEST(Nodes, NvlsCarriesSPlusSOverNPerGpuLinkAfterNcclsLatency) {
   EXPECT_NEAR(time_sec("all-reduce", p, n, "nvls"), expected, 1e-9 * expected);
 }
 
+TEST(Nodes, NvlsLatencyAddsToTheCollectiveLatency) {
+  // The 25 us wait starts when the ranks enter, i.e. after --collective-latency: the two add.
+  const int p = 4;
+  const std::uint64_t n = 600'000'000;
+  const double expected =
+      10e-6 + 25e-6 + static_cast<double>(n) * (p + 1) / (0.85 * p * kGpuBytesPerSec);
+  const double got =
+      simulate_collective({.run = {.platform_path = "tests/testdata/sim_two_nodes.json",
+                                   .ranks = p,
+                                   .algorithm = "nvls",
+                                   .collective_latency_sec = 10e-6},
+                           .op = "all-reduce",
+                           .bytes = n})["time_sec"]
+          .get<double>();
+  EXPECT_NEAR(got, expected, 1e-9 * expected);
+}
+
 TEST(Nodes, NvlsAcrossNodesIsAnError) {
   try {
     (void)time_sec("all-reduce", 8, 1000, "nvls");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/collectives/schedule_builder.h"
 #include "sim/collectives/schedule_cost.h"
 
 namespace dtsim::sim {
@@ -99,6 +100,22 @@ TEST(CollapsedTree, AlphaBetaTimeOfTwoRanksIsThePipelines) {
                            .all_reduce(2, 100'000'000, star);
     const double expected = (c + 1) * (2e-6 + n / c / 25e9);
     EXPECT_NEAR(critical_path_sec(s, star), expected, 1e-9 * expected) << "c=" << c;
+  }
+}
+
+TEST(CollapsedTree, EmptyMessageWaitsForEntryThenPaysTheHops) {
+  // Zero bytes: the chunked tree pays its route latencies up and down one after another; the
+  // collapsed one must too, after the ranks entered (here 20 us of entry latency), on the
+  // alpha-beta critical path.
+  TopologyHints star{.route_latency_sec = [](int, int) { return 2e-6; },
+                     .injection_bytes_per_sec = 25e9};
+  for (int p : {2, 7, 16}) {
+    const Schedule fast = with_entry_latency(
+        TreeAlgorithm({.collapse_pipelines = true}).all_reduce(p, 0, star), 20e-6);
+    const Schedule chunked = with_entry_latency(TreeAlgorithm({}).all_reduce(p, 0, star), 20e-6);
+    EXPECT_NEAR(critical_path_sec(fast, star), critical_path_sec(chunked, star), 1e-12)
+        << "p=" << p;
+    EXPECT_GT(critical_path_sec(fast, star), 20e-6);
   }
 }
 
