@@ -69,6 +69,8 @@ def plot(table, path):
     for m_kind, workload, algorithm, p, marker in [
         ("simulate", "resnet50_v100_b32", "ring", "collapsed", "o"),
         ("simulate", "bert_large_a100_seq128_b128", "ring", "collapsed", "s"),
+        ("simulate", "resnet50_v100_b32", "tree", "fast", "D"),
+        ("simulate", "bert_large_a100_seq128_b128", "tree", "fast", "v"),
         ("simulate", "resnet50_v100_b32", "ring", "step-level", "x"),
         ("simulate", "resnet50_v100_b32", "tree", "step-level", "+"),
         ("collective", "ring_1GiB", "ring", "collapsed", "^"),

@@ -5,7 +5,8 @@
 #    backward pass) of ResNet-50 and BERT-large from 64 to 65,536 ranks,
 # on non-blocking 3-level fat-trees (experiments/bench/platforms/), with the path that ran:
 # collapsed (ring as one transfer per edge, ranks folded onto one compute stream, repeated
-# all-reduces memoized) or step-level (every ring step / tree chunk of every rank), and the
+# all-reduces memoized), fast (the same with the tree's pipeline collapsed too) or step-level
+# (every ring step / tree chunk of every rank), and the
 # predicted iteration time. Medians over REPEATS runs (default 3). Builds nothing: run .ci/setup.
 # Usage: experiments/bench/run.sh [MAX_RANKS]      (default 65536; e.g. 4096 for a quick look)
 # Output: out/bench/results.csv (every run), out/bench/table.md (medians), out/bench/wall_vs_ranks.png
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/../.."
 out=${OUT:-out/bench}
 repeats=${REPEATS:-3}
 max_ranks=${1:-65536}
-dtsim=build/sim/dtsim
+dtsim=${DTSIM:-build/sim/dtsim}  # DTSIM=path: another build (e.g. a copy, while rebuilding)
 mkdir -p "$out"
 csv="$out/results.csv"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -39,6 +40,7 @@ run_one() {
   read -r wall user sys rss_kib <"$out/time.txt"
   local path=step-level
   [ "$replay" = collapsed ] && path=collapsed
+  [ "$replay" = fast ] && path=fast
   /usr/bin/python3 - "$report" "$kind,$workload,$ranks,fat-tree-3,$algorithm,$path,$repeat,$wall" \
     "$user" "$sys" "$rss_kib" "$commit" >>"$csv" <<'EOF'
 import json, sys
@@ -63,6 +65,10 @@ bench collective ring_1GiB 4096 ring collapsed
 for workload in resnet50_v100_b32 bert_large_a100_seq128_b128; do
   for ranks in 64 256 1024 4096 16384 65536; do
     bench simulate "$workload" "$ranks" ring collapsed
+  done
+  # The tree with its pipeline collapsed too (--replay fast, an approximation: tree.h).
+  for ranks in 64 256 1024 4096 16384 65536; do
+    bench simulate "$workload" "$ranks" tree fast
   done
   # The same predictions by the step-level replay, where it runs in reasonable time.
   bench simulate "$workload" 64 ring step
