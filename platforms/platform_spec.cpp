@@ -24,6 +24,17 @@ LinkSpec read_link(JsonFields& f) {
           .latency_sec = read_latency(f, "link_latency")};
 }
 
+// An optional boolean `key` of `f` into `flag`.
+void read_flag(JsonFields& f, const char* key, bool& flag) {
+  if (const json* value = f.value(key, /*required=*/false)) {
+    if (value->is_boolean()) {
+      flag = value->get<bool>();
+    } else {
+      f.problem(key, "expected true or false, got " + workloads::describe_json(*value));
+    }
+  }
+}
+
 // The optional "node" section: multi-GPU nodes.
 std::optional<NodeSpec> read_node(JsonFields& parent) {
   const json* doc = parent.value("node", /*required=*/false);
@@ -32,7 +43,7 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   }
   JsonFields f = parent.child(*doc, "node");
   f.reject_unknown({"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth",
-                    "nic_latency", "rails"});
+                    "nic_latency", "rails", "nvlink_sharp"});
   NodeSpec node;
   auto gpus = f.unsigned_integer("gpus");
   if (gpus && (*gpus < 1 || *gpus > 1024)) {
@@ -41,13 +52,9 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   node.gpus = static_cast<unsigned>(std::min<std::uint64_t>(gpus.value_or(1), 1024));
   node.gpu_link_bandwidth_bytes_per_sec = read_bandwidth(f, "gpu_link_bandwidth");
   node.gpu_link_latency_sec = read_latency(f, "gpu_link_latency");
-  if (const json* rails = f.value("rails", /*required=*/false)) {
-    if (rails->is_boolean()) {
-      node.rails = rails->get<bool>();
-    } else {
-      f.problem("rails", "expected true or false, got " + workloads::describe_json(*rails));
-    }
-  }
+  read_flag(f, "rails", node.rails);
+  read_flag(f, "nvlink_sharp", node.nvlink_sharp);
+
   auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(node.rails ? node.gpus : 1);
   if (f.has("nics") && (nics < 1 || nics > 64)) {
     f.problem("nics", "expected an integer between 1 and 64, got " + std::to_string(nics));
@@ -147,8 +154,10 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
 
 }  // namespace
 
-unsigned PlatformSpec::gpus_per_node() const {
-  const auto* node = std::visit(
+namespace {
+
+const std::optional<NodeSpec>* node_of(const Topology& topology) {
+  return std::visit(
       [](const auto& t) -> const std::optional<NodeSpec>* {
         if constexpr (requires { t.node; }) {
           return &t.node;
@@ -157,7 +166,18 @@ unsigned PlatformSpec::gpus_per_node() const {
         }
       },
       topology);
+}
+
+}  // namespace
+
+unsigned PlatformSpec::gpus_per_node() const {
+  const auto* node = node_of(topology);
   return node != nullptr && node->has_value() ? (*node)->gpus : 1;
+}
+
+bool PlatformSpec::nvlink_sharp() const {
+  const auto* node = node_of(topology);
+  return node != nullptr && node->has_value() && (*node)->nvlink_sharp;
 }
 
 unsigned PlatformSpec::host_count() const {

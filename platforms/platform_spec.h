@@ -51,6 +51,9 @@ struct NodeSpec {
   double nic_bandwidth_bytes_per_sec = 25e9;
   double nic_latency_sec = 0;
   bool rails = false;
+  // The node's switch reduces in the network (NVLink SHARP: H100 and later NVSwitch nodes), which
+  // the nvls all-reduce needs.
+  bool nvlink_sharp = false;
   bool operator==(const NodeSpec&) const = default;
 };
 
@@ -178,6 +181,8 @@ struct PlatformSpec {
   [[nodiscard]] unsigned host_count() const;
   // GPUs per node (1 without a "node" section, and for XML).
   [[nodiscard]] unsigned gpus_per_node() const;
+  // Whether the nodes' switches reduce in the network ("nvlink_sharp"; false without nodes).
+  [[nodiscard]] bool nvlink_sharp() const;
   // "star", "fat-tree", "torus", "xml" or "dragonfly".
   [[nodiscard]] std::string topology_name() const;
 };

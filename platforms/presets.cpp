@@ -116,10 +116,12 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
                        node(8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 1600 * kGbps));
   }
   if (name == "hgx-h200") {
-    // NVLink4 through NVSwitch: 18 links, 900 GB/s bidirectional line rate, 370.8 achievable.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps));
+    // NVLink4 through NVSwitch: 18 links, 900 GB/s bidirectional line rate, 370.8 achievable;
+    // the third-generation NVSwitch reduces in the network (NVLink SHARP).
+    NodeSpec hgx = node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps);
+    hgx.nvlink_sharp = true;
+    return fat_tree_of(
+        nodes, {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec}, hgx);
   }
   if (name == "pcie4-25gbe") {
     return StarSpec{.hosts = nodes,

@@ -21,10 +21,10 @@ std::string names_list() {
   return names + ", auto, auto:NAME,NAME...";
 }
 
-// The names after "auto:" in `algorithm` (comma separated); auto_algorithm_names() for "auto".
+// The names after "auto:" in `algorithm` (comma separated); every registry name for "auto".
 std::vector<std::string> auto_candidates(const std::string& algorithm) {
   if (algorithm == "auto") {
-    return auto_algorithm_names();
+    return algorithm_names();
   }
   std::vector<std::string> names;
   std::string rest = algorithm.substr(5);

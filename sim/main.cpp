@@ -83,8 +83,8 @@ po::options_description run_flags(RunFlags& f) {
       "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
       "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
       "(rings inside then across nodes), torus-2d (rings along x then y), nvls (NVLink SHARP: "
-      "the node's NVSwitch reduces; H100/H200 nodes, ranks on one node, all-reduce), or auto "
-      "(the lowest estimated time on this platform, per collective, among all but nvls; the "
+      "the node's NVSwitch reduces; nodes with \"nvlink_sharp\", ranks on one node, "
+      "all-reduce), or auto (the lowest estimated time on this platform, per collective; the "
       "report lists every candidate), or "
       "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
       "NCCL's own)");

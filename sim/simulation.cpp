@@ -91,6 +91,7 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
   }
   v.hints.ranks_per_node =
       run.ranks_per_node > 0 ? run.ranks_per_node : static_cast<int>(v.platform.gpus_per_node());
+  v.hints.in_switch_reduction = v.platform.nvlink_sharp();
   v.hints.grid = run.grid;
   const auto* torus = std::get_if<platforms::TorusSpec>(&v.platform.topology);
   if (v.hints.grid.empty() && torus != nullptr && torus->dims.size() == 2 &&
@@ -361,6 +362,7 @@ ordered_json describe_platform(const std::string& path) {
     const platforms::PlatformSummary s = platforms::summarize(spec);
     d["gpus_per_node"] = s.gpus_per_node;
     d["fabric_endpoints"] = s.endpoints;
+    d["nvlink_sharp"] = spec.nvlink_sharp();
     ordered_json levels = ordered_json::array();
     for (const auto& level : s.levels) {
       levels.push_back({{"between", level.name},
@@ -408,7 +410,8 @@ std::string platform_summary(const ordered_json& d) {
   }
   if (d["gpus_per_node"].get<unsigned>() > 1) {
     s += "  " + std::to_string(d["fabric_endpoints"].get<unsigned long>()) + " nodes of " +
-         std::to_string(d["gpus_per_node"].get<unsigned>()) + " GPUs\n";
+         std::to_string(d["gpus_per_node"].get<unsigned>()) + " GPUs" +
+         (d["nvlink_sharp"].get<bool>() ? ", NVSwitch reducing in the network (nvls)" : "") + "\n";
   }
   for (const auto& level : d["levels"]) {
     s += "  " + level["between"].get<std::string>() + ": " +

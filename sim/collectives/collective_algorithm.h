@@ -54,6 +54,8 @@ struct TopologyHints {
   double injection_bytes_per_sec = 0;
   // Ranks that share a node (hierarchical: consecutive ranks form a node).
   int ranks_per_node = 1;
+  // The nodes' switches reduce in the network (NVLink SHARP), as nvls needs.
+  bool in_switch_reduction = false;
   // Torus 2-D algorithm: ranks form a grid[0] x grid[1] grid, rank = x + grid[0] * y.
   std::vector<int> grid;
 

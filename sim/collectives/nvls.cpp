@@ -12,6 +12,10 @@ std::string NvlsAlgorithm::unsupported(const CollectiveRequest& request,
   if (request.op != CollectiveOp::kAllReduce) {
     return "nvls has only all-reduce";
   }
+  if (!hints.in_switch_reduction) {
+    return "nvls needs nodes whose NVSwitch reduces in the network (node \"nvlink_sharp\": "
+           "true, as in the hgx-h200 preset)";
+  }
   if (request.ranks > hints.ranks_per_node) {
     const int g = hints.ranks_per_node;
     return "nvls needs every rank on one NVSwitch node, and " + std::to_string(request.ranks) +

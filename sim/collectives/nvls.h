@@ -1,5 +1,6 @@
 // NVLS: NCCL's NVLink SHARP all-reduce, for ranks on one node whose NVSwitch reduces in the
-// network (H100, H200, B200 HGX/DGX nodes; not V100 or A100).
+// network (H100, H200, B200 HGX/DGX nodes; not V100 or A100): platforms whose "node" says
+// "nvlink_sharp": true (the hgx-h200 preset does).
 //
 // NCCL runs it as a reduce-scatter where each GPU loads its 1/n shard through the switch, which
 // reads that shard from every GPU and returns the sum (multimem.ld_reduce), then an all-gather
@@ -19,8 +20,8 @@
 // On an idle node with GPU links of B per direction: t = 25 us + S (n+1) / (0.85 n B).
 // Across nodes NCCL needs SHARP network switches (CollNet), which dtsim does not model.
 // Limits: the ranks are assumed to share a node when they are no more than its GPUs (as the
-// hierarchical algorithm assumes; random placement can break it), and any GPU is accepted: NVLS
-// needs H100 or later. The link report counts the 1/0.85 padding as bytes.
+// hierarchical algorithm assumes; random placement can break it). The link report counts the
+// 1/0.85 padding as bytes.
 #ifndef DTSIM_SIM_COLLECTIVES_NVLS_H_
 #define DTSIM_SIM_COLLECTIVES_NVLS_H_
 

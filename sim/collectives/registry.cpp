@@ -55,15 +55,6 @@ const std::vector<std::string>& algorithm_names() {
   return kNames;
 }
 
-const std::vector<std::string>& auto_algorithm_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names = algorithm_names();
-    std::erase(names, "nvls");
-    return names;
-  }();
-  return kNames;
-}
-
 std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
                                                     const AlgorithmOptions& options) {
   if (name == "ring") {

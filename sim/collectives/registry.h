@@ -15,10 +15,6 @@ namespace dtsim::sim {
 // halving-doubling, recursive-doubling, direct, hierarchical, torus-2d, nvls.
 [[nodiscard]] const std::vector<std::string>& algorithm_names();
 
-// What plain `auto` chooses among: all but nvls, which needs switches that reduce (NVLink
-// SHARP), something a platform file does not say; name it to use it (auto:ring,nvls).
-[[nodiscard]] const std::vector<std::string>& auto_algorithm_names();
-
 // The algorithm called `name`, or nullptr if there is none.
 [[nodiscard]] std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
                                                                   const AlgorithmOptions& options);

@@ -435,6 +435,17 @@ TEST(PlatformSpec, RailNodesHaveOneNicPerGpu) {
   EXPECT_EQ(spec.host_count(), 8u);
 }
 
+TEST(PlatformSpec, NvlinkSharpIsABooleanOfTheNode) {
+  const TempSpec spec_file(
+      R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",
+          "node": {"gpus": 4, "gpu_link_bandwidth": "1GBps", "gpu_link_latency": "1us",
+                   "nvlink_sharp": 1, "nic_bandwidth": "1GBps", "nic_latency": "1us"}})");
+  const std::string& p = spec_file.path();
+  EXPECT_EQ(read_error(p), p + ": /node/nvlink_sharp: expected true or false, got number 1");
+  EXPECT_TRUE(read_platform_spec("tests/testdata/sim_two_nodes_nvls.json").nvlink_sharp());
+  EXPECT_FALSE(read_platform_spec("tests/testdata/sim_two_nodes.json").nvlink_sharp());
+}
+
 TEST(PlatformSpec, RejectsRailsWithFewerNicsThanGpus) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",

@@ -59,6 +59,9 @@ TEST(Presets, HgxH200GpusGetEighteenNvlink4Links) {
   // 18 links x 20.6 GB/s (NCCL topo.h, SM90), of 900 GB/s bidirectional line rate.
   const auto spec = std::get<FatTreeSpec>(*make_preset("hgx-h200", 1));
   EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, 18 * 20.6e9);
+  // Its third-generation NVSwitch reduces in the network (NVLink SHARP); A100's does not.
+  EXPECT_TRUE(spec.node->nvlink_sharp);
+  EXPECT_FALSE(std::get<FatTreeSpec>(*make_preset("dgx-a100", 1)).node->nvlink_sharp);
 }
 
 TEST(Presets, LargeClustersGetATwoLevelNonBlockingFatTree) {

@@ -62,19 +62,17 @@ TEST(CollectiveChooser, AutoListWeighsOnlyTheNamedCandidates) {
   EXPECT_EQ(c.algorithm, "ring");
 }
 
-TEST(CollectiveChooser, PlainAutoNeverWeighsNvlsANamedListMay) {
-  // Whether a node's switch reduces (NVLink SHARP) is not in a platform file: plain auto leaves
-  // nvls out, auto:...,nvls weighs it. On one 8-GPU node nvls moves S(n+1)/n per link, the ring
-  // 2S(n-1)/n, so for 1 GiB it wins.
+TEST(CollectiveChooser, AutoWeighsNvlsOnlyWhereTheSwitchReduces) {
+  // On one 8-GPU node nvls moves S(n+1)/n per link, the ring 2S(n-1)/n: for 1 GiB nvls wins
+  // where the platform says its switch reduces; elsewhere it is skipped with the reason.
   TopologyHints node = kStar;
   node.ranks_per_node = 8;
   const auto plain = CollectiveChooser("auto", {}).choose({.ranks = 8, .bytes = 1 << 30}, node);
-  for (const Candidate& c : plain.candidates) {
-    EXPECT_NE(c.algorithm, "nvls");
-  }
-  const auto named =
-      CollectiveChooser("auto:ring,nvls", {}).choose({.ranks = 8, .bytes = 1 << 30}, node);
-  EXPECT_EQ(named.algorithm, "nvls");
+  EXPECT_NE(plain.algorithm, "nvls");
+  EXPECT_NE(find(plain, "nvls").skipped.find("nvlink_sharp"), std::string::npos);
+  node.in_switch_reduction = true;
+  const auto sharp = CollectiveChooser("auto", {}).choose({.ranks = 8, .bytes = 1 << 30}, node);
+  EXPECT_EQ(sharp.algorithm, "nvls");
 }
 
 TEST(CollectiveChooser, AutoListWithAnUnknownNameIsAnError) {

@@ -1,7 +1,8 @@
 // Multi-GPU nodes (platforms/FORMAT.md "node"): routes, and the NIC shared by a node's GPUs.
 // tests/testdata/sim_two_nodes.json: 2 nodes of 4 GPUs; GPU links 300 GB/s and 0.5 us; one NIC
 // link per node of 2 x 100 Gb/s = 25 GB/s and 2 us; fabric links 100 GB/s and 1 us (a single
-// switch). Every TEST runs in its own process.
+// switch); sim_two_nodes_nvls.json is the same with "nvlink_sharp": true. Every TEST runs in its
+// own process.
 #include <gtest/gtest.h>
 
 #include "sim/simulation.h"
@@ -48,7 +49,8 @@ TEST(Nodes, NvlsCarriesSPlusSOverNPerGpuLinkAfterNcclsLatency) {
   const int p = 4;
   const std::uint64_t n = 600'000'000;
   const double expected = 25e-6 + static_cast<double>(n) * (p + 1) / (0.85 * p * kGpuBytesPerSec);
-  EXPECT_NEAR(time_sec("all-reduce", p, n, "nvls"), expected, 1e-9 * expected);
+  EXPECT_NEAR(time_sec("all-reduce", p, n, "nvls", "sim_two_nodes_nvls.json"), expected,
+              1e-9 * expected);
 }
 
 TEST(Nodes, NvlsLatencyAddsToTheCollectiveLatency) {
@@ -58,7 +60,7 @@ TEST(Nodes, NvlsLatencyAddsToTheCollectiveLatency) {
   const double expected =
       10e-6 + 25e-6 + static_cast<double>(n) * (p + 1) / (0.85 * p * kGpuBytesPerSec);
   const double got =
-      simulate_collective({.run = {.platform_path = "tests/testdata/sim_two_nodes.json",
+      simulate_collective({.run = {.platform_path = "tests/testdata/sim_two_nodes_nvls.json",
                                    .ranks = p,
                                    .algorithm = "nvls",
                                    .collective_latency_sec = 10e-6},
@@ -68,9 +70,20 @@ TEST(Nodes, NvlsLatencyAddsToTheCollectiveLatency) {
   EXPECT_NEAR(got, expected, 1e-9 * expected);
 }
 
+TEST(Nodes, NvlsWithoutInSwitchReductionIsAnError) {
+  try {
+    (void)time_sec("all-reduce", 4, 1000, "nvls");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(),
+                 "--algorithm nvls: nvls needs nodes whose NVSwitch reduces in the network (node "
+                 "\"nvlink_sharp\": true, as in the hgx-h200 preset)");
+  }
+}
+
 TEST(Nodes, NvlsAcrossNodesIsAnError) {
   try {
-    (void)time_sec("all-reduce", 8, 1000, "nvls");
+    (void)time_sec("all-reduce", 8, 1000, "nvls", "sim_two_nodes_nvls.json");
     FAIL();
   } catch (const std::exception& e) {
     EXPECT_STREQ(e.what(),
