@@ -54,7 +54,6 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   node.gpu_link_latency_sec = read_latency(f, "gpu_link_latency");
   read_flag(f, "rails", node.rails);
   read_flag(f, "nvlink_sharp", node.nvlink_sharp);
-
   auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(node.rails ? node.gpus : 1);
   if (f.has("nics") && (nics < 1 || nics > 64)) {
     f.problem("nics", "expected an integer between 1 and 64, got " + std::to_string(nics));
@@ -152,10 +151,7 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
   return StarSpec{};
 }
 
-}  // namespace
-
-namespace {
-
+// The topology's node section, if it can have one.
 const std::optional<NodeSpec>* node_of(const Topology& topology) {
   return std::visit(
       [](const auto& t) -> const std::optional<NodeSpec>* {
