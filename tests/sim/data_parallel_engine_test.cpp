@@ -95,13 +95,28 @@ TEST_P(ThreeLayersTwoRanksRing, OverlapMatchesHandTimeline) {
 
 INSTANTIATE_TEST_SUITE_P(Replay, ThreeLayersTwoRanksRing, testing::Bool());
 
-TEST(ThreeLayersTwoRanksTree, OverlapMatchesHandTimeline) {
-  // Tree on 2 ranks, one chunk: up then down, 2 (alpha + n/B).
-  const auto r = simulate("tests/testdata/sim_three_layers.json",
-                          "tests/testdata/sim_star2_1GBps.json", 2, "tree", true);
-  expect_timeline(r, {.t0_sec = 2 * (kAlpha + kMiB / kBytesPerSec),
-                      .t1_sec = 2 * (kAlpha + 3 * kMiB / kBytesPerSec)});
+class ThreeLayersTwoRanksTree : public testing::TestWithParam<bool> {};
+
+TEST_P(ThreeLayersTwoRanksTree, OverlapMatchesHandTimeline) {
+  // Tree on 2 ranks, one chunk: up then down, 2 (alpha + n/B). With --replay fast (GetParam) the
+  // pipeline is collapsed, which is exact for two ranks (tree.h), and the ranks are folded onto
+  // one compute stream: the same hand timeline through the folded path. (One chunk on two ranks
+  // leaves both ranks after the same last transfer, so the chunked tree folds here too.)
+  SimulateConfig config{.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json",
+                                .ranks = 2,
+                                .algorithm = "tree",
+                                .collapse_pipelines = GetParam(),
+                                .chunk_bytes = 1ull << 40},
+                        .workload_path = "tests/testdata/sim_three_layers.json"};
+  const auto report = simulate_data_parallel(config);
+  if (GetParam()) {
+    EXPECT_TRUE(report["ranks_folded"].get<bool>());
+  }
+  expect_timeline(report["result"], {.t0_sec = 2 * (kAlpha + kMiB / kBytesPerSec),
+                                     .t1_sec = 2 * (kAlpha + 3 * kMiB / kBytesPerSec)});
 }
+
+INSTANTIATE_TEST_SUITE_P(CollapsePipelines, ThreeLayersTwoRanksTree, testing::Bool());
 
 // --overlap none on the same example: communication waits for the whole backward pass, which
 // ends at 3 + 0.3 + 0.5 + 2 = 5.8 ms on both ranks. Bucket 0 runs from 5.8 ms to
