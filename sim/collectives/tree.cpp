@@ -112,6 +112,14 @@ struct PipelinedTree {
 double fill_sec(const PipelinedTree& pt, const TopologyHints& hints) {
   const Tree& t = *pt.tree;
   const double chunk_bytes = static_cast<double>(pt.bytes) / static_cast<double>(pt.chunks);
+  // One hop carrying `chunks` chunks over the route's narrowest link.
+  const auto hop_sec = [&](int src, int dst, double chunks) {
+    double narrowest = 0;
+    for (const auto& [id, bytes_per_sec] : hints.links(src, dst)) {
+      narrowest = narrowest == 0 ? bytes_per_sec : std::min(narrowest, bytes_per_sec);
+    }
+    return hints.latency_sec(src, dst) + (narrowest > 0 ? chunks * chunk_bytes / narrowest : 0.0);
+  };
   std::vector<double> up(t.parent.size(), 0), down(t.parent.size(), 0);
   double longest = 0;
   for (int v : t.top_down) {  // parents first: accumulate each rank's path to the root
@@ -121,16 +129,10 @@ double fill_sec(const PipelinedTree& pt, const TopologyHints& hints) {
     }
     // The parent's link carries the chunk of every child at once, on the way up and down.
     const auto siblings = static_cast<double>(t.children[static_cast<std::size_t>(parent)].size());
-    const auto hop_sec = [&](int src, int dst) {
-      double narrowest = 0;
-      for (const auto& [id, bytes_per_sec] : hints.links(src, dst)) {
-        narrowest = narrowest == 0 ? bytes_per_sec : std::min(narrowest, bytes_per_sec);
-      }
-      return hints.latency_sec(src, dst) +
-             (narrowest > 0 ? siblings * chunk_bytes / narrowest : 0.0);
-    };
-    up[static_cast<std::size_t>(v)] = up[static_cast<std::size_t>(parent)] + hop_sec(v, parent);
-    down[static_cast<std::size_t>(v)] = down[static_cast<std::size_t>(parent)] + hop_sec(parent, v);
+    up[static_cast<std::size_t>(v)] =
+        up[static_cast<std::size_t>(parent)] + hop_sec(v, parent, siblings);
+    down[static_cast<std::size_t>(v)] =
+        down[static_cast<std::size_t>(parent)] + hop_sec(parent, v, siblings);
     longest = std::max(longest, up[static_cast<std::size_t>(v)]);
   }
   return longest + *std::max_element(down.begin(), down.end());
