@@ -17,7 +17,7 @@ rows = list(csv.DictReader(open(csv_path)))
 workloads = list(dict.fromkeys(r["workload"] for r in rows))
 series = list(dict.fromkeys((r["topology"], r["algorithm"]) for r in rows))
 colors = {"fat-tree": "#1f77b4", "torus": "#d62728"}
-lines = {"ring": "-", "tree": "--"}
+lines = {"ring": "-", "tree": "--", "auto": ":"}
 
 
 def plot(metric, ylabel, log_y, path):

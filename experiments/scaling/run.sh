@@ -7,9 +7,11 @@
 # config/torus_N.json (the most cubic 3-D torus of N hosts) with topology-aware (snake) placement,
 # so that every ring edge is one hop.
 #
-# The tree runs with --replay fast (its pipeline collapsed to one transfer per tree edge plus the
-# fill: issue #8; the chunk-by-chunk replay took 62 s for ResNet-50 on 1024 ranks and grows 6-8x
-# per 4x ranks), the ring with the default collapsed replay (exact). The replay column says which.
+# Algorithms: ring, tree, and auto (per bucket, the lower estimate of the two: --algorithm
+# auto:ring,tree, as NCCL's tuner chooses per size). The tree and auto run with --replay fast (the
+# tree's pipeline collapsed to one transfer per tree edge plus the fill: issue #8; the
+# chunk-by-chunk replay took 62 s for ResNet-50 on 1024 ranks and grows 6-8x per 4x ranks), the
+# ring with the default collapsed replay (exact). The replay column says which.
 # Options:
 #   --max-ranks ALG=N or WORKLOAD:ALG=N   points above N ranks are not run (recorded as not
 #                       run); WORKLOAD:ALG takes precedence over ALG;
@@ -17,7 +19,7 @@
 #                       the larger scales of its series (default 300);
 #   --tree-replay MODE  collapsed (chunk by chunk) or fast (default).
 # Every point of the grid gets a line in results/results.csv, with its status.
-# Usage: experiments/scaling/run.sh [--scales "8 64 ..."] [--algorithms "ring tree"]
+# Usage: experiments/scaling/run.sh [--scales "8 64 ..."] [--algorithms "ring tree auto"]
 #            [--workloads "resnet50 bert_large"] [--topologies "fat-tree torus"]
 #            [--max-ranks tree=256 ...] [--limit 300] [--tree-replay fast]
 # Default: the whole grid, scales 8 64 256 1024 4096 16384.
@@ -29,7 +31,7 @@ dtsim=${DTSIM:-build/sim/dtsim}  # DTSIM=path: another build (e.g. a copy, while
 [ -x "$dtsim" ] || { echo "run.sh: $dtsim not built: run .ci/setup first" >&2; exit 2; }
 
 scales="8 64 256 1024 4096 16384"
-algorithms="ring tree"
+algorithms="ring tree auto"
 workloads="resnet50 bert_large"
 topologies="fat-tree torus"
 declare -A max_ranks=()
@@ -73,8 +75,11 @@ for workload in $workloads; do
     for algorithm in $algorithms; do
       skip=""
       for ranks in $scales; do
+        # "auto": per bucket the lower estimate of ring and tree, as NCCL's tuner picks.
         replay=collapsed
-        [ "$algorithm" != tree ] || replay=$tree_replay
+        algorithm_arg=$algorithm
+        [ "$algorithm" = ring ] || replay=$tree_replay
+        [ "$algorithm" != auto ] || algorithm_arg=auto:ring,tree
         prefix="$workload,$topology,$algorithm,$replay,$ranks"
         key=$workload:$algorithm
         [ -n "${max_ranks[$key]:-}" ] || key=$algorithm
@@ -90,7 +95,7 @@ for workload in $workloads; do
           point=${workload}_${topology}_${algorithm}_$ranks
           if /usr/bin/time -f "%e %M" -o "$raw/$point.time" timeout "$limit" "$dtsim" simulate \
               --workload "${trace[$workload]}" --platform "$platform" --ranks "$ranks" \
-              --placement "$placement" --algorithm "$algorithm" --replay "$replay" \
+              --placement "$placement" --algorithm "$algorithm_arg" --replay "$replay" \
               --report "$raw/$point.json" >/dev/null 2>"$raw/$point.err"; then
             read -r wall rss <"$raw/$point.time"
             row "$raw/$point.json" "$prefix" "$wall" "$rss" "$commit" >>"$csv"
