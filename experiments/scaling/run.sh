@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Data-parallel scaling of ResNet-50 (V100 trace) and BERT-large (A100 trace) from 8 to 16,384
 # GPUs on a non-blocking fat-tree and on a 3-D torus (the same 100 Gb/s, 1 us links), ring vs
-# tree all-reduce (network latency only: no --collective-latency, see README). Platforms, one per
+# tree vs auto (the better of the two per bucket) all-reduce (network latency only: no
+# --collective-latency, see README). Platforms, one per
 # scale N: config/fat_tree_N.json (one switch up to 32 hosts, beyond that leaves of 32 hosts
 # each wired to 32 spines: non-blocking, as the presets' fabrics), ranks placed leaf by leaf, and
 # config/torus_N.json (the most cubic 3-D torus of N hosts) with topology-aware (snake) placement,
@@ -17,7 +18,7 @@
 #                       run); WORKLOAD:ALG takes precedence over ALG;
 #   --limit SECONDS     a point running longer is stopped and recorded as not run, and so are
 #                       the larger scales of its series (default 300);
-#   --tree-replay MODE  collapsed (chunk by chunk) or fast (default).
+#   --tree-replay MODE  for tree and auto: collapsed (chunk by chunk) or fast (default).
 # Every point of the grid gets a line in results/results.csv, with its status.
 # Usage: experiments/scaling/run.sh [--scales "8 64 ..."] [--algorithms "ring tree auto"]
 #            [--workloads "resnet50 bert_large"] [--topologies "fat-tree torus"]
