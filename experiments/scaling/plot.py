@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
 csv_path, out_dir = sys.argv[1], sys.argv[2]
 rows = list(csv.DictReader(open(csv_path)))
@@ -40,6 +41,8 @@ def plot(metric, ylabel, log_y, path):
         ax.set_ylabel(ylabel)
         if log_y:
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.set_minor_formatter(ScalarFormatter())
         else:
             ax.set_ylim(0, 102)
         ax.set_title(f"{workload}: 100 Gb/s links, 1 µs per link")

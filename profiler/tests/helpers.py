@@ -36,11 +36,13 @@ COVERAGE_ATTEMPTS = 3
 def assert_coverage(test, measure, unit_forward: bool = False) -> None:
     """Asserts that the layers of ``measure()`` (a ProfileResult) cover its plain iteration,
     forward and backward (and, with ``unit_forward``, that the units cover the plain forward),
-    within [COVERAGE_LOW, COVERAGE_HIGH]. A short run on a loaded machine can leave the window
-    now and then, so up to COVERAGE_ATTEMPTS runs are measured and the first inside passes; a
-    missing or double-counted phase moves every run out (0.5 or 1.5, not 1.3)."""
+    strictly between COVERAGE_LOW and COVERAGE_HIGH. A short run on a loaded machine can leave
+    the window now and then, so up to COVERAGE_ATTEMPTS runs are measured and the first inside
+    passes; a missing or double-counted phase moves every run out (0.5 or 1.5, not 1.3). Runs
+    that missed are printed, so that flakes stay visible in the test log."""
     from dtsim_profile.summary import compute_totals
 
+    misses = []
     for _ in range(COVERAGE_ATTEMPTS):
         totals = compute_totals(measure())
         ratios = {"forward": totals.forward_coverage, "backward": totals.backward_coverage}
@@ -48,9 +50,12 @@ def assert_coverage(test, measure, unit_forward: bool = False) -> None:
             ratios["unit forward"] = totals.unit_forward_sec / totals.plain_forward_sec
         outside = {k: v for k, v in ratios.items() if not COVERAGE_LOW < v < COVERAGE_HIGH}
         if not outside:
+            for miss in misses:
+                print(f"{test.id()}: coverage outside the window in an earlier run: {miss}")
             return
+        misses.append(outside)
     test.fail(f"coverage outside ({COVERAGE_LOW}, {COVERAGE_HIGH}) in "
-              f"{COVERAGE_ATTEMPTS} runs; last: {outside}")
+              f"{COVERAGE_ATTEMPTS} runs: {misses}")
 
 
 def profile(model: str, batch: int, iters: int = 5, warmup: int = 1,

@@ -71,7 +71,7 @@ class CudaEventClockTest(unittest.TestCase):
 
         # wall time on a shared machine: the same loose bounds as the thread clock tests
         assert_coverage(self, measure)
-        self.assertLess(created[0], 400)  # one pool, not new events every iteration
+        self.assertLess(max(created), 400)  # one pool, not new events every iteration
 
 
 class Tf32DescriptionTest(unittest.TestCase):

@@ -1,5 +1,6 @@
 // NVLS: NCCL's NVLink SHARP all-reduce, for ranks on one node whose NVSwitch reduces in the
-// network (H100, H200, B200 HGX/DGX nodes; not V100 or A100): platforms whose "node" says
+// network (NVSwitch of the third generation or later: H100, H200, B200 HGX/DGX nodes; not V100
+// or A100): platforms whose "node" says
 // "nvlink_sharp": true (the hgx-h200 preset does).
 //
 // NCCL runs it as a reduce-scatter where each GPU loads its 1/n shard through the switch, which

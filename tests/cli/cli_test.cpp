@@ -239,6 +239,28 @@ TEST_F(Cli, DescribeNamesLevelsAndBisection) {
             "  bisection bandwidth 1600 GB/s per direction\n");
 }
 
+TEST_F(Cli, HgxH200NodeReducesInItsSwitchAndAutoPicksNvlsThere) {
+  // The hgx-h200 preset's NVSwitch reduces (NVLink SHARP); describe says so, and plain auto
+  // picks nvls for 1 GiB on its 8 GPUs: S(n+1)/n per GPU link beats the ring's 2S(n-1)/n
+  // (nvls.h), while on the A100 node, whose switch does not reduce, nvls is skipped.
+  const std::string h200 = (dir_ / "h200.json").string();
+  std::ofstream(h200) << R"({"preset": "hgx-h200", "nodes": 1})";
+  const Result described = run("platform describe " + h200);
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  EXPECT_NE(described.out.find("1 nodes of 8 GPUs, NVSwitch reducing in the network (nvls)\n"),
+            std::string::npos)
+      << described.out;
+  const std::string args = " --ranks 8 --bytes 1GiB --algorithm auto --report " + report();
+  ASSERT_EQ(run("collective --platform " + h200 + args).exit_code, 0);
+  EXPECT_NE(slurp(report()).find("\"chosen\": \"nvls\""), std::string::npos) << slurp(report());
+  const std::string a100 = (dir_ / "a100.json").string();
+  std::ofstream(a100) << R"({"preset": "dgx-a100", "nodes": 1})";
+  ASSERT_EQ(run("collective --platform " + a100 + args).exit_code, 0);
+  const std::string a100_report = slurp(report());
+  EXPECT_EQ(a100_report.find("\"chosen\": \"nvls\""), std::string::npos);
+  EXPECT_NE(a100_report.find("nvls needs nodes whose NVSwitch reduces"), std::string::npos);
+}
+
 TEST_F(Cli, DragonflyDescribesAndExportsToTheSameRing) {
   const Result r = run("platform describe tests/testdata/sim_dragonfly8.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

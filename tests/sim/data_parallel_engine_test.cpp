@@ -109,9 +109,8 @@ TEST_P(ThreeLayersTwoRanksTree, OverlapMatchesHandTimeline) {
                                 .chunk_bytes = 1ull << 40},
                         .workload_path = "tests/testdata/sim_three_layers.json"};
   const auto report = simulate_data_parallel(config);
-  if (GetParam()) {
-    EXPECT_TRUE(report["ranks_folded"].get<bool>());
-  }
+  EXPECT_EQ(report["replay"].get<std::string>(), GetParam() ? "fast" : "collapsed");
+  EXPECT_TRUE(report["ranks_folded"].get<bool>());
   expect_timeline(report["result"], {.t0_sec = 2 * (kAlpha + kMiB / kBytesPerSec),
                                      .t1_sec = 2 * (kAlpha + 3 * kMiB / kBytesPerSec)});
 }
