@@ -1,6 +1,7 @@
 """dtsim against published measurements: one dtsim run per CSV row it can model.
 
 Usage: validate.py [--cases FILE.csv] [--out DIR] [--dtsim PATH] [--jobs N]
+                   [--replay collapsed|fast]
 Writes DIR/results.csv, DIR/skipped.csv, DIR/summary.md and DIR/scatter.png (if matplotlib is
 installed). Deterministic: rows in input order, numbers printed with fixed precision.
 """
@@ -42,11 +43,12 @@ def generate(dtsim, case, workdir):
     return trace
 
 
-def predict(dtsim, case, workdir):
+def predict(dtsim, case, workdir, replay):
     """(predicted value in the row's unit, a short note on what ran)."""
     report_path = workdir / f"{case.case_id}_report.json"
+    replay_args = ["--replay", replay]
     if case.kind == "allreduce":
-        r = run_dtsim(dtsim, case.dtsim_args, report_path)
+        r = run_dtsim(dtsim, case.dtsim_args + replay_args, report_path)
         return r["time_sec"], r["algorithm"] if "auto" not in r else \
             "auto:" + r["auto"]["chosen"]
     trace = generate(dtsim, case, workdir)
@@ -54,7 +56,7 @@ def predict(dtsim, case, workdir):
         layers = json.loads(trace.read_text())["layers"]
         # fp32 gradients: 4 bytes per parameter.
         return sum(l["param_bytes"] for l in layers) / 4, "generator"
-    r = run_dtsim(dtsim, case.dtsim_args + ["--workload", str(trace)], report_path)
+    r = run_dtsim(dtsim, case.dtsim_args + replay_args + ["--workload", str(trace)], report_path)
     iter_sec = r["result"]["iteration_time_sec"]
     algorithms = sorted({b["algorithm"] for b in r["result"]["buckets"]})
     note = "/".join(algorithms) if algorithms else "no all-reduce"
@@ -154,6 +156,9 @@ def main():
     ap.add_argument("--out", default=str(REPO / "experiments/validation/results"))
     ap.add_argument("--dtsim", default=os.environ.get("DTSIM", str(REPO / "build/sim/dtsim")))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--replay", choices=["collapsed", "fast"], default="collapsed",
+                    help="dtsim's --replay: collapsed (default, trees chunk by chunk) or fast "
+                         "(trees collapsed too: an approximation, several times faster)")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -188,11 +193,11 @@ def make_cases(rows, work):
     return cases, skipped
 
 
-def predict_all(cases, dtsim, jobs, work, skipped):
+def predict_all(cases, dtsim, jobs, work, skipped, replay):
     """One results.csv row per case that dtsim predicted; failures go to `skipped`."""
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(predict, dtsim, c, work) for c in cases]
+        futures = [pool.submit(predict, dtsim, c, work, replay) for c in cases]
         for c, fut in zip(cases, futures):
             try:
                 predicted, ran = fut.result()
@@ -219,7 +224,7 @@ def write_csv(path, fields, rows):
 def run(a, out, work):
     rows = read_rows(a.cases)
     cases, skipped = make_cases(rows, work)
-    results = predict_all(cases, a.dtsim, a.jobs, work, skipped)
+    results = predict_all(cases, a.dtsim, a.jobs, work, skipped, a.replay)
     order = {r["case_id"]: i for i, r in enumerate(rows)}
     skipped.sort(key=lambda s: order.get(s["case_id"], len(rows)))
     write_csv(out / "results.csv", list(results[0].keys()) if results else ["case_id"], results)
