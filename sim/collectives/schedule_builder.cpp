@@ -21,12 +21,7 @@ int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector
   ScheduleOp op{
       .src = src, .dst = dst, .channel = channel, .bytes = bytes, .deps = std::move(deps)};
   for (int endpoint : {src, dst}) {
-    const bool covered = std::any_of(covering.begin(), covering.end(), [&](int d) {
-      const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];
-      return prev.kind == ScheduleOp::Kind::kTransfer &&
-             (prev.src == endpoint || prev.dst == endpoint);
-    });
-    if (!covered) {
+    if (!involves(covering, endpoint)) {
       op.entry_ranks.push_back(endpoint);
     }
   }
@@ -40,12 +35,7 @@ int ScheduleBuilder::wait(double sec, std::vector<int> deps, const std::vector<i
   const int index = static_cast<int>(schedule_.ops.size());
   ScheduleOp op{.kind = ScheduleOp::Kind::kWait, .wait_sec = sec, .deps = deps};
   for (int r : ranks) {
-    // As for transfers: the wait starts once r entered, unless a dependency already involves r.
-    const bool covered = std::any_of(deps.begin(), deps.end(), [&](int d) {
-      const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];
-      return prev.kind == ScheduleOp::Kind::kTransfer && (prev.src == r || prev.dst == r);
-    });
-    if (!covered) {
+    if (!involves(deps, r)) {  // as for transfers: wait for r to enter unless a dep involves r
       op.entry_ranks.push_back(r);
     }
   }
@@ -54,6 +44,13 @@ int ScheduleBuilder::wait(double sec, std::vector<int> deps, const std::vector<i
     touch(r, index, deps);
   }
   return index;
+}
+
+bool ScheduleBuilder::involves(const std::vector<int>& ops, int rank) const {
+  return std::any_of(ops.begin(), ops.end(), [&](int d) {
+    const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];
+    return prev.kind == ScheduleOp::Kind::kTransfer && (prev.src == rank || prev.dst == rank);
+  });
 }
 
 void ScheduleBuilder::touch(int rank, int op, const std::vector<int>& deps) {

@@ -33,6 +33,8 @@ class ScheduleBuilder {
   [[nodiscard]] Schedule finish() &&;
 
  private:
+  // Whether a transfer among `ops` has `rank` as an endpoint (so `rank` has entered by then).
+  [[nodiscard]] bool involves(const std::vector<int>& ops, int rank) const;
   void touch(int rank, int op, const std::vector<int>& deps);
 
   Schedule schedule_;
