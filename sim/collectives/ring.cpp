@@ -45,12 +45,7 @@ Schedule step_level(int p, std::uint64_t bytes, RingSteps steps) {
 }
 
 Schedule collapsed(int p, std::uint64_t bytes, RingSteps steps, const TopologyHints& hints) {
-  Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
-  ScheduleOp join{.kind = ScheduleOp::Kind::kWait};
-  for (int r = 0; r < p; ++r) {
-    join.entry_ranks.push_back(r);
-  }
-  schedule.ops.push_back(std::move(join));
+  Schedule schedule = joined_schedule(p);
   double alpha_max_sec = 0;
   ScheduleOp tail{.kind = ScheduleOp::Kind::kWait};
   for (int r = 0; r < p; ++r) {
@@ -62,11 +57,7 @@ Schedule collapsed(int p, std::uint64_t bytes, RingSteps steps, const TopologyHi
   // The aggregated transfer paid one latency; a step-level ring pays one per step, and each step
   // waits for its slowest edge.
   tail.wait_sec = (steps.count - 1) * alpha_max_sec;
-  const int tail_index = static_cast<int>(schedule.ops.size());
-  schedule.ops.push_back(std::move(tail));
-  for (int r = 0; r < p; ++r) {
-    schedule.exit_ops[r] = {tail_index};
-  }
+  end_with(schedule, std::move(tail));
   return schedule;
 }
 

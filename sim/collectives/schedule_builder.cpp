@@ -64,6 +64,24 @@ Schedule ScheduleBuilder::finish() && {
   return std::move(schedule_);
 }
 
+Schedule joined_schedule(int ranks) {
+  Schedule schedule{.ranks = ranks, .exit_ops = std::vector<std::vector<int>>(ranks)};
+  ScheduleOp join{.kind = ScheduleOp::Kind::kWait};
+  for (int r = 0; r < ranks; ++r) {
+    join.entry_ranks.push_back(r);
+  }
+  schedule.ops.push_back(std::move(join));
+  return schedule;
+}
+
+void end_with(Schedule& schedule, ScheduleOp tail) {
+  const int tail_index = static_cast<int>(schedule.ops.size());
+  schedule.ops.push_back(std::move(tail));
+  for (auto& exits : schedule.exit_ops) {
+    exits = {tail_index};
+  }
+}
+
 Schedule with_entry_latency(Schedule schedule, double sec) {
   if (sec <= 0 || schedule.ops.empty()) {
     return schedule;

@@ -42,6 +42,12 @@ class ScheduleBuilder {
   std::vector<std::vector<int>> frontier_;                    // per rank
 };
 
+// For collapsed algorithms, whose transfers all start together: a schedule of `ranks` whose op 0
+// is a join of every rank's entry (transfers depend on it), ...
+[[nodiscard]] Schedule joined_schedule(int ranks);
+// ... closed by `tail` (a wait, after its deps), which becomes every rank's exit.
+void end_with(Schedule& schedule, ScheduleOp tail);
+
 // `schedule` with every rank first waiting `sec` after entering, before any of its operations:
 // one wait op per taking-part rank, on which that rank's entry-dependent ops depend instead.
 // An idle network's time thus grows by exactly `sec`.

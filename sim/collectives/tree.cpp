@@ -147,12 +147,7 @@ double fill_sec(const PipelinedTree& pt, const TopologyHints& hints) {
 // difference: fill + (c - 2) alpha - busiest / c, at least 0.
 Schedule collapsed_all_reduce(int p, const std::vector<PipelinedTree>& trees,
                               const TopologyHints& hints) {
-  Schedule schedule{.ranks = p, .exit_ops = std::vector<std::vector<int>>(p)};
-  ScheduleOp join{.kind = ScheduleOp::Kind::kWait};
-  for (int r = 0; r < p; ++r) {
-    join.entry_ranks.push_back(r);
-  }
-  schedule.ops.push_back(std::move(join));
+  Schedule schedule = joined_schedule(p);
   ScheduleOp tail{.kind = ScheduleOp::Kind::kWait, .deps = {0}};  // after the join, always
   for (std::size_t i = 0; i < trees.size(); ++i) {
     const Tree& t = *trees[i].tree;
@@ -177,11 +172,7 @@ Schedule collapsed_all_reduce(int p, const std::vector<PipelinedTree>& trees,
                                       shape.busiest_link_sec / c);
   }
   tail.wait_sec = wait_sec;
-  const int tail_index = static_cast<int>(schedule.ops.size());
-  schedule.ops.push_back(std::move(tail));
-  for (int r = 0; r < p; ++r) {
-    schedule.exit_ops[r] = {tail_index};
-  }
+  end_with(schedule, std::move(tail));
   return schedule;
 }
 
