@@ -375,7 +375,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
   add_flags("precision",
             po::value(&config.precision)->default_value("fp32")->value_name("fp32|tf32|fp16|bf16"),
             "compute precision; fp16/bf16 = mixed precision (2-byte activations, fp32 gradients)");
-  add_flags("optimizer", po::value(&config.optimizer)->value_name("sgd|adamw"),
+  add_flags("optimizer", po::value(&config.optimizer)->value_name("sgd|adamw|lamb"),
             "optimizer step to model (default: sgd for CNNs, adamw for transformers)");
   add_flags("image-size",
             po::value(&config.shape.image_size)->default_value(224)->value_name("PIXELS"),
@@ -460,8 +460,9 @@ int main(int argc, char** argv) {
       verb = "workload generate";
       return run_workload_generate(args);
     }
-    std::cerr << "dtsim: unknown verb \"" << verb << "\" (expected simulate or collective; "
-              << "see dtsim --help)\n";
+    std::cerr << "dtsim: unknown verb \"" << verb
+              << "\" (expected simulate, collective, sweep, platform or workload; see dtsim "
+                 "--help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
     print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)");

@@ -168,6 +168,9 @@ Workload generate_workload(const GeneratorConfig& config) {
                  format("%.6g", *config.calibrate_iteration_sec) + " s"
            : std::string()) +
       " (see workloads/GENERATOR.md).";
+  if (!config.note.empty()) {
+    w.source += " " + config.note;
+  }
   return w;
 }
 

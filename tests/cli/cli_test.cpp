@@ -44,6 +44,14 @@ TEST_F(Cli, HelpExplainsVerbsAndUnits) {
   EXPECT_NE(r.out.find("\"200Gbps\"\n(bits/s)"), std::string::npos);
 }
 
+TEST_F(Cli, UnknownVerbNamesEveryVerb) {
+  const Result r = run("simulat");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim: unknown verb \"simulat\" (expected simulate, collective, sweep, platform or "
+            "workload; see dtsim --help)\n");
+}
+
 TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   const Result r = run("simulate --help");
   EXPECT_EQ(r.exit_code, 0);

@@ -74,6 +74,13 @@ TEST(Generator, HalfPrecisionHalvesActivationTrafficAndUsesTensorCores) {
   EXPECT_EQ(half.param_bytes(), full.param_bytes());  // fp32 master gradients
 }
 
+TEST(Generator, TheNoteEndsTheSource) {
+  GeneratorConfig c = resnet50_v100();
+  const std::string plain = generate_workload(c).source;
+  c.note = "Calibration: DDP benchmark, 1 V100, no DDP.";
+  EXPECT_EQ(generate_workload(c).source, plain + " Calibration: DDP benchmark, 1 V100, no DDP.");
+}
+
 TEST(Generator, RejectsWhatItCannotModel) {
   GeneratorConfig c = resnet50_v100();
   c.precision = "bf16";
