@@ -236,6 +236,25 @@ TEST_F(Cli, ExportedXmlGivesTheSameAllReduce) {
   EXPECT_EQ(from_xml.out, from_json.out);
 }
 
+TEST_F(Cli, TorusDimensionsOfSizeOneAddNothing) {
+  // SimGrid aborted on a torus with two dimensions of size 1 (and so did the tpu-torus preset
+  // for a prime chip count). [4, 1, 1] is the ring of 4 hosts: a ring all-reduce there takes
+  // 2(p-1) (alpha + S/(pB)) = 6 (1 us + 100 MB / (4 x 25 GB/s)) = 6.006 ms.
+  const std::string torus = (dir_ / "torus_4x1x1.json").string();
+  std::ofstream(torus) << R"({"topology": "torus", "dims": [4, 1, 1], "link_bandwidth": "25GBps", )"
+                       << R"("link_latency": "1us"})";
+  const Result r = run("collective --platform " + torus + " --ranks 4 --bytes 100MB");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "dtsim collective: all-reduce of 95.37 MiB on 4 ranks, ring: 0.006006 s (bus "
+            "bandwidth 24.98 GB/s)\n");
+  const std::string chips = (dir_ / "tpu7.json").string();
+  std::ofstream(chips) << R"({"preset": "tpu-torus", "nodes": 7})";
+  const Result seven = run("platform describe " + chips);
+  ASSERT_EQ(seven.exit_code, 0) << seven.err;
+  EXPECT_NE(seven.out.find("torus, 7 hosts"), std::string::npos) << seven.out;
+}
+
 TEST_F(Cli, DescribeNamesLevelsAndBisection) {
   const Result r = run("platform describe platforms/files/fat_tree_256.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
