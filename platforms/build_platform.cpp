@@ -12,6 +12,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "platforms/routed_fat_tree.h"
+#include "platforms/xml_checks.h"
 
 namespace dtsim::platforms {
 
@@ -366,6 +367,7 @@ Platform load_xml(const XmlSpec& spec) {
   Platform platform;
   sg4::Engine* engine = sg4::Engine::get_instance();
   engine->load_platform(spec.path);
+  check_xml_links(spec.path);
   platform.hosts = engine->get_all_hosts();
   // get_all_hosts() sorts by name; netpoint ids follow declaration order.
   std::sort(platform.hosts.begin(), platform.hosts.end(), [](sg4::Host* a, sg4::Host* b) {

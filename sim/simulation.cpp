@@ -11,6 +11,7 @@
 #include "platforms/build_platform.h"
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "platforms/xml_checks.h"
 #include "sim/collective_choice.h"
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
@@ -130,6 +131,9 @@ class EngineRun {
     platform_ = platforms::build_platform(spec);
     rank_hosts_ = place_ranks_on(platform_, placement_shape(spec, platform_.hosts.size()),
                                  run.placement, run.ranks, spec.file);
+    if (std::holds_alternative<platforms::XmlSpec>(spec.topology)) {
+      platforms::check_xml_routes(spec.file, rank_hosts_);
+    }
     compute_factors_ = rank_compute_factors(spec, platform_, rank_hosts_);
     start_background_traffic(spec, platform_);
     has_background_traffic_ = !spec.perturbations.background.empty();

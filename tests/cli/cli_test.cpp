@@ -255,6 +255,21 @@ TEST_F(Cli, TorusDimensionsOfSizeOneAddNothing) {
   EXPECT_NE(seven.out.find("torus, 7 hosts"), std::string::npos) << seven.out;
 }
 
+TEST_F(Cli, XmlPlatformWithoutARouteOrWithABadLinkIsAnError) {
+  // SimGrid segfaulted on the missing route and aborted on the negative bandwidth.
+  expect_error("collective --platform tests/testdata/pf_xml_no_route.xml --ranks 3 --bytes 1MB",
+               "dtsim collective: tests/testdata/pf_xml_no_route.xml: no route from host \"a\" to "
+               "host \"c\" (declare a <route> between them with at least one link_ctn)\n");
+  // Ranks 0 and 1 sit on hosts a and b, which have a route: that run is fine.
+  EXPECT_EQ(run("collective --platform tests/testdata/pf_xml_no_route.xml --ranks 2 --bytes 1MB")
+                .exit_code,
+            0);
+  expect_error(
+      "collective --platform tests/testdata/pf_xml_negative_bandwidth.xml --ranks 2 --bytes 1MB",
+      "dtsim collective: tests/testdata/pf_xml_negative_bandwidth.xml: link \"ab\": expected a "
+      "bandwidth > 0, got -1e+09 bytes/s\n");
+}
+
 TEST_F(Cli, DescribeNamesLevelsAndBisection) {
   const Result r = run("platform describe platforms/files/fat_tree_256.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

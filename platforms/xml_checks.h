@@ -1,0 +1,26 @@
+// Checks of a SimGrid XML platform that SimGrid 3.32 does not make itself: on these mistakes it
+// crashes (a null route dereferenced, "The Impossible Did Happen") instead of saying what is
+// wrong.
+#ifndef DTSIM_PLATFORMS_XML_CHECKS_H_
+#define DTSIM_PLATFORMS_XML_CHECKS_H_
+
+#include <string>
+#include <vector>
+
+#include <simgrid/forward.h>
+
+namespace dtsim::platforms {
+
+// Throws PlatformError naming `file` and the link if a link's bandwidth is not a finite number
+// > 0 or its latency not a finite number >= 0.
+void check_xml_links(const std::string& file);
+
+// Throws PlatformError naming `file` and both hosts if the route between two distinct hosts of
+// `hosts` (in either direction) has no link or cannot be looked up. The lookups run in a forked
+// child first, because SimGrid segfaults on a route the file does not declare; n hosts cost
+// n (n - 1) lookups.
+void check_xml_routes(const std::string& file, const std::vector<simgrid::s4u::Host*>& hosts);
+
+}  // namespace dtsim::platforms
+
+#endif  // DTSIM_PLATFORMS_XML_CHECKS_H_
