@@ -168,8 +168,9 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   }
   run.network_model = *model;
   for (const std::string& c : f.cfg) {
-    run.simgrid_args.push_back("--cfg=" + c);
+    dtsim::sim::check_simgrid_cfg(c);
   }
+  run.simgrid_cfg = f.cfg;
   return run;
 }
 

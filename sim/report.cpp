@@ -125,6 +125,16 @@ std::string folded_note(const ordered_json& report) {
          " all-reduces memoized";
 }
 
+// ", with --cfg A, --cfg B" when the user added SimGrid settings: the model is then not only the
+// named one.
+std::string extra_cfg_note(const ordered_json& report) {
+  std::string note;
+  for (const auto& setting : report["network_model"]["extra_cfg"]) {
+    note += (note.empty() ? ", with --cfg " : ", --cfg ") + setting.get<std::string>();
+  }
+  return note;
+}
+
 }  // namespace
 
 std::string simulate_summary(const ordered_json& report) {
@@ -136,7 +146,8 @@ std::string simulate_summary(const ordered_json& report) {
                   report["platform"]["topology"].get<std::string>() + ", " +
                   report["algorithm"].get<std::string>() + " all-reduce (" +
                   report["replay"].get<std::string>() + " replay" + folded_note(report) + ", " +
-                  report["network_model"]["name"].get<std::string>() + " network model)\n";
+                  report["network_model"]["name"].get<std::string>() + " network model" +
+                  extra_cfg_note(report) + ")\n";
   s += "  iteration time          " + format("%.6f s", iteration_sec) + "\n";
   s += "  compute (fwd+bwd+opt)   " + format("%.6f s", r["compute_sec"].get<double>()) + "\n";
   s += "  exposed communication   " + format("%.6f s", r["exposed_comm_sec"].get<double>()) + "\n";

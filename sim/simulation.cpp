@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 
@@ -50,6 +51,31 @@ std::vector<std::string> network_model_settings(NetworkModel model) {
     return {"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:1e12"};
   }
   return {"network/model:LV08"};
+}
+
+void check_simgrid_cfg(const std::string& setting) {
+  const std::size_t colon = setting.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == setting.size()) {
+    throw ConfigError("--cfg " + setting +
+                      ": expected KEY:VALUE, e.g. network/maxmin-selective-update:yes");
+  }
+  const std::string key = setting.substr(0, colon);
+  const std::string value = setting.substr(colon + 1);
+  if (key.ends_with("/model") || key == "network/crosstraffic" || key == "network/TCP-gamma") {
+    throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
+                      " itself; choose the network model with --network-model exact|lv08");
+  }
+  if (key.starts_with("contexts/")) {
+    throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
+                      " itself (actor contexts and their stacks)");
+  }
+  if (key.find("precision") != std::string::npos) {
+    char* end = nullptr;
+    const double x = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !std::isfinite(x) || x <= 0) {
+      throw ConfigError("--cfg " + setting + ": expected a precision > 0, e.g. " + key + ":1e-9");
+    }
+  }
 }
 
 namespace {
@@ -121,13 +147,24 @@ class EngineRun {
     for (const std::string& s : network_model_settings(run.network_model)) {
       args_.push_back("--cfg=" + s);
     }
-    args_.insert(args_.end(), run.simgrid_args.begin(), run.simgrid_args.end());
+    for (const std::string& s : run.simgrid_cfg) {
+      args_.push_back("--cfg=" + s);
+    }
     for (std::string& a : args_) {
       argv_.push_back(a.data());
     }
     argv_.push_back(nullptr);
     int argc = static_cast<int>(args_.size());
-    engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
+    try {
+      engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
+    } catch (const std::exception& e) {  // only a user's --cfg can be refused
+      std::string settings;
+      for (const std::string& s : run.simgrid_cfg) {
+        settings += (settings.empty() ? "--cfg " : ", --cfg ") + s;
+      }
+      const std::string what = e.what();
+      throw ConfigError(settings + ": SimGrid refused it: " + what.substr(0, what.find('\n')));
+    }
     platform_ = platforms::build_platform(spec);
     rank_hosts_ = place_ranks_on(platform_, placement_shape(spec, platform_.hosts.size()),
                                  run.placement, run.ranks, spec.file);
@@ -209,7 +246,8 @@ ordered_json common_report(const char* verb, const RunOptions& run,
     r["ranks_per_node"] = hints.ranks_per_node;
   }
   r["network_model"] = {{"name", network_model_name(run.network_model)},
-                        {"simgrid_cfg", network_model_settings(run.network_model)}};
+                        {"simgrid_cfg", network_model_settings(run.network_model)},
+                        {"extra_cfg", run.simgrid_cfg}};
   return r;
 }
 

@@ -30,6 +30,12 @@ enum class NetworkModel {
 // The --cfg settings a model stands for, e.g. {"network/model:CM02", ...}.
 [[nodiscard]] std::vector<std::string> network_model_settings(NetworkModel model);
 
+// Throws ConfigError unless `setting` is KEY:VALUE with a key dtsim leaves to the user (not the
+// network, CPU or host model, cross-traffic, TCP-gamma or contexts/*, which dtsim sets) and, for
+// a precision, a number > 0 (SimGrid aborts or hangs otherwise). Unknown keys and values of the
+// wrong type are SimGrid's to refuse, when the engine starts.
+void check_simgrid_cfg(const std::string& setting);
+
 // Options shared by both verbs.
 struct RunOptions {
   std::string platform_path;
@@ -43,7 +49,7 @@ struct RunOptions {
   int ranks_per_node = 0;  // hierarchical algorithm; 0: the platform's GPUs per node
   std::vector<int> grid;   // torus-2d algorithm; empty: the dims of a 2-D torus platform
   NetworkModel network_model = NetworkModel::kExact;
-  std::vector<std::string> simgrid_args;  // extra --cfg=... / --log=... for SimGrid
+  std::vector<std::string> simgrid_cfg;  // extra SimGrid settings KEY:VALUE (--cfg)
 };
 
 struct SimulateConfig {

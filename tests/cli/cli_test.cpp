@@ -52,6 +52,38 @@ TEST_F(Cli, UnknownVerbNamesEveryVerb) {
             "workload; see dtsim --help)\n");
 }
 
+TEST_F(Cli, SimGridSettingsAreCheckedBeforeSimGridSeesThem) {
+  // Each of these aborted or hung SimGrid, or ran another network model than the report said.
+  const std::string run =
+      "collective --platform tests/testdata/sim_star16_25GBps.json --ranks 2 "
+      "--bytes 1MB --cfg ";
+  expect_error(run + "foo",
+               "dtsim collective: --cfg foo: expected KEY:VALUE, e.g. "
+               "network/maxmin-selective-update:yes\n");
+  expect_error(run + "network/model:LV08",
+               "dtsim collective: --cfg network/model:LV08: dtsim sets network/model itself; "
+               "choose the network model with --network-model exact|lv08\n");
+  expect_error(run + "contexts/factory:bogus",
+               "dtsim collective: --cfg contexts/factory:bogus: dtsim sets contexts/factory "
+               "itself (actor contexts and their stacks)\n");
+  expect_error(run + "surf/precision:-1",
+               "dtsim collective: --cfg surf/precision:-1: expected a precision > 0, e.g. "
+               "surf/precision:1e-9\n");
+  expect_error(run + "foo:bar",
+               "dtsim collective: --cfg foo:bar: SimGrid refused it: Bad config key: foo\n");
+}
+
+TEST_F(Cli, ExtraSimGridSettingsAreReported) {
+  const Result r = run("simulate " + kResnet + " " + kStar +
+                       " --ranks 2 --cfg network/maxmin-selective-update:yes --report " + report());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("exact network model, with --cfg network/maxmin-selective-update:yes)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(slurp(report()).find("\"extra_cfg\": [\n      \"network/maxmin-selective-update:yes\""),
+            std::string::npos);
+}
+
 TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   const Result r = run("simulate --help");
   EXPECT_EQ(r.exit_code, 0);
