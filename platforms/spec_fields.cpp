@@ -1,6 +1,7 @@
 #include "platforms/spec_fields.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "platforms/units.h"
 
@@ -89,6 +90,39 @@ void check_host_total(JsonFields& f, const char* key, const std::vector<unsigned
 
 namespace {
 
+// Records a problem at `switches_key` or `links_key` if SimGrid would build more than kMaxHosts
+// switches or links for `tree` (it would run out of memory first). With levels 1..L, level l holds
+// down[l+1] ... down[L] x up[1] ... up[l] nodes (level 0: the hosts), and each node of level l-1
+// has up[l] x parallel[l] links to level l.
+void check_fat_tree_size(JsonFields& f, const char* switches_key, const char* links_key,
+                         const FatTreeSpec& tree) {
+  const std::size_t levels = tree.down.size();
+  if (tree.up.size() != levels || tree.parallel.size() != levels) {
+    return;  // a list that did not read is reported already
+  }
+  double switches = 0;
+  double links = 0;
+  for (std::size_t l = 1; l <= levels; ++l) {
+    double below = 1;  // nodes of level l-1
+    double at = 1;     // nodes of level l
+    for (std::size_t i = 0; i < levels; ++i) {
+      below *= i >= l - 1 ? tree.down[i] : tree.up[i];
+      at *= i >= l ? tree.down[i] : tree.up[i];
+    }
+    switches += at;
+    links += below * tree.up[l - 1] * tree.parallel[l - 1];
+  }
+  char count[64];
+  if (switches > kMaxHosts) {
+    std::snprintf(count, sizeof count, "%.4g", switches);
+    f.problem(switches_key, "describes " + std::string(count) + " switches (at most 16777216)");
+  }
+  if (links > kMaxHosts) {
+    std::snprintf(count, sizeof count, "%.4g", links);
+    f.problem(links_key, "describes " + std::string(count) + " links (at most 16777216)");
+  }
+}
+
 // An integer key in [low, high]; nothing (and a problem) otherwise or if missing.
 std::optional<unsigned> read_bounded(JsonFields& f, const char* key, unsigned low, unsigned high) {
   auto v = f.unsigned_integer(key);
@@ -113,6 +147,7 @@ void read_explicit_tree(JsonFields& f, FatTreeSpec& tree) {
   tree.up = read_positive_list(f, "up", n);
   tree.parallel = read_positive_list(f, "parallel", n);
   check_host_total(f, "down", tree.down);
+  check_fat_tree_size(f, "up", "parallel", tree);
 }
 
 // The k-ary n-tree: n switch levels of k-port-down, k-port-up switches (k^n hosts, k^(n-1)
@@ -213,6 +248,7 @@ FatTreeSpec read_fat_tree(JsonFields& f) {
   FatTreeSpec tree;
   if (f.has("k") || f.has("n")) {
     read_k_ary_tree(f, tree);
+    check_fat_tree_size(f, "k", "k", tree);
   } else {
     read_explicit_tree(f, tree);
   }

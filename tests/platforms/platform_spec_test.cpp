@@ -299,6 +299,23 @@ TEST(PlatformSpec, RejectsMoreThan16MiHosts) {
             spec_file.path() + ": /dims: describes more than 16777216 hosts");
 }
 
+TEST(PlatformSpec, RejectsFatTreesOfMoreThan16MiSwitchesOrLinks) {
+  // 4 hosts, but each leaf has 2^24 parents: level 1 holds down[2] x up[1] = 2 x 2^24 switches,
+  // level 2 up[1] x up[2] = 2^48; links 4 x 2^24 + 2^25 x 2^24.
+  const TempSpec huge_up(
+      R"({"topology": "fat-tree", "levels": 2, "down": [2, 2], "up": [16777216, 16777216],
+          "parallel": [1, 1], "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(huge_up.path()),
+            huge_up.path() + ": /up: describes 2.815e+14 switches (at most 16777216)\n" +
+                huge_up.path() + ": /parallel: describes 5.63e+14 links (at most 16777216)");
+  // 4 switches, but 4 x 2^24 + 2 x 2 x 2^24 = 2^27 links.
+  const TempSpec huge_parallel(
+      R"({"topology": "fat-tree", "levels": 2, "down": [2, 2], "up": [1, 2],
+          "parallel": [16777216, 16777216], "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(huge_parallel.path()),
+            huge_parallel.path() + ": /parallel: describes 1.342e+08 links (at most 16777216)");
+}
+
 TEST(PlatformSpec, ReadsKAryNTreeAsGeneralizedFatTree) {
   // A 4-ary 3-tree: 4^3 = 64 hosts, 3 levels of 4^2 = 16 switches with 4 links down and 4 up:
   // PGFT(3; 4,4,4; 1,4,4; 1,1,1).
