@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "platforms/units.h"
 
@@ -324,6 +325,20 @@ DragonflySpec read_dragonfly(JsonFields& f) {
                             ") groups: SimGrid's dragonfly attaches a group's link to group h at "
                             "its router h, got " +
                             std::to_string(d.groups));
+  }
+  // Routers of a chassis are all joined (green), routers at the same position of a group's
+  // chassis too (black), and every pair of groups (blue); SimGrid builds each such link.
+  const double groups = d.groups, chassis = d.chassis, routers = d.routers;
+  const std::tuple<const char*, double, const char*> links[] = {
+      {"routers", groups * chassis * routers * (routers - 1) / 2, "within chassis (green)"},
+      {"chassis", groups * routers * chassis * (chassis - 1) / 2, "across chassis (black)"},
+      {"groups", groups * (groups - 1) / 2, "between groups (blue)"}};
+  for (const auto& [key, count, kind] : links) {
+    if (count > kMaxHosts) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.4g", count);
+      f.problem(key, "describes " + std::string(text) + " links " + kind + " (at most 16777216)");
+    }
   }
   read_dragonfly_links(f, d);
   return d;

@@ -316,6 +316,16 @@ TEST(PlatformSpec, RejectsFatTreesOfMoreThan16MiSwitchesOrLinks) {
             huge_parallel.path() + ": /parallel: describes 1.342e+08 links (at most 16777216)");
 }
 
+TEST(PlatformSpec, RejectsDragonfliesOfMoreThan16MiLinksOfAKind) {
+  // 2 groups x 1 chassis x 100000 routers, all joined: 2 x 100000 x 99999 / 2 green links.
+  const TempSpec spec_file(
+      R"({"topology": "dragonfly", "groups": 2, "chassis": 1, "routers": 100000, "nodes": 1,
+          "link_bandwidth": "1GBps", "link_latency": "1us"})");
+  EXPECT_EQ(read_error(spec_file.path()),
+            spec_file.path() +
+                ": /routers: describes 1e+10 links within chassis (green) (at most 16777216)");
+}
+
 TEST(PlatformSpec, ReadsKAryNTreeAsGeneralizedFatTree) {
   // A 4-ary 3-tree: 4^3 = 64 hosts, 3 levels of 4^2 = 16 switches with 4 links down and 4 up:
   // PGFT(3; 4,4,4; 1,4,4; 1,1,1).
