@@ -1,6 +1,7 @@
 #include "platforms/build_platform.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -328,6 +329,12 @@ std::vector<sg4::Link*> host_links(const PlatformSpec& spec, unsigned host) {
   return out;
 }
 
+std::string format_rate(double bytes_per_sec) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%g bytes/s", bytes_per_sec);
+  return text;
+}
+
 // Scales the bandwidth of the links each "slow_links" entry names (both directions of a
 // split-duplex link). Throws PlatformError naming the entry if a link name matches nothing.
 void apply_slow_links(const PlatformSpec& spec) {
@@ -358,7 +365,13 @@ void apply_slow_links(const PlatformSpec& spec) {
       }
     }
     for (sg4::Link* link : links) {
-      link->set_bandwidth(link->get_bandwidth() * slow.bandwidth_factor);
+      const double bandwidth = link->get_bandwidth() * slow.bandwidth_factor;
+      if (!std::isfinite(bandwidth) || bandwidth <= 0) {
+        throw PlatformError(spec.file + ": " + slow.where + "/bandwidth_factor: link \"" +
+                            link->get_name() + "\" would get a bandwidth of " +
+                            format_rate(bandwidth) + " (expected a finite number > 0)");
+      }
+      link->set_bandwidth(bandwidth);
     }
   }
 }

@@ -23,14 +23,17 @@ const json* array_member(JsonFields& f, const char* key) {
 }
 
 // A number > 0 at `key`; 1 (and a problem) otherwise.
+// A speed factor: 1e-6 (a million times slower) to 1e6 is more than any cluster shows, and the
+// bound keeps products of several entries and the durations they scale finite.
 double read_factor(JsonFields& f, const char* key) {
   auto v = f.number(key);
-  if (v && !(*v > 0)) {
+  const bool ok = v && *v >= 1e-6 && *v <= 1e6;
+  if (v && !ok) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", *v);
-    f.problem(key, std::string("expected a number > 0, got ") + text);
+    f.problem(key, std::string("expected a number between 1e-06 and 1e+06, got ") + text);
   }
-  return v && *v > 0 ? *v : 1;
+  return ok ? *v : 1;
 }
 
 // A host index < hosts (hosts = 0: unknown before SimGrid loads an XML file).

@@ -1,5 +1,8 @@
 #include "sim/perturbations.h"
 
+#include <cmath>
+#include <cstdio>
+
 #include <simgrid/s4u.hpp>
 
 #include "sim/config_error.h"
@@ -63,6 +66,12 @@ sg4::Host* host_at(const platforms::PlatformSpec& spec, const platforms::Platfor
   return platform.hosts[index];
 }
 
+std::string format_factor(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", factor);
+  return text;
+}
+
 }  // namespace
 
 std::vector<double> rank_compute_factors(const platforms::PlatformSpec& spec,
@@ -84,6 +93,13 @@ std::vector<double> rank_compute_factors(const platforms::PlatformSpec& spec,
       if (rank_hosts[r] == host) {
         factors[r] *= slow.compute_factor;
       }
+    }
+  }
+  for (std::size_t r = 0; r < factors.size(); ++r) {
+    if (!std::isfinite(factors[r]) || factors[r] <= 0) {
+      throw ConfigError(spec.file + ": /perturbations/slow_gpus: the compute factors of rank " +
+                        std::to_string(r) + " multiply to " + format_factor(factors[r]) +
+                        " (expected a finite number > 0)");
     }
   }
   return factors;

@@ -270,6 +270,17 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
       config.run, {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = 1});
 
   EngineRun engine(config.run, v.platform, v.hints);
+  const double slowest = std::ranges::max(engine.compute_factors());
+  const double compute_sec =
+      (workload.forward_sec() + workload.backward_sec()) * config.accumulation_steps +
+      workload.optimizer_sec;
+  if (!std::isfinite(slowest * compute_sec * config.iterations)) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", slowest);
+    throw ConfigError(v.platform.file + ": /perturbations/slow_gpus: a compute factor of " +
+                      factor + " makes " + std::to_string(config.iterations) + " iterations of " +
+                      config.workload_path + " last forever");
+  }
   const DataParallelJob job{
       .ranks = config.run.ranks,
       .bucket_cap_bytes = config.bucket_cap_bytes,

@@ -302,6 +302,24 @@ TEST_F(Cli, XmlPlatformWithoutARouteOrWithABadLinkIsAnError) {
       "bandwidth > 0, got -1e+09 bytes/s\n");
 }
 
+TEST_F(Cli, SlowGpuFactorsThatMultiplyToInfinityAreAnError) {
+  // Each factor is in range, but 52 of 1e6 for one rank multiply to 1e312 > DBL_MAX (SimGrid
+  // aborted on the infinite duration).
+  const std::string spec = (dir_ / "slow.json").string();
+  std::ofstream out(spec);
+  out << R"({"topology": "star", "hosts": 4, "link_bandwidth": "25GBps", "link_latency": "1us",)"
+      << R"( "perturbations": {"slow_gpus": [)";
+  for (int i = 0; i < 52; ++i) {
+    out << (i > 0 ? ", " : "") << R"({"rank": 1, "compute_factor": 1e6})";
+  }
+  out << "]}}";
+  out.close();
+  expect_error("simulate " + kResnet + " --platform " + spec + " --ranks 2",
+               "dtsim simulate: " + spec +
+                   ": /perturbations/slow_gpus: the compute factors of rank 1 multiply to inf "
+                   "(expected a finite number > 0)\n");
+}
+
 TEST_F(Cli, DescribeNamesLevelsAndBisection) {
   const Result r = run("platform describe platforms/files/fat_tree_256.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

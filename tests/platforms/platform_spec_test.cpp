@@ -525,23 +525,25 @@ TEST(PlatformSpec, RejectsBadPerturbations) {
             "jitter": 1}})");
   const std::string& p = spec_file.path();
   const std::string at = p + ": /perturbations";
-  EXPECT_EQ(read_error(p),
-            at +
-                "/jitter: unknown key (expected one of slow_links, failed_links, slow_gpus, "
-                "background)\n" +
-                at +
-                "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
-                at + "/slow_links/0/bandwidth_factor: expected a number > 0, got 0\n" + at +
-                "/slow_links/1: expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid "
-                "link name) or \"host\" (a host's own links)\n" +
-                at +
-                "/failed_links/0: only a fat-tree without \"node\" can route around a failed link "
-                "(SimGrid 3.32's other zones route statically: torus dimension order, dragonfly "
-                "minimal, XML as written); use \"slow_links\" with a small \"bandwidth_factor\"\n" +
-                at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
-                "/background/0/to: expected a host other than \"from\" (1)\n" + at +
-                "/background/1: expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
-                "repeated transfer)");
+  EXPECT_EQ(
+      read_error(p),
+      at +
+          "/jitter: unknown key (expected one of slow_links, failed_links, slow_gpus, "
+          "background)\n" +
+          at + "/slow_links/0/level: only a fat-tree has levels (name the links with \"link\")\n" +
+          at +
+          "/slow_links/0/bandwidth_factor: expected a number between 1e-06 and 1e+06, got 0\n" +
+          at +
+          "/slow_links/1: expected one of \"level\" (a fat-tree level), \"link\" (a SimGrid "
+          "link name) or \"host\" (a host's own links)\n" +
+          at +
+          "/failed_links/0: only a fat-tree without \"node\" can route around a failed link "
+          "(SimGrid 3.32's other zones route statically: torus dimension order, dragonfly "
+          "minimal, XML as written); use \"slow_links\" with a small \"bandwidth_factor\"\n" +
+          at + "/slow_gpus/0/host: expected a host index below 4, got 4\n" + at +
+          "/background/0/to: expected a host other than \"from\" (1)\n" + at +
+          "/background/1: expected \"rate\" (a constant flow) or \"bytes\" and \"period\" (a "
+          "repeated transfer)");
 }
 
 TEST(PlatformSpec, FailedFatTreeLinkIndicesAreChecked) {
