@@ -140,6 +140,8 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
                                  : (std::filesystem::path(spec_path).parent_path() / p).string();
       if (!std::filesystem::exists(xml.path)) {
         f.problem("file", "no such file \"" + xml.path + "\"");
+      } else if (std::filesystem::is_directory(xml.path)) {
+        f.problem("file", "\"" + xml.path + "\" is a directory, not a SimGrid XML platform");
       }
     }
     return xml;
@@ -200,6 +202,9 @@ PlatformSpec read_platform_spec(const std::string& path) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (std::filesystem::is_directory(path)) {
+    throw PlatformError(path + ": a directory, not a platform file");
+  }
   if (lower.ends_with(".xml")) {
     if (!std::filesystem::exists(path)) {
       throw PlatformError(path + ": cannot open platform file");

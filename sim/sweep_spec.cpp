@@ -1,6 +1,7 @@
 #include "sim/sweep_spec.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -168,6 +169,9 @@ SweepSpec sweep_from_json(const json& doc, const std::string& file,
 }
 
 SweepSpec read_sweep(const std::string& path, const std::vector<std::string>& flags) {
+  if (std::filesystem::is_directory(path)) {
+    throw ConfigError(path + ": a directory, not a sweep file");
+  }
   std::ifstream in(path);
   if (!in) {
     throw ConfigError(path + ": cannot open sweep file");

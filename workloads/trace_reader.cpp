@@ -1,5 +1,6 @@
 #include "workloads/trace_reader.h"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -133,6 +134,9 @@ Workload workload_from_json(const json& doc, const std::string& file) {
 }
 
 Workload read_workload(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    throw TraceError(path + ": a directory, not a workload trace");
+  }
   std::ifstream in(path);
   if (!in) {
     throw TraceError(path + ": cannot open workload trace");

@@ -393,6 +393,20 @@ TEST_F(Cli, MissingWorkloadFile) {
                "dtsim simulate: tests/testdata/no_such_trace.json: cannot open workload trace\n");
 }
 
+TEST_F(Cli, ADirectoryIsNotAnInputFile) {
+  // These ended in "internal error: basic_filebuf::underflow" or SimGrid's flex scanner.
+  const std::string dir = dir_.string();
+  expect_error("simulate --workload " + dir + " " + kStar + " --ranks 2",
+               "dtsim simulate: " + dir + ": a directory, not a workload trace\n");
+  expect_error("simulate " + kResnet + " --platform " + dir + " --ranks 2",
+               "dtsim simulate: " + dir + ": a directory, not a platform file\n");
+  const std::string spec = (dir_ / "p.json").string();
+  std::ofstream(spec) << R"({"topology": "xml", "file": "."})";
+  expect_error("collective --platform " + spec + " --ranks 2 --bytes 1MB",
+               "dtsim collective: " + spec + ": /file: \"" + dir + "/.\" is a directory, not a " +
+                   "SimGrid XML platform\n");
+}
+
 TEST_F(Cli, MalformedJson) {
   expect_error(
       "simulate --workload tests/testdata/cli_malformed.json " + kStar + " --ranks 2",
