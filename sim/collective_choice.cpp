@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "sim/collectives/registry.h"
@@ -114,6 +115,16 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
                                            const TopologyHints& hints) const {
   const double latency_sec = options_.collective_latency_sec;
   if (!is_auto(algorithm_)) {
+    const double ops = op_bound(algorithm_, request, hints, options_);
+    if (ops > kMaxScheduleOps) {
+      char count[32];
+      std::snprintf(count, sizeof count, "%.3g", ops);
+      throw ConfigError("--algorithm " + algorithm_ + ": " + std::string(op_name(request.op)) +
+                        " of " + std::to_string(request.bytes) + " bytes on " +
+                        std::to_string(request.ranks) + " ranks: about " + count +
+                        " transfers to schedule (at most 2e7, ~5 GB); use a collapsed replay "
+                        "(--replay collapsed, or fast for trees), a larger --chunk, or auto");
+    }
     return {.algorithm = algorithm_,
             .schedule = with_entry_latency(
                 make_algorithm(algorithm_, options_)->build(request, hints), latency_sec)};

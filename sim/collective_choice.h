@@ -29,6 +29,9 @@ struct CollectiveChoice {
 // Auto skips a candidate whose schedule would exceed this many operations (direct on thousands
 // of ranks): building it would cost more than it could win.
 inline constexpr double kMaxAutoCandidateOps = 4e6;
+// A named algorithm whose schedule would exceed this many operations is refused: at about 240
+// bytes and 30 µs of replay each (a chunked tree, measured here), 2e7 is ~5 GB and ~10 minutes.
+inline constexpr double kMaxScheduleOps = 2e7;
 
 class CollectiveChooser {
  public:

@@ -1,6 +1,7 @@
 // dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
 // report. The only place that prints to stdout and the only catch of input errors (exit code 2).
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "sim/simulation.h"
 #include "sim/sweep.h"
 #include "workloads/generator.h"
+#include "workloads/trace.h"
 #include "workloads/trace_error.h"
 #include "workloads/trace_writer.h"
 
@@ -125,6 +127,9 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) 
   if (!bytes) {
     throw ConfigError("--" + flag + " " + text +
                       ": expected a size such as 1048576, 100MB or 1GiB");
+  }
+  if (*bytes > dtsim::workloads::kMaxBytes) {
+    throw ConfigError("--" + flag + " " + text + ": expected at most 2^50 bytes (1 PiB)");
   }
   return *bytes;
 }
@@ -252,8 +257,12 @@ int run_simulate(const std::vector<std::string>& args,
              "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n")) {
     return 0;
   }
-  if (!(bucket_mb > 0) || !std::isfinite(bucket_mb)) {
-    throw ConfigError("--bucket-mb " + std::to_string(bucket_mb) + ": expected a size > 0 (MiB)");
+  // 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
+  if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", bucket_mb);
+    throw ConfigError("--bucket-mb " + std::string(text) +
+                      ": expected a size from 1 byte (9.5367e-07) to 2^30 MiB (1 PiB)");
   }
   const auto overlap_mode = dtsim::sim::parse_overlap(overlap);
   if (!overlap_mode) {

@@ -13,6 +13,9 @@ namespace dtsim::workloads {
 // The trace format version this code writes. It reads versions 1 and 2 (version 2 = version 1
 // plus the optional measurement record and per-layer spreads).
 inline constexpr int kFormatVersion = 2;
+// The most bytes dtsim models in one message or one trace's gradients: 1 PiB (2^50). It keeps the
+// byte arithmetic of the collectives (2(p-1) chunks of S/p, sums over steps) inside 64 bits.
+inline constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 50;
 inline constexpr int kOldestFormatVersion = 1;
 
 // One layer (a module, or a parameter-free op such as a residual add) of the model.

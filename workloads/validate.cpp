@@ -55,9 +55,17 @@ std::vector<std::string> validate(const Workload& w) {
     problems.push_back("/layers: a trace needs at least one layer");
   }
   std::map<std::string, std::size_t> first_index;
+  double total_param_bytes = 0;
+  bool layer_too_large = false;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const Layer& layer = w.layers[i];
     const std::string pointer = "/layers/" + std::to_string(i);
+    total_param_bytes += static_cast<double>(layer.param_bytes);
+    if (layer.param_bytes > kMaxBytes) {
+      layer_too_large = true;
+      problems.push_back(pointer + "/param_bytes: expected at most 2^50 (1 PiB), got " +
+                         std::to_string(layer.param_bytes));
+    }
     if (layer.name.empty()) {
       problems.push_back(pointer + "/name: must not be empty");
     } else if (auto [it, inserted] = first_index.emplace(layer.name, i); !inserted) {
@@ -79,6 +87,10 @@ std::vector<std::string> validate(const Workload& w) {
         problems.push_back(pointer + "/" + key + ": needs format_version 2");
       }
     }
+  }
+  // Checked once every layer is within bounds, so that one huge layer gives one problem.
+  if (!layer_too_large && total_param_bytes > static_cast<double>(kMaxBytes)) {
+    problems.push_back("/layers: the layers' param_bytes add up to more than 2^50 (1 PiB)");
   }
   return problems;
 }

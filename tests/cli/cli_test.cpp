@@ -481,6 +481,26 @@ TEST_F(Cli, BadSize) {
                "dtsim collective: --bytes 12XB: expected a size such as 1048576, 100MB or 1GiB\n");
 }
 
+TEST_F(Cli, SizesBeyondOnePebibyteAndBucketsBelowOneByte) {
+  // 17,000,000 TB overflowed the collapsed ring's 64-bit byte sums (a bus bandwidth above the
+  // links'); --bucket-mb 1e13 was silently clamped to 2^63 bytes, 1e-7 rounded to 0 bytes.
+  expect_error("collective " + kStar + " --ranks 8 --bytes 17000000TB",
+               "dtsim collective: --bytes 17000000TB: expected at most 2^50 bytes (1 PiB)\n");
+  for (const auto& [given, shown] : {std::pair{"1e13", "1e+13"}, {"1e-7", "1e-07"}, {"0", "0"}}) {
+    expect_error("simulate " + kResnet + " " + kStar + " --ranks 2 --bucket-mb " + given,
+                 std::string("dtsim simulate: --bucket-mb ") + shown +
+                     ": expected a size from 1 byte (9.5367e-07) to 2^30 MiB (1 PiB)\n");
+  }
+}
+
+TEST_F(Cli, ScheduleOfMoreThanTwentyMillionTransfersIsRefused) {
+  // A chunked tree of 1 TB on 16 ranks: 2 x 16 x (1e12 / 512 KiB + 1) = 6.1e7 transfers.
+  expect_error("collective " + kStar + " --ranks 16 --bytes 1TB --algorithm tree",
+               "dtsim collective: --algorithm tree: all-reduce of 1000000000000 bytes on 16 "
+               "ranks: about 6.1e+07 transfers to schedule (at most 2e7, ~5 GB); use a collapsed "
+               "replay (--replay collapsed, or fast for trees), a larger --chunk, or auto\n");
+}
+
 TEST_F(Cli, BadCollectiveLatency) {
   expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --collective-latency -1us",
                "dtsim collective: --collective-latency -1us: expected a duration >= 0 such as "

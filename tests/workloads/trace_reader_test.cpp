@@ -96,13 +96,28 @@ TEST(TraceReader, LeavesAbsentForwardFlopsEmpty) {
   EXPECT_FALSE(w.layers[1].forward_flops.has_value());
 }
 
-TEST(TraceReader, AcceptsLargestParamBytes) {
-  // 2^64 - 1: the largest std::uint64_t.
+TEST(TraceReader, AcceptsParamBytesUpTo1PiBAndNoMore) {
+  // 2^50 = 1125899906842624 (workloads::kMaxBytes) is accepted; 2^64 - 1, which overflowed the
+  // collectives' byte arithmetic, is not.
   const Workload w = workload_from_json(
       json::parse(one_layer_trace(
-          R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 18446744073709551615})")),
+          R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 1125899906842624})")),
       "inline.json");
-  EXPECT_EQ(w.layers[0].param_bytes, UINT64_MAX);
+  EXPECT_EQ(w.layers[0].param_bytes, std::uint64_t{1} << 50);
+  EXPECT_EQ(
+      parse_error(one_layer_trace(
+          R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 18446744073709551615})")),
+      "inline.json: /layers/0/param_bytes: expected at most 2^50 (1 PiB), got "
+      "18446744073709551615");
+}
+
+TEST(TraceReader, RejectsGradientsOfMoreThan1PiBInAll) {
+  // Two layers of 2^50 bytes each: each is allowed, their sum 2^51 is not.
+  EXPECT_EQ(
+      parse_error(one_layer_trace(
+          R"({"name": "a", "forward_sec": 0, "backward_sec": 0, "param_bytes": 1125899906842624},
+             {"name": "b", "forward_sec": 0, "backward_sec": 0, "param_bytes": 1125899906842624})")),
+      "inline.json: /layers: the layers' param_bytes add up to more than 2^50 (1 PiB)");
 }
 
 TEST(TraceReader, AcceptsNonNegativeIntegersBuiltInCode) {

@@ -39,7 +39,7 @@ Workload awkward_workload() {
                  {.name = "head",
                   .forward_sec = 0,
                   .backward_sec = 123.456789012345678,
-                  .param_bytes = 18446744073709551615u,
+                  .param_bytes = 1125899906842624 - 12345,  // 2^50 in all: the most allowed
                   .forward_flops = 0}}};
 }
 
