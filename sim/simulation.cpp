@@ -119,6 +119,12 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
   v.hints.ranks_per_node =
       run.ranks_per_node > 0 ? run.ranks_per_node : static_cast<int>(v.platform.gpus_per_node());
   v.hints.in_switch_reduction = v.platform.nvlink_sharp();
+  if (hosts != 0) {  // an XML platform's hosts are known once SimGrid has loaded it
+    const PlacementShape shape = placement_shape(v.platform, hosts);
+    for (std::size_t host : place_ranks(run.placement, shape, run.ranks)) {
+      v.hints.rank_nodes.push_back(static_cast<int>(host / shape.gpus_per_node));
+    }
+  }
   v.hints.grid = run.grid;
   const auto* torus = std::get_if<platforms::TorusSpec>(&v.platform.topology);
   if (v.hints.grid.empty() && torus != nullptr && torus->dims.size() == 2 &&

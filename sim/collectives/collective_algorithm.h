@@ -4,6 +4,7 @@
 #ifndef DTSIM_SIM_COLLECTIVES_COLLECTIVE_ALGORITHM_H_
 #define DTSIM_SIM_COLLECTIVES_COLLECTIVE_ALGORITHM_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -56,9 +57,15 @@ struct TopologyHints {
   int ranks_per_node = 1;
   // The nodes' switches reduce in the network (NVLink SHARP), as nvls needs.
   bool in_switch_reduction = false;
+  // The node each rank runs on, under the run's placement. Empty: rank / ranks_per_node.
+  std::vector<int> rank_nodes;
   // Torus 2-D algorithm: ranks form a grid[0] x grid[1] grid, rank = x + grid[0] * y.
   std::vector<int> grid;
 
+  [[nodiscard]] int node_of(int rank) const {
+    return rank_nodes.empty() ? rank / std::max(1, ranks_per_node)
+                              : rank_nodes[static_cast<std::size_t>(rank)];
+  }
   [[nodiscard]] double latency_sec(int src, int dst) const {
     return route_latency_sec ? route_latency_sec(src, dst) : 0.0;
   }

@@ -22,6 +22,13 @@ std::string NvlsAlgorithm::unsupported(const CollectiveRequest& request,
            " ranks do not fit in a node of " + std::to_string(g) + (g == 1 ? " GPU" : " GPUs") +
            " (across nodes NCCL needs SHARP switches, which dtsim does not model)";
   }
+  for (int r = 1; r < request.ranks; ++r) {
+    if (hints.node_of(r) != hints.node_of(0)) {
+      return "nvls needs every rank on one NVSwitch node, and the placement puts rank " +
+             std::to_string(r) + " on node " + std::to_string(hints.node_of(r)) +
+             ", rank 0 on node " + std::to_string(hints.node_of(0)) + " (use --placement linear)";
+    }
+  }
   return "";
 }
 

@@ -353,6 +353,22 @@ TEST_F(Cli, HgxH200NodeReducesInItsSwitchAndAutoPicksNvlsThere) {
   EXPECT_NE(a100_report.find("nvls needs nodes whose NVSwitch reduces"), std::string::npos);
 }
 
+TEST_F(Cli, NvlsRefusesRanksThatThePlacementSpreadsOverNodes) {
+  // 4 ranks fit in one 8-GPU node, but round-robin over 2 nodes puts rank 1 on node 1: nvls
+  // used to run there anyway, as if one switch reduced for both nodes.
+  const std::string h200 = (dir_ / "h200x2.json").string();
+  std::ofstream(h200) << R"({"preset": "hgx-h200", "nodes": 2})";
+  const std::string args = "collective --platform " + h200 + " --ranks 4 --bytes 64MB ";
+  expect_error(args + "--algorithm nvls --placement round-robin",
+               "dtsim collective: --algorithm nvls: nvls needs every rank on one NVSwitch node, "
+               "and the placement puts rank 1 on node 1, rank 0 on node 0 (use --placement "
+               "linear)\n");
+  EXPECT_EQ(run(args + "--algorithm nvls --placement linear").exit_code, 0);
+  ASSERT_EQ(run(args + "--algorithm auto --placement round-robin --report " + report()).exit_code,
+            0);
+  EXPECT_EQ(slurp(report()).find("\"chosen\": \"nvls\""), std::string::npos);
+}
+
 TEST_F(Cli, DragonflyDescribesAndExportsToTheSameRing) {
   const Result r = run("platform describe tests/testdata/sim_dragonfly8.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
