@@ -201,11 +201,25 @@ void write_report(const std::string& path, const nlohmann::ordered_json& report)
   }
 }
 
+// `args` parsed against `flags`, which take no positional arguments: a stray word ("tree"
+// without --algorithm) is an error naming it, not ignored as boost would.
+po::parsed_options parse_flags_only(const std::vector<std::string>& args,
+                                    const po::options_description& flags) {
+  po::parsed_options parsed = po::command_line_parser(args).options(flags).run();
+  for (const po::option& o : parsed.options) {
+    if (o.position_key >= 0 && !o.value.empty()) {
+      throw ConfigError("unexpected argument \"" + o.value.front() +
+                        "\": every value follows its flag (see --help)");
+    }
+  }
+  return parsed;
+}
+
 // Parses `args` against `flags`; returns false if --help was given (after printing it).
 bool parse(const std::vector<std::string>& args, const po::options_description& flags,
            const std::string& verb, const char* what) {
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(flags).run(), vm);
+  po::store(parse_flags_only(args, flags), vm);
   if (vm.count("help")) {
     std::cout << "Usage: dtsim " << verb << " [flags]\n" << what << "\n" << flags;
     return false;
@@ -401,7 +415,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
             "where to write the trace (format: workloads/FORMAT.md)");
   add_flags("help", "explain the flags");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(flags).run(), vm);
+  po::store(parse_flags_only(args, flags), vm);
   if (vm.count("help")) {
     std::cout << "Usage: dtsim workload generate [flags]\n"
                  "Writes a workload trace of one device's iteration from the architecture's\n"

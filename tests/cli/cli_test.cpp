@@ -84,6 +84,16 @@ TEST_F(Cli, ExtraSimGridSettingsAreReported) {
             std::string::npos);
 }
 
+TEST_F(Cli, AStrayArgumentIsAnError) {
+  // "tree" without --algorithm used to be ignored: the run used the ring.
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 8 tree",
+               "dtsim simulate: unexpected argument \"tree\": every value follows its flag (see "
+               "--help)\n");
+  expect_error("collective " + kStar + " --ranks 8 --bytes 1MB extra",
+               "dtsim collective: unexpected argument \"extra\": every value follows its flag "
+               "(see --help)\n");
+}
+
 TEST_F(Cli, SimulateHelpNamesEveryFlagWithItsUnit) {
   const Result r = run("simulate --help");
   EXPECT_EQ(r.exit_code, 0);
