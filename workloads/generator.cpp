@@ -102,7 +102,7 @@ Workload generate_workload(const GeneratorConfig& config) {
   try {
     costs = model_layers(config.shape);
   } catch (const std::invalid_argument& e) {
-    throw GeneratorError(std::string("--model: ") + e.what());
+    throw GeneratorError(e.what());  // names the flag
   }
   const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";
   const std::string optimizer =
@@ -110,8 +110,10 @@ Workload generate_workload(const GeneratorConfig& config) {
   if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "lamb") {
     throw GeneratorError("--optimizer " + optimizer + ": expected sgd, adamw or lamb");
   }
-  if (config.calibrate_iteration_sec && !(*config.calibrate_iteration_sec > 0)) {
-    throw GeneratorError("--calibrate-iter-sec: expected a time > 0 s");
+  if (config.calibrate_iteration_sec &&
+      !(*config.calibrate_iteration_sec > 0 && std::isfinite(*config.calibrate_iteration_sec))) {
+    throw GeneratorError("--calibrate-iter-sec " + format("%g", *config.calibrate_iteration_sec) +
+                         ": expected a finite time > 0 s");
   }
 
   const double flops_per_sec = peak * kComputeEfficiency;

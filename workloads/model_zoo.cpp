@@ -173,7 +173,8 @@ std::vector<LayerCost> vgg16(const ModelShape& shape) {
     }
   }
   if (b.size() != 7) {
-    throw std::invalid_argument("vgg16: dtsim models the 7x7 feature map of 224x224 inputs only");
+    throw std::invalid_argument("--image-size " + std::to_string(shape.image_size) +
+                                ": dtsim models vgg16 on 224x224 inputs only (a 7x7 feature map)");
   }
   b.linear("classifier.0", 4096);
   b.relu("classifier.1");
@@ -229,7 +230,8 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                           .heads = 16,
                           .ffn = 4096};
   if (shape.seq_len > kPositions) {
-    throw std::invalid_argument("bert_large: seq_len above 512 positions");
+    throw std::invalid_argument("--seq-len " + std::to_string(shape.seq_len) +
+                                ": bert_large has 512 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
   std::vector<LayerCost> out;
@@ -271,7 +273,8 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
                           .heads = 12,
                           .ffn = 3072};
   if (shape.seq_len > kPositions) {
-    throw std::invalid_argument("gpt2: seq_len above 1024 positions");
+    throw std::invalid_argument("--seq-len " + std::to_string(shape.seq_len) +
+                                ": gpt2 has 1024 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
   std::vector<LayerCost> out;
@@ -319,16 +322,19 @@ const std::vector<std::string>& model_names() {
 
 std::vector<LayerCost> model_layers(const ModelShape& shape) {
   if (shape.batch < 1) {
-    throw std::invalid_argument("batch must be >= 1");
+    throw std::invalid_argument("--batch " + std::to_string(shape.batch) +
+                                ": expected an integer >= 1");
   }
   const std::string& m = shape.model;
   const bool cnn = m.starts_with("resnet") || m.starts_with("resnext") ||
                    m.starts_with("wide_resnet") || m == "vgg16";
   if (cnn && shape.image_size < 32) {
-    throw std::invalid_argument(m + ": image size must be >= 32");
+    throw std::invalid_argument("--image-size " + std::to_string(shape.image_size) + ": " + m +
+                                " needs at least 32 pixels");
   }
   if (!cnn && shape.seq_len < 1) {
-    throw std::invalid_argument(m + ": seq_len must be >= 1");
+    throw std::invalid_argument("--seq-len " + std::to_string(shape.seq_len) +
+                                ": expected an integer >= 1");
   }
   if (m == "resnet18")
     return resnet(shape, {.blocks = {2, 2, 2, 2}, .bottleneck = false});
@@ -352,7 +358,11 @@ std::vector<LayerCost> model_layers(const ModelShape& shape) {
     return bert_large(shape);
   if (m == "gpt2")
     return gpt2(shape);
-  throw std::invalid_argument("unknown model \"" + m + "\"");
+  std::string names;
+  for (const std::string& name : model_names()) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw std::invalid_argument("--model " + m + ": unknown model (expected one of " + names + ")");
 }
 
 }  // namespace dtsim::workloads

@@ -1,6 +1,7 @@
 #include "workloads/generator.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -97,6 +98,29 @@ TEST(Generator, RejectsWhatItCannotModel) {
     FAIL();
   } catch (const GeneratorError& e) {
     EXPECT_STREQ(e.what(), "--device tpu: unknown device (expected one of v100, a100, h100, h200)");
+  }
+  // Each message names the flag at fault (they all said "--model" before).
+  c = resnet50_v100();
+  c.shape.batch = 0;
+  try {
+    (void)generate_workload(c);
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "--batch 0: expected an integer >= 1");
+  }
+  c = resnet50_v100();
+  c.shape.image_size = 16;
+  try {
+    (void)generate_workload(c);
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "--image-size 16: resnet50 needs at least 32 pixels");
+  }
+  try {  // infinity used to write "forward_sec": null
+    (void)generate_workload(resnet50_v100(std::numeric_limits<double>::infinity()));
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "--calibrate-iter-sec inf: expected a finite time > 0 s");
   }
   try {
     (void)generate_workload(resnet50_v100(0.0001));
