@@ -61,9 +61,11 @@ class Checker {
   bool flag(const std::string& name, const std::string& pointer) {
     if (std::find(std::begin(kFlagsNotInSweeps), std::end(kFlagsNotInSweeps), name) !=
         std::end(kFlagsNotInSweeps)) {
-      fail(pointer, "--" + name +
-                        " cannot be set in a sweep (the sweep sets each point's report; an output "
-                        "file would be overwritten by every point)");
+      fail(pointer, "--" + name + " cannot be set in a sweep " +
+                        (name == "help" ? std::string("(it runs nothing)")
+                                        : std::string("(the sweep sets each point's report; an "
+                                                      "output file would be overwritten by every "
+                                                      "point)")));
       return false;
     }
     if (std::find(flags_.begin(), flags_.end(), name) == flags_.end()) {

@@ -152,6 +152,15 @@ TEST_F(Sweep, ExistingResultsNeedResume) {
   EXPECT_EQ(slurp(csv()), "anything\n");
 }
 
+TEST_F(Sweep, HelpCannotBeSetInASweep) {
+  const std::string spec = (dir_ / "help.json").string();
+  std::ofstream(spec) << R"({"fixed": {"help": "yes"}, "vary": {}})";
+  const Result r = run("sweep " + spec + " --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: " + spec +
+                       ": /fixed/help: --help cannot be set in a sweep (it runs nothing)\n");
+}
+
 TEST_F(Sweep, BadSweepFileNamesEveryJsonPath) {
   const Result r = run("sweep tests/testdata/sweep_bad.json --out " + csv());
   EXPECT_EQ(r.exit_code, 2);
