@@ -1,6 +1,9 @@
 #include "sim/data_parallel.h"
 
+#include <cstdio>
 #include <map>
+
+#include "sim/config_error.h"
 
 namespace dtsim::sim {
 
@@ -114,6 +117,31 @@ std::string overlap_name(Overlap overlap) {
   return overlap == Overlap::kBackward ? "backward" : "none";
 }
 
+namespace {
+
+// Refuses a task graph of more than kMaxGraphTasks (at about 200 bytes each, ~10 GB): per
+// iteration, nb + 3 compute tasks per computing rank and every bucket's all-reduce operations
+// (a folded one: a handful).
+void check_graph_size(const DataParallelJob& job, int computing_ranks,
+                      const std::vector<Bucket>& buckets,
+                      const std::map<std::uint64_t, CollectiveChoice>& choices) {
+  constexpr double kMaxGraphTasks = 5e7;
+  double per_iteration = static_cast<double>(computing_ranks) * (buckets.size() + 3);
+  for (const Bucket& b : buckets) {
+    per_iteration += computing_ranks == 1 ? 4 : choices.at(b.bytes).schedule.ops.size();
+  }
+  const double tasks = per_iteration * job.iterations;
+  if (tasks > kMaxGraphTasks) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", tasks);
+    throw ConfigError("--iterations " + std::to_string(job.iterations) + ": about " + count +
+                      " tasks to replay (at most 5e7, ~10 GB); the last of 3 iterations is "
+                      "already the steady state");
+  }
+}
+
+}  // namespace
+
 bool ranks_exit_together(const Schedule& schedule) {
   for (const auto& exits : schedule.exit_ops) {
     if (exits != schedule.exit_ops.front()) {
@@ -145,6 +173,7 @@ DataParallelGraph build_data_parallel(
     out.ranks_folded = out.ranks_folded && ranks_exit_together(choice.schedule);
   }
   const int computing_ranks = out.ranks_folded ? 1 : p;
+  check_graph_size(job, computing_ranks, out.buckets, choices);
 
   const std::vector<double> segments_sec = backward_segments_sec(workload, out.buckets);
   for (int it = 0; it < job.iterations; ++it) {

@@ -190,6 +190,21 @@ void check_output_path(const std::string& flag, const std::string& path) {
   }
 }
 
+// Fails if two output flags name the same file: one would silently overwrite the other.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& [flag, path] = outputs[i];
+      const auto& [other_flag, other_path] = outputs[j];
+      if (!path.empty() && !other_path.empty() &&
+          std::filesystem::weakly_canonical(path) ==
+              std::filesystem::weakly_canonical(other_path)) {
+        throw ConfigError("--" + flag + " " + path + ": the same file as --" + other_flag);
+      }
+    }
+  }
+}
+
 void write_report(const std::string& path, const nlohmann::ordered_json& report) {
   if (path.empty()) {
     return;
@@ -290,6 +305,9 @@ int run_simulate(const std::vector<std::string>& args,
       .accumulation_steps = accumulation_steps,
       .overlap = *overlap_mode};
   check_output_path("report", f.report);
+  check_distinct_outputs({{"report", f.report},
+                          {"timeline", outputs_flags.timeline},
+                          {"link-report", outputs_flags.link_report}});
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, report);

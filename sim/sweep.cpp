@@ -328,6 +328,11 @@ int run_sweep(const std::vector<std::string>& args,
   const SweepSpec spec = read_sweep(sweep_file, simulate_flags);
   const std::vector<SweepPoint> points = sweep_points(spec);
   if (!slurm_dir.empty()) {
+    if (!out.empty()) {
+      throw ConfigError("--out " + out +
+                        ": not with --emit-slurm (the Slurm jobs write the results; see their "
+                        "script)");
+    }
     emit_slurm(slurm_dir, spec, points);
     return 0;
   }

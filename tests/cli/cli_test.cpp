@@ -527,6 +527,17 @@ TEST_F(Cli, ScheduleOfMoreThanTwentyMillionTransfersIsRefused) {
                "replay (--replay collapsed, or fast for trees), a larger --chunk, or auto\n");
 }
 
+TEST_F(Cli, TwoOutputsInOneFileAndEndlessIterationsAreRefused) {
+  // The timeline used to overwrite the report; 2e9 iterations allocated until killed.
+  const std::string same = (dir_ / "." / "report.json").string();
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 2 --timeline " + same,
+               "dtsim simulate: --timeline " + same + ": the same file as --report\n");
+  // Folded ranks: per iteration 5 buckets + 3 compute tasks and 4 per folded all-reduce.
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 16 --iterations 2000000000",
+               "dtsim simulate: --iterations 2000000000: about 5.6e+10 tasks to replay (at most "
+               "5e7, ~10 GB); the last of 3 iterations is already the steady state\n");
+}
+
 TEST_F(Cli, BadCollectiveLatency) {
   expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --collective-latency -1us",
                "dtsim collective: --collective-latency -1us: expected a duration >= 0 such as "

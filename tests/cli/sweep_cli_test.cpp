@@ -152,6 +152,17 @@ TEST_F(Sweep, ExistingResultsNeedResume) {
   EXPECT_EQ(slurp(csv()), "anything\n");
 }
 
+TEST_F(Sweep, EmitSlurmRefusesOut) {
+  // --out used to be ignored silently: the Slurm jobs write their own results.
+  const std::string slurm = (dir_ / "slurm").string();
+  const Result r = run("sweep " + kFourPoints + " --emit-slurm " + slurm + " --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --out " + csv() +
+                       ": not with --emit-slurm (the Slurm jobs write the results; see their "
+                       "script)\n");
+  EXPECT_FALSE(std::filesystem::exists(slurm));
+}
+
 TEST_F(Sweep, HelpCannotBeSetInASweep) {
   const std::string spec = (dir_ / "help.json").string();
   std::ofstream(spec) << R"({"fixed": {"help": "yes"}, "vary": {}})";
