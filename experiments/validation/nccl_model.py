@@ -14,6 +14,7 @@ error a harness cost of that size would explain; it is a what-if, not a calibrat
 import argparse
 import csv
 import pathlib
+import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -59,6 +60,11 @@ def main():
     parser.add_argument("--host-cost-us", type=float, nargs="*", default=[0.0, 25.0])
     args = parser.parse_args()
 
+    for path in (args.cases, args.results):
+        if not pathlib.Path(path).is_file():
+            print(f"nccl_model.py: {path}: no such file (see --cases and --results)",
+                  file=sys.stderr)
+            sys.exit(2)
     with open(args.cases, newline="") as f:
         cases = {row["case_id"]: row for row in csv.DictReader(f)}
     rows = []
@@ -70,7 +76,9 @@ def main():
                 continue
             rows.append((result, GPUS[gpu_of(case)]))
     if not rows:
-        raise SystemExit(f"{args.results}: no one-node A100/H200 all-reduce rows")
+        print(f"nccl_model.py: {args.results}: no one-node A100/H200 all-reduce rows",
+              file=sys.stderr)
+        sys.exit(2)
 
     costs = args.host_cost_us
     print("| case | bytes | measured µs | dtsim µs (err) | NCCL model | "
