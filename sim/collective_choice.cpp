@@ -58,11 +58,18 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
   if (algorithm == "nvls") {
     return p * p + 1;
   }
+  // Broadcast and reduce: a pipelined chain or tree, p - 1 edges, each carrying every chunk.
+  const bool rooted = r.op == CollectiveOp::kBroadcast || r.op == CollectiveOp::kReduce;
   if (algorithm == "tree" || algorithm == "double-tree") {
-    const bool collapsed = o.collapse_pipelines && r.op == CollectiveOp::kAllReduce;
-    return collapsed ? 4 * p + 2 : 2 * p * chunks;
+    if (rooted) {
+      return (p - 1) * chunks;
+    }
+    return o.collapse_pipelines ? 4 * p + 2 : 2 * p * chunks;
   }
   if (algorithm == "ring") {
+    if (rooted) {
+      return (p - 1) * chunks;
+    }
     return o.collapse ? p + 2 : 2 * p * p;
   }
   if (algorithm == "hierarchical") {
@@ -72,6 +79,17 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
     return h.grid.size() == 2 ? two_level(h.grid[0]) : 0;
   }
   return 2 * p * (log_p + 2);  // butterflies: log2 p exchanges plus the fold and unfold
+}
+
+// What else shrinks a schedule that is too large, besides a larger --chunk or auto.
+std::string rooted_or_tree_hint(const std::string& algorithm, CollectiveOp op) {
+  if (op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) {
+    return "";  // a pipeline: only its chunks count
+  }
+  if (algorithm == "tree" || algorithm == "double-tree") {
+    return op == CollectiveOp::kAllReduce ? "--replay fast, " : "";
+  }
+  return algorithm == "ring" ? "--replay collapsed, " : "";
 }
 
 }  // namespace
@@ -122,8 +140,8 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
       throw ConfigError("--algorithm " + algorithm_ + ": " + std::string(op_name(request.op)) +
                         " of " + std::to_string(request.bytes) + " bytes on " +
                         std::to_string(request.ranks) + " ranks: about " + count +
-                        " transfers to schedule (at most 2e7, ~5 GB); use a collapsed replay "
-                        "(--replay collapsed, or fast for trees), a larger --chunk, or auto");
+                        " transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, " +
+                        (rooted_or_tree_hint(algorithm_, request.op)) + "or auto");
     }
     return {.algorithm = algorithm_,
             .schedule = with_entry_latency(

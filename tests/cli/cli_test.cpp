@@ -523,8 +523,14 @@ TEST_F(Cli, ScheduleOfMoreThanTwentyMillionTransfersIsRefused) {
   // A chunked tree of 1 TB on 16 ranks: 2 x 16 x (1e12 / 512 KiB + 1) = 6.1e7 transfers.
   expect_error("collective " + kStar + " --ranks 16 --bytes 1TB --algorithm tree",
                "dtsim collective: --algorithm tree: all-reduce of 1000000000000 bytes on 16 "
-               "ranks: about 6.1e+07 transfers to schedule (at most 2e7, ~5 GB); use a collapsed "
-               "replay (--replay collapsed, or fast for trees), a larger --chunk, or auto\n");
+               "ranks: about 6.1e+07 transfers to schedule (at most 2e7, ~5 GB); use a larger "
+               "--chunk, --replay fast, or auto\n");
+  // A ring broadcast is a chain of p - 1 edges, each carrying every chunk, even collapsed:
+  // 15 x (2^40 / 2^19 + 1) = 3.1e7 (it ran out of memory).
+  expect_error("collective " + kStar + " --ranks 16 --op broadcast --bytes 1TiB --algorithm ring",
+               "dtsim collective: --algorithm ring: broadcast of 1099511627776 bytes on 16 ranks: "
+               "about 3.15e+07 transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, "
+               "or auto\n");
 }
 
 TEST_F(Cli, TwoOutputsInOneFileAndEndlessIterationsAreRefused) {
