@@ -195,18 +195,8 @@ Platform build_fat_tree(const FatTreeSpec& spec) {
 
 Platform build_torus(const TorusSpec& spec) {
   Platform platform;
-  // A dimension of size 1 has no links, but SimGrid's torus gives each host a link to itself
-  // in it, and aborts on the second such dimension (the same link name twice). Leaving those
-  // dimensions out builds the same network and numbers the hosts the same way.
-  std::vector<unsigned long> dims;
-  for (unsigned d : spec.dims) {
-    if (d > 1) {
-      dims.push_back(d);
-    }
-  }
-  if (dims.empty()) {
-    dims.push_back(1);  // one host
-  }
+  const std::vector<unsigned> linked = spec.dims_with_links();
+  std::vector<unsigned long> dims(linked.begin(), linked.end());
   sg4::create_torus_zone("torus", nullptr, dims, recording_callbacks(platform.hosts, spec.node),
                          spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex)
       ->seal();

@@ -142,7 +142,7 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
     link = tree->link;
   } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
     topology = "TORUS";
-    parameters = join(torus->dims);
+    parameters = join(torus->dims_with_links());
     link = torus->link;
   } else if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
     if (!d->level_links.empty()) {

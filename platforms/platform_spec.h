@@ -92,6 +92,20 @@ struct TorusSpec {
   // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
   std::optional<NodeSpec> node;
   bool operator==(const TorusSpec&) const = default;
+
+  // The dimensions SimGrid is given: those of size 1 have no links, but SimGrid's torus would
+  // give each host a link to itself there, and abort on the second such dimension (the same
+  // link name twice). Leaving them out builds the same network, with the same host numbering.
+  // {1} if every dimension is 1 (one host).
+  [[nodiscard]] std::vector<unsigned> dims_with_links() const {
+    std::vector<unsigned> out;
+    for (unsigned d : dims) {
+      if (d > 1) {
+        out.push_back(d);
+      }
+    }
+    return out.empty() ? std::vector<unsigned>{1} : out;
+  }
 };
 
 // SimGrid's dragonfly (DragonflyZone): `groups` groups of `chassis` chassis of `routers` routers,
