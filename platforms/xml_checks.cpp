@@ -1,9 +1,11 @@
 #include "platforms/xml_checks.h"
 
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <new>
+#include <stdexcept>
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -24,8 +26,7 @@ namespace {
 
 // The pair the child looks up last, shared with the parent so that a crash names it.
 struct Probe {
-  std::size_t src = 0;
-  std::size_t dst = 0;
+  std::size_t index = 0;  // into the pairs checked
 };
 
 std::string number(double x) {
@@ -34,7 +35,16 @@ std::string number(double x) {
   return text;
 }
 
-[[noreturn]] void probe_routes(const std::vector<sg4::Host*>& hosts, Probe* probe) {
+// Whether a transfer from `src` to `dst` has somewhere to go: links, or (a Vivaldi zone's hosts)
+// a latency of its own. SimGrid refuses a route with neither.
+bool routable(const sg4::Host* src, const sg4::Host* dst) {
+  std::vector<sg4::Link*> links;
+  double latency_sec = 0;
+  src->route_to(dst, links, &latency_sec);
+  return !links.empty() || latency_sec > 0;
+}
+
+[[noreturn]] void probe_routes(const std::vector<HostPair>& pairs, Probe* probe) {
   // Quietly: the parent says what failed. SimGrid's own handler would print "Segmentation fault."
   std::signal(SIGSEGV, SIG_DFL);
   std::signal(SIGBUS, SIG_DFL);
@@ -43,22 +53,45 @@ std::string number(double x) {
     dup2(null, STDERR_FILENO);
     dup2(null, STDOUT_FILENO);
   }
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    for (std::size_t j = 0; j < hosts.size(); ++j) {
-      if (i == j) {
-        continue;
-      }
-      probe->src = i;
-      probe->dst = j;
-      std::vector<sg4::Link*> links;
-      double latency_sec = 0;
-      hosts[i]->route_to(hosts[j], links, &latency_sec);
-      if (links.empty()) {
+  try {
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      probe->index = k;
+      if (!routable(pairs[k].first, pairs[k].second)) {
         _exit(1);
       }
     }
+  } catch (...) {  // never unwind into the parent's code
+    _exit(1);
   }
   _exit(0);
+}
+
+// Runs probe_routes(pairs) in a child; the index of the pair it failed on, or -1.
+long first_unroutable(const std::vector<HostPair>& pairs) {
+  void* shared =
+      mmap(nullptr, sizeof(Probe), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) {
+    throw std::runtime_error("checking the XML platform's routes: mmap failed");
+  }
+  auto* probe = new (shared) Probe{};
+  std::fflush(nullptr);  // the child exits with _exit: nothing buffered may be written twice
+  const pid_t child = fork();
+  if (child == 0) {
+    probe_routes(pairs, probe);
+  }
+  int status = 0;
+  pid_t waited = -1;
+  if (child > 0) {
+    do {
+      waited = waitpid(child, &status, 0);
+    } while (waited < 0 && errno == EINTR);
+  }
+  const std::size_t last = probe->index;
+  munmap(shared, sizeof(Probe));
+  if (child < 0 || waited != child) {
+    throw std::runtime_error("checking the XML platform's routes: cannot run the child process");
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? -1 : static_cast<long>(last);
 }
 
 }  // namespace
@@ -78,34 +111,27 @@ void check_xml_links(const std::string& file) {
   }
 }
 
-void check_xml_routes(const std::string& file, const std::vector<sg4::Host*>& hosts) {
-  if (hosts.size() > kMaxRouteCheckedHosts) {
-    return;
+void check_xml_routes(const std::string& file, const std::vector<sg4::Host*>& hosts,
+                      const std::vector<HostPair>& pairs) {
+  std::vector<HostPair> checked;
+  if (hosts.size() <= kMaxRouteCheckedHosts) {
+    for (sg4::Host* src : hosts) {
+      for (sg4::Host* dst : hosts) {
+        if (src != dst) {
+          checked.emplace_back(src, dst);
+        }
+      }
+    }
   }
-  void* shared =
-      mmap(nullptr, sizeof(Probe), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared == MAP_FAILED) {
-    throw PlatformError(file + ": cannot check the routes (mmap failed)");
-  }
-  auto* probe = new (shared) Probe{};
-  std::fflush(nullptr);  // the child exits with _exit: nothing buffered may be written twice
-  const pid_t child = fork();
-  if (child == 0) {
-    probe_routes(hosts, probe);
-  }
-  int status = 0;
-  const bool waited = child > 0 && waitpid(child, &status, 0) == child;
-  const Probe last = *probe;
-  munmap(shared, sizeof(Probe));
-  if (!waited) {
-    throw PlatformError(file + ": cannot check the routes (fork failed)");
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  checked.insert(checked.end(), pairs.begin(), pairs.end());
+  const long failed = first_unroutable(checked);
+  if (failed < 0) {
     return;
   }
   // An empty route and one SimGrid crashes on are the same mistake in the file.
-  throw PlatformError(file + ": no route from host \"" + hosts[last.src]->get_name() +
-                      "\" to host \"" + hosts[last.dst]->get_name() +
+  const auto& [src, dst] = checked[static_cast<std::size_t>(failed)];
+  throw PlatformError(file + ": no route from host \"" + src->get_name() + "\" to host \"" +
+                      dst->get_name() +
                       "\" (declare a <route> between them with at least one link_ctn)");
 }
 

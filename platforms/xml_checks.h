@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simgrid/forward.h>
@@ -16,15 +17,19 @@ namespace dtsim::platforms {
 // > 0 or its latency not a finite number >= 0.
 void check_xml_links(const std::string& file);
 
-// Up to this many hosts, check_xml_routes looks up every ordered pair (about 3 s for 2048 hosts,
-// 0.7 µs a lookup); beyond, it checks nothing.
+// Up to this many hosts, check_xml_routes looks up every ordered pair of `hosts` (about 3 s for
+// 2048 hosts, 0.7 µs a lookup); beyond, only the `pairs`.
 inline constexpr std::size_t kMaxRouteCheckedHosts = 2048;
 
-// Throws PlatformError naming `file` and both hosts if the route between two distinct hosts of
-// `hosts` (in either direction) has no link or cannot be looked up. The lookups run in a forked
-// child first, because SimGrid segfaults on a route the file does not declare; n hosts cost
-// n (n - 1) lookups, so more than kMaxRouteCheckedHosts are not checked.
-void check_xml_routes(const std::string& file, const std::vector<simgrid::s4u::Host*>& hosts);
+using HostPair = std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>;
+
+// Throws PlatformError naming `file` and both hosts if the route from one host to another has
+// neither a link nor a latency, or cannot be looked up: between any two distinct `hosts` (while
+// there are at most kMaxRouteCheckedHosts of them), and for each of `pairs` (e.g. background
+// flows). The lookups run in a forked child first, because SimGrid segfaults on a route the file
+// does not declare. Throws std::runtime_error if the child cannot be started.
+void check_xml_routes(const std::string& file, const std::vector<simgrid::s4u::Host*>& hosts,
+                      const std::vector<HostPair>& pairs = {});
 
 }  // namespace dtsim::platforms
 

@@ -175,7 +175,13 @@ class EngineRun {
     rank_hosts_ = place_ranks_on(platform_, placement_shape(spec, platform_.hosts.size()),
                                  run.placement, run.ranks, spec.file);
     if (std::holds_alternative<platforms::XmlSpec>(spec.topology)) {
-      platforms::check_xml_routes(spec.file, rank_hosts_);
+      std::vector<platforms::HostPair> background;  // out-of-range hosts are reported below
+      for (const platforms::BackgroundFlow& flow : spec.perturbations.background) {
+        if (std::max(flow.from, flow.to) < platform_.hosts.size()) {
+          background.emplace_back(platform_.hosts[flow.from], platform_.hosts[flow.to]);
+        }
+      }
+      platforms::check_xml_routes(spec.file, rank_hosts_, background);
     }
     compute_factors_ = rank_compute_factors(spec, platform_, rank_hosts_);
     start_background_traffic(spec, platform_);

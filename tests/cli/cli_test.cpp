@@ -313,6 +313,13 @@ TEST_F(Cli, XmlPlatformWithoutARouteOrWithABadLinkIsAnError) {
   EXPECT_EQ(run("collective --platform tests/testdata/pf_xml_no_route.xml --ranks 2 --bytes 1MB")
                 .exit_code,
             0);
+  // A background flow needs a route too (SimGrid aborted: "no connecting path").
+  expect_error(
+      "collective --platform tests/testdata/pf_xml_no_route_background.json --ranks 2 "
+      "--bytes 1MB",
+      "dtsim collective: tests/testdata/pf_xml_no_route_background.json: no route from "
+      "host \"a\" to host \"c\" (declare a <route> between them with at least one "
+      "link_ctn)\n");
   expect_error(
       "collective --platform tests/testdata/pf_xml_negative_bandwidth.xml --ranks 2 --bytes 1MB",
       "dtsim collective: tests/testdata/pf_xml_negative_bandwidth.xml: link \"ab\": expected a "
