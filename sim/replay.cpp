@@ -1,5 +1,7 @@
 #include "sim/replay.h"
 
+#include <stdexcept>
+
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -93,6 +95,7 @@ class ReplayState {
     return rank_hosts_[static_cast<std::size_t>(rank)];
   }
   [[nodiscard]] ReplayTimes take_times() { return std::move(times_); }
+  [[nodiscard]] std::size_t finished() const { return finished_; }
   [[nodiscard]] sg4::Mailbox* mailbox(int lane) {
     sg4::Mailbox*& m = mailboxes_[static_cast<std::size_t>(lane)];
     if (m == nullptr) {
@@ -103,6 +106,7 @@ class ReplayState {
 
  private:
   void finish(TaskId id) {
+    ++finished_;
     for (int i = dependents_begin_[static_cast<std::size_t>(id)];
          i < dependents_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
       const TaskId next = dependents_[static_cast<std::size_t>(i)];
@@ -115,6 +119,7 @@ class ReplayState {
     }
   }
 
+  std::size_t finished_ = 0;  // tasks run to their end
   const TaskGraph& graph_;
   const std::vector<sg4::Host*>& rank_hosts_;
   std::vector<int> unmet_;             // per task: dependencies not finished yet
@@ -197,6 +202,12 @@ ReplayTimes replay(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_h
   }
   sg4::Engine::get_instance()->run();
   XBT_DEBUG("replayed %zu tasks on %zu lanes", graph.tasks().size(), lanes.size());
+  if (state.finished() != graph.tasks().size()) {  // SimGrid stopped on a deadlock
+    throw std::runtime_error("the replay stopped with " +
+                             std::to_string(graph.tasks().size() - state.finished()) + " of " +
+                             std::to_string(graph.tasks().size()) +
+                             " tasks unfinished (SimGrid reported a deadlock)");
+  }
   return state.take_times();
 }
 

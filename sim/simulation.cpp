@@ -61,20 +61,31 @@ void check_simgrid_cfg(const std::string& setting) {
   }
   const std::string key = setting.substr(0, colon);
   const std::string value = setting.substr(colon + 1);
-  if (key.ends_with("/model") || key == "network/crosstraffic" || key == "network/TCP-gamma") {
+  if (key.starts_with("network/model") || key == "network/crosstraffic" ||
+      key == "network/TCP-gamma") {
     throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
                       " itself; choose the network model with --network-model exact|lv08");
+  }
+  if (key.ends_with("/model")) {
+    throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
+                      " itself (compute is replayed from the trace's times, not modelled)");
   }
   if (key.starts_with("contexts/")) {
     throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
                       " itself (actor contexts and their stacks)");
   }
-  if (key.find("precision") != std::string::npos) {
-    char* end = nullptr;
-    const double x = std::strtod(value.c_str(), &end);
-    if (end != value.c_str() + value.size() || !std::isfinite(x) || x <= 0) {
-      throw ConfigError("--cfg " + setting + ": expected a precision > 0, e.g. " + key + ":1e-9");
-    }
+  char* end = nullptr;
+  const double x = std::strtod(value.c_str(), &end);
+  const bool number = end == value.c_str() + value.size() && std::isfinite(x);
+  if (key.find("precision") != std::string::npos && !(number && x > 0)) {
+    throw ConfigError("--cfg " + setting + ": expected a precision > 0, e.g. " + key + ":1e-9");
+  }
+  if (key.starts_with("network/") && key.ends_with("-factor") && !(number && x > 0)) {
+    throw ConfigError("--cfg " + setting + ": expected a factor > 0, e.g. " + key + ":0.97");
+  }
+  if (key.ends_with("concurrency-limit") && !(number && (x == -1 || x >= 1))) {
+    throw ConfigError("--cfg " + setting +
+                      ": expected -1 (no limit) or a limit >= 1 (0 deadlocks every transfer)");
   }
 }
 

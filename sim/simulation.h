@@ -31,9 +31,10 @@ enum class NetworkModel {
 [[nodiscard]] std::vector<std::string> network_model_settings(NetworkModel model);
 
 // Throws ConfigError unless `setting` is KEY:VALUE with a key dtsim leaves to the user (not the
-// network, CPU or host model, cross-traffic, TCP-gamma or contexts/*, which dtsim sets) and, for
-// a precision, a number > 0 (SimGrid aborts or hangs otherwise). Unknown keys and values of the
-// wrong type are SimGrid's to refuse, when the engine starts.
+// network, CPU or host model, cross-traffic, TCP-gamma or contexts/*, which dtsim sets) and a
+// value SimGrid survives: a precision or a network/*-factor > 0, a concurrency limit of -1 or
+// >= 1 (SimGrid aborts, hangs or deadlocks otherwise). Unknown keys and values of the wrong type
+// are SimGrid's to refuse, when the engine starts.
 void check_simgrid_cfg(const std::string& setting);
 
 // Options shared by both verbs.

@@ -71,6 +71,12 @@ TEST_F(Cli, SimGridSettingsAreCheckedBeforeSimGridSeesThem) {
                "surf/precision:1e-9\n");
   expect_error(run + "foo:bar",
                "dtsim collective: --cfg foo:bar: SimGrid refused it: Bad config key: foo\n");
+  expect_error(run + "network/bandwidth-factor:0",
+               "dtsim collective: --cfg network/bandwidth-factor:0: expected a factor > 0, e.g. "
+               "network/bandwidth-factor:0.97\n");
+  expect_error(run + "maxmin/concurrency-limit:0",
+               "dtsim collective: --cfg maxmin/concurrency-limit:0: expected -1 (no limit) or a "
+               "limit >= 1 (0 deadlocks every transfer)\n");
 }
 
 TEST_F(Cli, ExtraSimGridSettingsAreReported) {
