@@ -89,7 +89,9 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
                                  {"KiB", kKiB},
                                  {"MiB", kKiB * kKiB},
                                  {"GiB", kKiB * kKiB * kKiB},
-                                 {"TiB", kKiB * kKiB * kKiB * kKiB}},
+                                 {"TiB", kKiB * kKiB * kKiB * kKiB},
+                                 {"PB", 1e15},
+                                 {"PiB", kKiB * kKiB * kKiB * kKiB * kKiB}},
                                 /*allow_no_unit=*/true);
   // 2^64 is exactly representable; anything at or above it does not fit.
   if (!bytes || *bytes != std::floor(*bytes) || *bytes >= 18446744073709551616.0) {

@@ -23,8 +23,8 @@ namespace dtsim::platforms {
 // Nothing if malformed, negative or not finite.
 [[nodiscard]] std::optional<double> parse_duration(std::string_view text);
 
-// Bytes from "<number>[unit]", unit one of B kB KB MB GB TB (powers of 1000) or KiB MiB GiB TiB
-// (powers of 1024); no unit means bytes. Nothing unless the result is a whole number of bytes
+// Bytes from "<number>[unit]", unit one of B kB KB MB GB TB PB (powers of 1000) or KiB MiB GiB
+// TiB PiB (powers of 1024); no unit means bytes. Nothing unless the result is a whole number of bytes
 // that fits in 64 bits.
 [[nodiscard]] std::optional<std::uint64_t> parse_size(std::string_view text);
 

@@ -49,9 +49,10 @@ const char* const kUsage =
     "               (topologies, nodes, perturbations: platforms/FORMAT.md)\n"
     "  platform export P.json --xml [-o F.xml]   the equivalent SimGrid XML platform\n"
     "\n"
-    "Units: sizes in bytes, or with a suffix B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB\n"
-    "(powers of 1024); bandwidths in platform files as \"25GBps\" (bytes/s) or \"200Gbps\"\n"
-    "(bits/s); latencies as \"1us\", \"500ns\", \"2ms\". Reports give seconds and bytes.\n"
+    "Units: sizes in bytes, or with a suffix B kB MB GB TB PB (powers of 1000) or KiB MiB GiB\n"
+    "TiB PiB (powers of 1024), at most 1 PiB; bandwidths in platform files as \"25GBps\"\n"
+    "(bytes/s) or \"200Gbps\" (bits/s); latencies as \"1us\", \"500ns\", \"2ms\". Reports give\n"
+    "seconds and bytes.\n"
     "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.\n";
 
 // Flags shared by both verbs.
@@ -291,7 +292,7 @@ int run_simulate(const std::vector<std::string>& args,
     char text[32];
     std::snprintf(text, sizeof text, "%g", bucket_mb);
     throw ConfigError("--bucket-mb " + std::string(text) +
-                      ": expected a size from 1 byte (9.5367e-07) to 2^30 MiB (1 PiB)");
+                      ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
   }
   const auto overlap_mode = dtsim::sim::parse_overlap(overlap);
   if (!overlap_mode) {

@@ -8,7 +8,9 @@ the validation results, it times the ring all-reduce with each protocol the way 
 (`../shared/docs/nccl-model-notes.md` §1–§3, NCCL v2.30.7: t = latency + bytes / algorithm
 bandwidth, the smallest wins), keeps dtsim's own `nvls` prediction where the row ran NVLS (that
 is NCCL's NVLS model already), and prints the error of each against the measurement, next to
-dtsim's. `--host-cost-us` adds a fixed per-call cost on top, to show how much of the small-message
+dtsim's. NCCL also times its tree, which on one node is a chain: with the same tables and its
+correction factors it is slower than the ring at every size of these rows (checked from 32 KiB
+to 16 GiB on both GPUs), so it is left out. `--host-cost-us` adds a fixed per-call cost on top, to show how much of the small-message
 error a harness cost of that size would explain; it is a what-if, not a calibrated constant.
 """
 import argparse

@@ -128,6 +128,9 @@ TEST(Units, SizesWithBinaryPrefixesArePowersOf1024) {
   EXPECT_EQ(parse_size("25MiB"), 26214400u);
   // Ti = 2^40.
   EXPECT_EQ(parse_size("1TiB"), 1099511627776u);
+  // Pi = 2^50 = 1125899906842624 (dtsim's largest message); P = 10^15.
+  EXPECT_EQ(parse_size("1PiB"), 1125899906842624u);
+  EXPECT_EQ(parse_size("2PB"), 2000000000000000u);
 }
 
 TEST(Units, SizeWithoutUnitIsBytes) {
