@@ -13,6 +13,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "platforms/routed_fat_tree.h"
+#include "platforms/units.h"
 #include "platforms/xml_checks.h"
 
 namespace dtsim::platforms {
@@ -319,12 +320,6 @@ std::vector<sg4::Link*> host_links(const PlatformSpec& spec, unsigned host) {
   return out;
 }
 
-std::string format_rate(double bytes_per_sec) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%g bytes/s", bytes_per_sec);
-  return text;
-}
-
 // Scales the bandwidth of the links each "slow_links" entry names (both directions of a
 // split-duplex link). Throws PlatformError naming the entry if a link name matches nothing.
 void apply_slow_links(const PlatformSpec& spec) {
@@ -359,7 +354,8 @@ void apply_slow_links(const PlatformSpec& spec) {
       if (!std::isfinite(bandwidth) || bandwidth <= 0) {
         throw PlatformError(spec.file + ": " + slow.where + "/bandwidth_factor: link \"" +
                             link->get_name() + "\" would get a bandwidth of " +
-                            format_rate(bandwidth) + " (expected a finite number > 0)");
+                            format_number("%g", bandwidth) +
+                            " bytes/s (expected a finite number > 0)");
       }
       link->set_bandwidth(bandwidth);
     }

@@ -1,5 +1,4 @@
 // Reading the "perturbations" section of a platform spec (platforms/FORMAT.md, "Perturbations").
-#include <cstdio>
 #include <string>
 
 #include "platforms/spec_fields.h"
@@ -29,9 +28,7 @@ double read_factor(JsonFields& f, const char* key) {
   auto v = f.number(key);
   const bool ok = v && *v >= 1e-6 && *v <= 1e6;
   if (v && !ok) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", *v);
-    f.problem(key, std::string("expected a number between 1e-06 and 1e+06, got ") + text);
+    f.problem(key, "expected a number between 1e-06 and 1e+06, got " + format_number("%g", *v));
   }
   return ok ? *v : 1;
 }

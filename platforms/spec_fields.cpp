@@ -1,7 +1,6 @@
 #include "platforms/spec_fields.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <tuple>
 
 #include "platforms/units.h"
@@ -113,14 +112,12 @@ void check_fat_tree_size(JsonFields& f, const char* switches_key, const char* li
     switches += at;
     links += below * tree.up[l - 1] * tree.parallel[l - 1];
   }
-  char count[64];
   if (switches > kMaxHosts) {
-    std::snprintf(count, sizeof count, "%.4g", switches);
-    f.problem(switches_key, "describes " + std::string(count) + " switches (at most 16777216)");
+    f.problem(switches_key,
+              "describes " + format_number("%.4g", switches) + " switches (at most 16777216)");
   }
   if (links > kMaxHosts) {
-    std::snprintf(count, sizeof count, "%.4g", links);
-    f.problem(links_key, "describes " + std::string(count) + " links (at most 16777216)");
+    f.problem(links_key, "describes " + format_number("%.4g", links) + " links (at most 16777216)");
   }
 }
 
@@ -335,9 +332,8 @@ DragonflySpec read_dragonfly(JsonFields& f) {
       {"groups", groups * (groups - 1) / 2, "between groups (blue)"}};
   for (const auto& [key, count, kind] : links) {
     if (count > kMaxHosts) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.4g", count);
-      f.problem(key, "describes " + std::string(text) + " links " + kind + " (at most 16777216)");
+      f.problem(key, "describes " + format_number("%.4g", count) + " links " + kind +
+                         " (at most 16777216)");
     }
   }
   read_dragonfly_links(f, d);

@@ -100,6 +100,12 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(*bytes);
 }
 
+std::string format_number(const char* fmt, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   constexpr std::pair<const char*, double> kUnits[] = {
       {"GiB", 1024.0 * 1024 * 1024}, {"MiB", 1024.0 * 1024}, {"KiB", 1024.0}};

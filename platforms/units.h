@@ -24,12 +24,16 @@ namespace dtsim::platforms {
 [[nodiscard]] std::optional<double> parse_duration(std::string_view text);
 
 // Bytes from "<number>[unit]", unit one of B kB KB MB GB TB PB (powers of 1000) or KiB MiB GiB
-// TiB PiB (powers of 1024); no unit means bytes. Nothing unless the result is a whole number of bytes
-// that fits in 64 bits.
+// TiB PiB (powers of 1024); no unit means bytes. Nothing unless the result is a whole number of
+// bytes that fits in 64 bits.
 [[nodiscard]] std::optional<std::uint64_t> parse_size(std::string_view text);
 
 // Human rendering of a byte count with a binary unit, e.g. "25 MiB", "97.5 MiB", "512 B".
 [[nodiscard]] std::string format_bytes(std::uint64_t bytes);
+
+// `value` printed with the printf format `fmt` (one double conversion, e.g. "%g", "%.3g"), for
+// messages and reports.
+[[nodiscard]] std::string format_number(const char* fmt, double value);
 
 }  // namespace dtsim::platforms
 

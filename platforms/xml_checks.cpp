@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "platforms/platform_spec.h"
+#include "platforms/units.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -28,12 +29,6 @@ namespace {
 struct Probe {
   std::size_t index = 0;  // into the pairs checked
 };
-
-std::string number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", x);
-  return text;
-}
 
 // Whether a transfer from `src` to `dst` has somewhere to go: links, or (a Vivaldi zone's hosts)
 // a latency of its own. SimGrid refuses a route with neither.
@@ -102,11 +97,13 @@ void check_xml_links(const std::string& file) {
     const double latency = link->get_latency();
     if (!std::isfinite(bandwidth) || bandwidth <= 0) {
       throw PlatformError(file + ": link \"" + link->get_name() +
-                          "\": expected a bandwidth > 0, got " + number(bandwidth) + " bytes/s");
+                          "\": expected a bandwidth > 0, got " + format_number("%g", bandwidth) +
+                          " bytes/s");
     }
     if (!std::isfinite(latency) || latency < 0) {
       throw PlatformError(file + ": link \"" + link->get_name() +
-                          "\": expected a latency >= 0, got " + number(latency) + " s");
+                          "\": expected a latency >= 0, got " + format_number("%g", latency) +
+                          " s");
     }
   }
 }

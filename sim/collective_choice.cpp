@@ -2,9 +2,9 @@
 
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
+#include "platforms/units.h"
 #include "sim/collectives/registry.h"
 #include "sim/collectives/schedule_builder.h"
 #include "sim/collectives/schedule_cost.h"
@@ -135,11 +135,10 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
   if (!is_auto(algorithm_)) {
     const double ops = op_bound(algorithm_, request, hints, options_);
     if (ops > kMaxScheduleOps) {
-      char count[32];
-      std::snprintf(count, sizeof count, "%.3g", ops);
       throw ConfigError("--algorithm " + algorithm_ + ": " + std::string(op_name(request.op)) +
                         " of " + std::to_string(request.bytes) + " bytes on " +
-                        std::to_string(request.ranks) + " ranks: about " + count +
+                        std::to_string(request.ranks) + " ranks: about " +
+                        platforms::format_number("%.3g", ops) +
                         " transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, " +
                         (rooted_or_tree_hint(algorithm_, request.op)) + "or auto");
     }

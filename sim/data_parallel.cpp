@@ -1,8 +1,8 @@
 #include "sim/data_parallel.h"
 
-#include <cstdio>
 #include <map>
 
+#include "platforms/units.h"
 #include "sim/config_error.h"
 
 namespace dtsim::sim {
@@ -132,9 +132,8 @@ void check_graph_size(const DataParallelJob& job, int computing_ranks,
   }
   const double tasks = per_iteration * job.iterations;
   if (tasks > kMaxGraphTasks) {
-    char count[32];
-    std::snprintf(count, sizeof count, "%.3g", tasks);
-    throw ConfigError("--iterations " + std::to_string(job.iterations) + ": about " + count +
+    throw ConfigError("--iterations " + std::to_string(job.iterations) + ": about " +
+                      platforms::format_number("%.3g", tasks) +
                       " tasks to replay (at most 5e7, ~10 GB); the last of 3 iterations is "
                       "already the steady state");
   }

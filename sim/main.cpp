@@ -1,7 +1,6 @@
 // dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
 // report. The only place that prints to stdout and the only catch of input errors (exit code 2).
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -289,9 +288,7 @@ int run_simulate(const std::vector<std::string>& args,
   }
   // 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
   if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", bucket_mb);
-    throw ConfigError("--bucket-mb " + std::string(text) +
+    throw ConfigError("--bucket-mb " + dtsim::platforms::format_number("%g", bucket_mb) +
                       ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
   }
   const auto overlap_mode = dtsim::sim::parse_overlap(overlap);

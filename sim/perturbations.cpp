@@ -1,10 +1,10 @@
 #include "sim/perturbations.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include <simgrid/s4u.hpp>
 
+#include "platforms/units.h"
 #include "sim/config_error.h"
 
 namespace dtsim::sim {
@@ -66,12 +66,6 @@ sg4::Host* host_at(const platforms::PlatformSpec& spec, const platforms::Platfor
   return platform.hosts[index];
 }
 
-std::string format_factor(double factor) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", factor);
-  return text;
-}
-
 }  // namespace
 
 std::vector<double> rank_compute_factors(const platforms::PlatformSpec& spec,
@@ -98,7 +92,8 @@ std::vector<double> rank_compute_factors(const platforms::PlatformSpec& spec,
   for (std::size_t r = 0; r < factors.size(); ++r) {
     if (!std::isfinite(factors[r]) || factors[r] <= 0) {
       throw ConfigError(spec.file + ": /perturbations/slow_gpus: the compute factors of rank " +
-                        std::to_string(r) + " multiply to " + format_factor(factors[r]) +
+                        std::to_string(r) + " multiply to " +
+                        platforms::format_number("%g", factors[r]) +
                         " (expected a finite number > 0)");
     }
   }

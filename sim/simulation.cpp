@@ -12,6 +12,7 @@
 #include "platforms/build_platform.h"
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "platforms/units.h"
 #include "platforms/xml_checks.h"
 #include "sim/collective_choice.h"
 #include "sim/collectives/registry.h"
@@ -298,11 +299,10 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
       (workload.forward_sec() + workload.backward_sec()) * config.accumulation_steps +
       workload.optimizer_sec;
   if (!std::isfinite(slowest * compute_sec * config.iterations)) {
-    char factor[32];
-    std::snprintf(factor, sizeof factor, "%g", slowest);
     throw ConfigError(v.platform.file + ": /perturbations/slow_gpus: a compute factor of " +
-                      factor + " makes " + std::to_string(config.iterations) + " iterations of " +
-                      config.workload_path + " last forever");
+                      platforms::format_number("%g", slowest) + " makes " +
+                      std::to_string(config.iterations) + " iterations of " + config.workload_path +
+                      " last forever");
   }
   const DataParallelJob job{
       .ranks = config.run.ranks,
