@@ -3,6 +3,7 @@
 One rule per column, the same for every row (experiments/validation/README.md lists them); no
 value here depends on a particular row's measurement.
 """
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -40,34 +41,82 @@ class Case:
     bytes: int = 0
     ranks: int = 0
     model: str = ""
+    line: int = 0  # in the CSV
+    key: str = ""  # names the case's temporary files (not the case_id: any text may be one)
+
+
+# GPUs per node of each preset (platforms/PRESETS.md).
+PRESET_GPUS = {"hgx-h200": 8, "dgx-a100": 8, "dgx2h": 16, "dgx1-v100": 8, "pcie8-fdr": 8}
 
 
 def _system(row):
     """(preset, generator device) from the row's GPU and intra-node link columns."""
     gpu, intra = row["gpu"], row["intra_link"]
-    if "H200" in gpu:
+    if "H200" in gpu and "NVSwitch" in intra:
         return "hgx-h200", "h200"
-    if "A100" in gpu:
+    if "A100" in gpu and "NVSwitch" in intra:
         return "dgx-a100", "a100"
     if "V100" in gpu:
         if "DGX-2" in gpu or "NVSwitch" in intra:
             return "dgx2h", "v100"
-        return "dgx1-v100", "v100"
-    if "PLX" in intra or "PCIe" in gpu:
+        if "NVLink" in intra:
+            return "dgx1-v100", "v100"
+    # pcie8-fdr follows DeepBench's boxes: P100 and Maxwell Titan X behind PLX switches.
+    if ("P100" in gpu or "Titan X" in gpu) and ("PLX" in intra or "PCIe" in gpu):
         return "pcie8-fdr", None
     raise Skip(f"no preset for GPU '{gpu}' with intra-node link '{intra}'")
 
 
+def _gpus(row, preset):
+    """(total GPUs, nodes), checked against each other and against the preset's nodes."""
+    n = _int(row, "total_gpus")
+    nodes = _int(row, "nodes")
+    per_node = _int(row, "gpus_per_node")
+    if n != nodes * per_node:
+        raise Skip(f"total_gpus {n} is not nodes {nodes} x gpus_per_node {per_node}")
+    if per_node > PRESET_GPUS[preset]:
+        raise Skip(f"gpus_per_node {per_node}: the {preset} preset has "
+                   f"{PRESET_GPUS[preset]} GPUs per node")
+    if nodes > 1 and per_node < PRESET_GPUS[preset]:
+        raise Skip(f"{per_node} of {PRESET_GPUS[preset]} GPUs per node on {nodes} nodes: dtsim "
+                   "places ranks node by node, filling each node")
+    return n, nodes
+
+
 def _note(row, key):
-    m = re.search(rf"{key}=([0-9.]+)", row["notes"])
-    return float(m.group(1)) if m else None
-
-
-def _int(row, column):
+    """The number after `key=` in the notes (a whole `key`, up to ;, ) or a space), or None.
+    Raises Skip unless it is a finite number > 0."""
+    m = re.search(rf"(?:^|[\s;,(]){key}=([^\s;)]*)", row["notes"])
+    if not m:
+        return None
     try:
-        return int(row[column])
+        value = float(m.group(1))
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise Skip(f"notes: {key}={m.group(1)} is not a number > 0")
+    return value
+
+
+def _int(row, column, low=1):
+    try:
+        value = int(row[column])
     except ValueError:
         raise Skip(f"column {column} is '{row[column]}', not an integer")
+    if value < low:
+        raise Skip(f"column {column} is {value}, expected at least {low}")
+    return value
+
+
+def _positive(row, column):
+    """The column as a finite number > 0."""
+    try:
+        value = float(row[column])
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise Skip(f"column {column} is '{row[column]}', not a number > 0")
+    return value
 
 
 def _algorithm(row):
@@ -102,10 +151,13 @@ def allreduce_case(row, base, workdir):
     msg_bytes = _note(row, "msg_bytes")
     if msg_bytes is None:
         raise Skip("notes give no msg_bytes")
-    n = _int(row, "total_gpus")
-    nodes = _int(row, "nodes")
+    if msg_bytes != int(msg_bytes):
+        raise Skip(f"notes: msg_bytes={msg_bytes:g} is not a whole number of bytes")
+    n, nodes = _gpus(row, preset)
+    if n < 2:
+        raise Skip("an all-reduce on 1 GPU moves nothing")
     unit = row["unit"]
-    value = float(row["value"])
+    value = _positive(row, "value")
     if row["metric"] == "allreduce_time":
         if unit not in UNIT_SEC:
             raise Skip(f"unknown time unit '{unit}'")
@@ -152,24 +204,27 @@ def training_case(row, base, workdir):
         raise Skip(f"precision '{row['precision']}' not understood")
     if device == "v100" and precision in ("tf32", "bf16"):
         raise Skip(f"V100 has no {precision}")
+    if device is None:
+        raise Skip(f"the workload generator has no '{row['gpu']}'")
     batch = _int(row, "batch_per_gpu")
-    n = _int(row, "total_gpus")
-    nodes = _int(row, "nodes")
+    n, nodes = _gpus(row, preset)
     m = re.search(r"accumulation (\d+) steps", row["notes"])
     steps = int(m.group(1)) if m else 1
-    metric, unit, value = row["metric"], row["unit"], float(row["value"])
+    if steps < 1:
+        raise Skip("notes: accumulation of 0 steps")
+    metric, unit, value = row["metric"], row["unit"], _positive(row, "value")
     single = row["single_gpu_value"].strip()
     single_iter_sec = 0.0
     if metric in ("iter_time_p50", "iter_time_p75"):
         if unit != "s":
             raise Skip(f"iteration time in '{unit}'")
         if single:
-            single_iter_sec = float(single)
+            single_iter_sec = _positive(row, "single_gpu_value")
     elif metric == "throughput":
         if "total" not in unit:
             raise Skip(f"throughput unit '{unit}' is not a total over all GPUs")
         if single:
-            single_iter_sec = batch / float(single)  # single_gpu_value is per GPU
+            single_iter_sec = batch / _positive(row, "single_gpu_value")  # per GPU
     else:
         raise Skip(f"metric '{metric}' is not predicted (time_to_train needs epochs and "
                    "convergence, not one iteration)")
@@ -202,7 +257,7 @@ def param_case(row, base, workdir):
     if row["model"] not in PARAM_MODELS:
         raise Skip(f"model '{row['model']}' is not in the generator's zoo")
     return Case(case_id=row["case_id"], source=base, kind="param_count", metric="param_count",
-                measured=float(row["value"]), compare_unit="parameters", grade=row["grade"],
+                measured=_positive(row, "value"), compare_unit="parameters", grade=row["grade"],
                 model=row["model"],
                 generate_args=["workload", "generate", "--model", row["model"], "--batch", "1",
                                "--device", "a100", "--precision", "fp32"])

@@ -26,6 +26,12 @@ REQUIRED_COLUMNS = ["case_id", "model", "gpu", "gpus_per_node", "nodes", "total_
                     "notes"]
 
 
+def fail(message):
+    """Bad input: one line on stderr, exit 2 (as dtsim itself)."""
+    print(f"validate.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def run_dtsim(dtsim, args, report_path):
     proc = subprocess.run([dtsim] + args + ["--report", str(report_path)],
                           capture_output=True, text=True)
@@ -35,7 +41,7 @@ def run_dtsim(dtsim, args, report_path):
 
 
 def generate(dtsim, case, workdir):
-    trace = workdir / f"{case.case_id}_workload.json"
+    trace = workdir / f"{case.key}_workload.json"
     proc = subprocess.run([dtsim] + case.generate_args + ["-o", str(trace)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
@@ -45,7 +51,7 @@ def generate(dtsim, case, workdir):
 
 def predict(dtsim, case, workdir, replay):
     """(predicted value in the row's unit, a short note on what ran)."""
-    report_path = workdir / f"{case.case_id}_report.json"
+    report_path = workdir / f"{case.key}_report.json"
     replay_args = ["--replay", replay]
     if case.kind == "allreduce":
         r = run_dtsim(dtsim, case.dtsim_args + replay_args, report_path)
@@ -161,36 +167,86 @@ def main():
                          "approximation) or collapsed (trees chunk by chunk, ~50x slower here; "
                          "README: the two differ by at most 0.18 points of error per row)")
     a = ap.parse_args()
+    if a.jobs < 1:
+        ap.error(f"--jobs {a.jobs}: expected at least 1")
+    rows = read_rows(a.cases)
+    check_dtsim(a.dtsim)
     out = pathlib.Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        fail(f"--out {out}: {e.strerror}")
+    for name in ("results.csv", "skipped.csv", "summary.md", "scatter.png"):
+        if (out / name).is_dir():
+            fail(f"--out {out}: {name} there is a directory")
     with tempfile.TemporaryDirectory(prefix="dtsim-validation-") as tmp:
-        run(a, out, pathlib.Path(tmp))
+        run(a, rows, out, pathlib.Path(tmp))
+
+
+def check_dtsim(dtsim):
+    """Fails before any row if `dtsim` is not a working dtsim binary."""
+    try:
+        proc = subprocess.run([dtsim, "--help"], capture_output=True, text=True)
+    except OSError as e:
+        fail(f"--dtsim {dtsim}: {e.strerror} (build it with .ci/setup)")
+    if proc.returncode != 0 or "dtsim" not in proc.stdout:
+        fail(f"--dtsim {dtsim}: not a working dtsim (its --help exited {proc.returncode})")
 
 
 def read_rows(path):
+    """The CSV's rows, each with its line number under "_line". Fails on a file that is not a
+    UTF-8 CSV with the required columns."""
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
-            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+            if reader.fieldnames is None:
+                fail(f"{path}: empty file (expected a header: {', '.join(REQUIRED_COLUMNS)})")
+            missing = [c for c in REQUIRED_COLUMNS if c not in reader.fieldnames]
             if missing:
-                sys.exit(f"{path}: missing columns {', '.join(missing)}")
-            return list(reader)
+                fail(f"{path}: missing columns {', '.join(missing)}")
+            rows = []
+            for row in reader:
+                row["_line"] = reader.line_num
+                rows.append(row)
+            return rows
     except OSError as e:
-        sys.exit(f"{path}: {e.strerror}")
+        fail(f"{path}: {e.strerror}")
+    except UnicodeDecodeError as e:
+        fail(f"{path}: not UTF-8 ({e.reason} at byte {e.start})")
+
+
+def row_problem(row, seen):
+    """Why `row` cannot be read as a row of the file, or None."""
+    if None in row or None in row.values():
+        return f"line {row['_line']}: not as many fields as the header"
+    if not row["case_id"].strip():
+        return f"line {row['_line']}: empty case_id"
+    if row["case_id"] in seen:
+        return f"line {row['_line']}: case_id {row['case_id']} again (first on line " \
+               f"{seen[row['case_id']]})"
+    return None
 
 
 def make_cases(rows, work):
     """(cases, skipped rows with their reason)."""
-    cases, skipped = [], []
-    for line, row in enumerate(rows, start=2):
+    cases, skipped, seen = [], [], {}
+    for row in rows:
+        problem = row_problem(row, seen)
+        if problem:
+            skipped.append({"case_id": row.get("case_id") or "", "metric": row.get("metric") or "",
+                            "reason": problem, "_line": row["_line"]})
+            continue
+        seen[row["case_id"]] = row["_line"]
         try:
-            cases.append(cases_mod.make_case(row, work))
+            case = cases_mod.make_case(row, work)
+            case.line = row["_line"]
+            case.key = f"line{row['_line']}"
+            cases.append(case)
         except cases_mod.Skip as why:
             skipped.append({"case_id": row["case_id"], "metric": row["metric"],
-                            "reason": str(why)})
-        except (KeyError, ValueError) as e:
-            skipped.append({"case_id": row.get("case_id", f"line {line}"),
-                            "metric": row.get("metric", ""), "reason": f"bad row: {e}"})
+                            "reason": str(why), "_line": row["_line"]})
     return cases, skipped
 
 
@@ -203,8 +259,10 @@ def predict_all(cases, dtsim, jobs, work, skipped, replay):
             try:
                 predicted, ran = fut.result()
             except (RuntimeError, KeyError, ValueError) as e:
+                # dtsim names its inputs, which live in the temporary folder: not in the reason
+                reason = str(e).replace(str(work) + os.sep, "")
                 skipped.append({"case_id": c.case_id, "metric": c.metric,
-                                "reason": f"dtsim failed: {e}"})
+                                "reason": f"dtsim failed: {reason}", "_line": c.line})
                 continue
             results.append({
                 "case_id": c.case_id, "source": c.source, "kind": c.kind, "metric": c.metric,
@@ -217,17 +275,15 @@ def predict_all(cases, dtsim, jobs, work, skipped, replay):
 
 def write_csv(path, fields, rows):
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
 
 
-def run(a, out, work):
-    rows = read_rows(a.cases)
+def run(a, rows, out, work):
     cases, skipped = make_cases(rows, work)
     results = predict_all(cases, a.dtsim, a.jobs, work, skipped, a.replay)
-    order = {r["case_id"]: i for i, r in enumerate(rows)}
-    skipped.sort(key=lambda s: order.get(s["case_id"], len(rows)))
+    skipped.sort(key=lambda s: s["_line"])
     write_csv(out / "results.csv", list(results[0].keys()) if results else ["case_id"], results)
     write_csv(out / "skipped.csv", ["case_id", "metric", "reason"], skipped)
     print(summarize(results, skipped, out))

@@ -76,5 +76,51 @@ class ValidationRunner(unittest.TestCase):
         self.assertIn("| T | allreduce_time | A | 3 |", summary)  # T-AR-1, T-AR-2, T-NV-1
 
 
+class BadRows(unittest.TestCase):
+    """Rows a runner must skip with their reason, never crash on or predict wrongly."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = pathlib.Path(tempfile.mkdtemp())
+        proc = subprocess.run(
+            ["/usr/bin/python3", str(HERE.parent / "validate.py"), "--cases",
+             str(HERE / "cases_bad.csv"), "--out", str(cls.out), "--dtsim", DTSIM,
+             "--jobs", "2"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        with open(cls.out / "results.csv") as f:
+            cls.results = list(csv.DictReader(f))
+        with open(cls.out / "skipped.csv") as f:
+            cls.skipped = [(r["case_id"], r["reason"]) for r in csv.DictReader(f)]
+
+    def test_only_the_good_row_is_predicted(self):
+        self.assertEqual([r["case_id"] for r in self.results], ["B-OK"])
+        # The first B-OK: 24 MB on one A100 node (its measured 100 us, not the duplicate's 200).
+        self.assertEqual(float(self.results[0]["measured"]), 100e-6)
+
+    def test_each_bad_row_is_skipped_with_its_reason_in_file_order(self):
+        self.assertEqual(self.skipped, [
+            ("B-OK", "line 3: case_id B-OK again (first on line 2)"),
+            ("B-ZERO", "column value is '0', not a number > 0"),
+            # The comma used to end the number: 24 bytes.
+            ("B-COMMA", "notes: msg_bytes=24,000,000 is not a number > 0"),
+            ("B-GPUS", "total_gpus 8 is not nodes 2 x gpus_per_node 8"),
+            # A PCIe A100 has no NVSwitch: the dgx-a100 preset does not describe it.
+            ("B-PCIE", "no preset for GPU 'A100 PCIe' with intra-node link 'PCIe 4.0'"),
+            ("B-SHORT", "line 8: not as many fields as the header"),
+        ])
+
+    def test_bad_input_files_exit_2_with_one_line(self):
+        empty = self.out / "empty.csv"
+        empty.write_text("")
+        for cases, message in [(empty, "empty file (expected a header:"),
+                               (self.out / "none.csv", "none.csv: No such file or directory")]:
+            proc = subprocess.run(
+                ["/usr/bin/python3", str(HERE.parent / "validate.py"), "--cases", str(cases),
+                 "--out", str(self.out / "x"), "--dtsim", DTSIM], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn(message, proc.stderr)
+            self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
