@@ -97,6 +97,7 @@ def _check_args(args: argparse.Namespace) -> str:
     for flag, value in (("--input-size", args.input_size), ("--seq-len", args.seq_len)):
         if value is not None and value < 1:
             raise ProfileError(f"{flag} {value}: must be >= 1")
+    _check_output(args.output)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise ProfileError(f"--device cuda: this torch ({torch.__version__}) sees no CUDA device")
     clock = args.clock or ("cuda_events" if args.device == "cuda" else "thread_cpu")
@@ -122,6 +123,15 @@ def _check_args(args: argparse.Namespace) -> str:
                                "--cuda-timing events")
         return CUDA_KERNELS
     return clock
+
+
+def _check_output(path: str) -> None:
+    """Fails before profiling if the trace could not be written to `path`."""
+    if not path or os.path.isdir(path):
+        raise ProfileError(f"-o {path!r}: a file name is needed, not a directory")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise ProfileError(f"-o {path}: no such directory {folder}")
 
 
 def _device_name(device: torch.device) -> str:
@@ -177,8 +187,13 @@ def _run(args: argparse.Namespace) -> int:
         f"{args.precision}, clock "
         f"{clock if kernel_clock is None else CUDA_KERNELS + ' (CPU ops as kernels: test mode)'}")
     config = RunConfig(device, args.precision, clock, args.warmup, args.iters)
-    result = profile_model(bundle, args.batch, config, args.optimizer or bundle.optimizer, log,
-                           kernel_clock)
+    try:
+        result = profile_model(bundle, args.batch, config, args.optimizer or bundle.optimizer,
+                               log, kernel_clock)
+    except (RuntimeError, MemoryError) as error:  # torch: out of memory, unsupported dtype, ...
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise ProfileError(f"{args.model} (batch {args.batch}, {args.precision}) did not run on "
+                           f"{args.device}: {first_line}") from error
     device_name = _device_name(device)
     info = RunInfo(
         model=args.name or args.model,

@@ -113,6 +113,22 @@ class BadInputTest(unittest.TestCase):
     def test_zero_batch(self) -> None:
         self.check_error("--batch 0: must be >= 1", "--model", "mlp", "--batch", "0")
 
+    def test_output_in_a_missing_directory_fails_before_profiling(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            run = run_cli("--model", "mlp", "--batch", "2", "-o", str(Path(tmp) / "no" / "t.json"))
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn(f"no such directory {Path(tmp) / 'no'}", run.stderr)
+            self.assertNotIn("batch 2 on cpu", run.stderr)  # nothing was profiled
+            run = run_cli("--model", "mlp", "--batch", "2", "-o", tmp)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("a file name is needed, not a directory", run.stderr)
+
+    def test_a_model_torch_cannot_run_is_an_error_not_a_traceback(self) -> None:
+        # tiny_bert's LayerNorm meets bf16 activations on the CPU: torch raises.
+        self.check_error("tiny_bert (batch 2, bf16) did not run on cpu: expected scalar type",
+                         "--model", "tiny_bert", "--batch", "2", "--precision", "bf16",
+                         "--warmup", "0", "--iters", "1")
+
     def test_cuda_timing_on_cpu(self) -> None:
         self.check_error("--cuda-timing kernels: only with --device cuda", "--model", "mlp",
                          "--batch", "2", "--cuda-timing", "kernels")
