@@ -1,13 +1,13 @@
 #include "sim/report.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "platforms/units.h"
 
 namespace dtsim::sim {
 
 using nlohmann::ordered_json;
+using platforms::format_number;
 
 namespace {
 
@@ -17,12 +17,6 @@ double max_end(const std::vector<TaskId>& ids, const ReplayTimes& times) {
     t = std::max(t, times.end_sec[static_cast<std::size_t>(id)]);
   }
   return t;
-}
-
-std::string format(const char* fmt, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, fmt, value);
-  return text;
 }
 
 // What limits scaling and the busiest link of each level (reports from before they existed have
@@ -41,7 +35,7 @@ std::string limits_summary(const ordered_json& report) {
     const auto& top = level["busiest"][0];
     s += heading + (" " + level["level"].get<std::string>()) + ": " +
          top["link"].get<std::string>() + " " +
-         format("%.1f %% utilized", 100 * top["utilization"].get<double>()) + ", " +
+         format_number("%.1f %% utilized", 100 * top["utilization"].get<double>()) + ", " +
          platforms::format_bytes(top["bytes"].get<std::uint64_t>()) + " per iteration\n";
     heading = "                         ";
   }
@@ -148,16 +142,18 @@ std::string simulate_summary(const ordered_json& report) {
                   report["replay"].get<std::string>() + " replay" + folded_note(report) + ", " +
                   report["network_model"]["name"].get<std::string>() + " network model" +
                   extra_cfg_note(report) + ")\n";
-  s += "  iteration time          " + format("%.6f s", iteration_sec) + "\n";
-  s += "  compute (fwd+bwd+opt)   " + format("%.6f s", r["compute_sec"].get<double>()) + "\n";
-  s += "  exposed communication   " + format("%.6f s", r["exposed_comm_sec"].get<double>()) + "\n";
+  s += "  iteration time          " + format_number("%.6f s", iteration_sec) + "\n";
+  s +=
+      "  compute (fwd+bwd+opt)   " + format_number("%.6f s", r["compute_sec"].get<double>()) + "\n";
+  s += "  exposed communication   " + format_number("%.6f s", r["exposed_comm_sec"].get<double>()) +
+       "\n";
   s += "  scaling efficiency      " +
-       format("%.1f %%", 100 * r["scaling_efficiency"].get<double>()) + "\n";
+       format_number("%.1f %%", 100 * r["scaling_efficiency"].get<double>()) + "\n";
   const auto& buckets = r["buckets"];
   if (!buckets.empty()) {
     const double last_end = buckets.back()["end_sec"].get<double>();
     s += "  gradient buckets        " + std::to_string(buckets.size()) + ", last all-reduce ends " +
-         format("%.6f s", last_end - r["backward_end_sec"].get<double>()) +
+         format_number("%.6f s", last_end - r["backward_end_sec"].get<double>()) +
          " after the backward pass" +
          (report.value("overlap", "backward") == "none" ? " (--overlap none: all start after it)"
                                                         : "") +
@@ -171,8 +167,9 @@ std::string collective_summary(const ordered_json& report) {
          platforms::format_bytes(report["bytes"].get<std::uint64_t>()) + " on " +
          std::to_string(report["ranks"].get<int>()) + " ranks, " +
          report["algorithm"].get<std::string>() + ": " +
-         format("%.9g s", report["time_sec"].get<double>()) + " (bus bandwidth " +
-         format("%.4g GB/s", report["bus_bandwidth_bytes_per_sec"].get<double>() / 1e9) + ")\n";
+         format_number("%.9g s", report["time_sec"].get<double>()) + " (bus bandwidth " +
+         format_number("%.4g GB/s", report["bus_bandwidth_bytes_per_sec"].get<double>() / 1e9) +
+         ")\n";
 }
 
 }  // namespace dtsim::sim
