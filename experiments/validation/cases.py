@@ -50,28 +50,40 @@ PRESET_GPUS = {"hgx-h200": 8, "dgx-a100": 8, "dgx2h": 16, "dgx1-v100": 8, "pcie8
 
 
 def _system(row):
-    """(preset, generator device) from the row's GPU and intra-node link columns."""
-    gpu, intra = row["gpu"], row["intra_link"]
-    if "H200" in gpu and "NVSwitch" in intra:
+    """(preset, generator device) from the row's GPU and intra-node link columns (words matched
+    without regard to case)."""
+    gpu = row["gpu"].lower()
+    text = gpu + " " + row["intra_link"].lower()
+
+    def says(*words):
+        return any(w in text for w in words)
+
+    nvswitch_node = says("nvswitch", "sxm", "dgx", "hgx")
+    if "h200" in gpu and nvswitch_node:
         return "hgx-h200", "h200"
-    if "A100" in gpu and "NVSwitch" in intra:
+    if "a100" in gpu and nvswitch_node:
         return "dgx-a100", "a100"
-    if "V100" in gpu:
-        if "DGX-2" in gpu or "NVSwitch" in intra:
+    if "v100" in gpu:
+        if says("dgx-2", "dgx2", "nvswitch"):
             return "dgx2h", "v100"
-        if "NVLink" in intra:
+        if says("nvlink", "dgx-1", "dgx1", "sxm"):
             return "dgx1-v100", "v100"
     # pcie8-fdr follows DeepBench's boxes: P100 and Maxwell Titan X behind PLX switches.
-    if ("P100" in gpu or "Titan X" in gpu) and ("PLX" in intra or "PCIe" in gpu):
+    if ("p100" in gpu or "titan x" in gpu) and says("plx", "pcie"):
         return "pcie8-fdr", None
-    raise Skip(f"no preset for GPU '{gpu}' with intra-node link '{intra}'")
+    raise Skip(f"no preset for GPU '{row['gpu']}' with intra-node link '{row['intra_link']}' "
+               "(presets: H200/A100 on NVSwitch, V100 on NVLink or NVSwitch, P100/Titan X "
+               "behind PCIe switches)")
 
 
 def _gpus(row, preset):
     """(total GPUs, nodes), checked against each other and against the preset's nodes."""
     n = _int(row, "total_gpus")
     nodes = _int(row, "nodes")
-    per_node = _int(row, "gpus_per_node")
+    if not row["gpus_per_node"].strip() and n % nodes == 0:
+        per_node = n // nodes  # not stated: the GPUs spread evenly
+    else:
+        per_node = _int(row, "gpus_per_node")
     if n != nodes * per_node:
         raise Skip(f"total_gpus {n} is not nodes {nodes} x gpus_per_node {per_node}")
     if per_node > PRESET_GPUS[preset]:
@@ -89,12 +101,13 @@ def _note(row, key):
     m = re.search(rf"(?:^|[\s;,(]){key}=([^\s;)]*)", row["notes"])
     if not m:
         return None
+    token = m.group(1).rstrip(",.")  # "msg_bytes=400000, 20 iters": a comma ends the number
     try:
-        value = float(m.group(1))
+        value = float(token)
     except ValueError:
         value = float("nan")
     if not (math.isfinite(value) and value > 0):
-        raise Skip(f"notes: {key}={m.group(1)} is not a number > 0")
+        raise Skip(f"notes: {key}={token} is not a number > 0")
     return value
 
 
@@ -152,7 +165,7 @@ def allreduce_case(row, base, workdir):
     if msg_bytes is None:
         raise Skip("notes give no msg_bytes")
     if msg_bytes != int(msg_bytes):
-        raise Skip(f"notes: msg_bytes={msg_bytes:g} is not a whole number of bytes")
+        raise Skip(f"notes: msg_bytes={msg_bytes!r} is not a whole number of bytes")
     n, nodes = _gpus(row, preset)
     if n < 2:
         raise Skip("an all-reduce on 1 GPU moves nothing")

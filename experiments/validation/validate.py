@@ -168,7 +168,7 @@ def main():
                          "README: the two differ by at most 0.18 points of error per row)")
     a = ap.parse_args()
     if a.jobs < 1:
-        ap.error(f"--jobs {a.jobs}: expected at least 1")
+        fail(f"--jobs {a.jobs}: expected at least 1")
     rows = read_rows(a.cases)
     check_dtsim(a.dtsim)
     out = pathlib.Path(a.out)
@@ -188,7 +188,9 @@ def main():
 def check_dtsim(dtsim):
     """Fails before any row if `dtsim` is not a working dtsim binary."""
     try:
-        proc = subprocess.run([dtsim, "--help"], capture_output=True, text=True)
+        proc = subprocess.run([dtsim, "--help"], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        fail(f"--dtsim {dtsim}: --help did not return within 60 s")
     except OSError as e:
         fail(f"--dtsim {dtsim}: {e.strerror} (build it with .ci/setup)")
     if proc.returncode != 0 or "dtsim" not in proc.stdout:
@@ -215,6 +217,8 @@ def read_rows(path):
         fail(f"{path}: {e.strerror}")
     except UnicodeDecodeError as e:
         fail(f"{path}: not UTF-8 ({e.reason} at byte {e.start})")
+    except csv.Error as e:
+        fail(f"{path}: not a CSV file: {e}")
 
 
 def row_problem(row, seen):

@@ -190,8 +190,15 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result = profile_model(bundle, args.batch, config, args.optimizer or bundle.optimizer,
                                log, kernel_clock)
-    except (RuntimeError, MemoryError) as error:  # torch: out of memory, unsupported dtype, ...
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+    except KernelTimingError:
+        raise  # main() says what the kernel timing lacked
+    except (RuntimeError, MemoryError) as error:
+        # torch's own failures on this input: out of memory, an unsupported dtype. Subclasses
+        # (NotImplementedError, RecursionError) and our invariants (AssertionError) are bugs.
+        out_of_memory = isinstance(error, (MemoryError, torch.cuda.OutOfMemoryError))
+        if not out_of_memory and type(error) is not RuntimeError:
+            raise
+        first_line = (str(error).strip() or repr(error)).splitlines()[0]
         raise ProfileError(f"{args.model} (batch {args.batch}, {args.precision}) did not run on "
                            f"{args.device}: {first_line}") from error
     device_name = _device_name(device)

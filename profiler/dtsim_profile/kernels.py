@@ -496,7 +496,7 @@ class CudaKernelClock:
 
     def begin(self) -> None:
         if self._session is not None:
-            raise RuntimeError("CudaKernelClock.begin(): a session is already open")
+            raise AssertionError("CudaKernelClock.begin(): a session is already open")
         if self._marker is None:
             self._marker = self._choose_marker()
         self._timeline = None
@@ -554,7 +554,7 @@ class CudaKernelClock:
 
     def seconds(self, start: int, end: int) -> float:
         if self._timeline is None:
-            raise RuntimeError("CudaKernelClock.seconds(): sync() first")
+            raise AssertionError("CudaKernelClock.seconds(): sync() first")
         return self._timeline.seconds(start, end)
 
     def recycle(self) -> None:

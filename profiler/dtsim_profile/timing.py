@@ -212,7 +212,7 @@ class LayerRecorder:
 
     def _require_state(self) -> _IterationState:
         if self._state is None:
-            raise RuntimeError("LayerRecorder: begin_forward() was not called")
+            raise AssertionError("LayerRecorder: begin_forward() was not called")
         return self._state
 
     def _param_segments(self, state: _IterationState) -> dict[int, int]:
