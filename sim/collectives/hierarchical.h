@@ -1,7 +1,8 @@
 // Multi-dimensional ring all-reduces, as ring phases (ring_steps.h) over groups of ranks.
-//  - hierarchical (g = hints.ranks_per_node consecutive ranks per node, m = p/g nodes):
-//    reduce-scatter inside each node; all-reduce of each rank's 1/g across nodes, between the
-//    ranks with the same local index; all-gather inside each node. Uncontended:
+//  - hierarchical (g = hints.ranks_per_node ranks per node, m = p/g nodes): reduce-scatter
+//    inside each node; all-reduce of each rank's 1/g across nodes, between the ranks with the
+//    same local index; all-gather inside each node. A node's ranks are those the placement puts
+//    on it (hints.node_of) when every node holds g of them, else g consecutive ranks. Uncontended:
 //    2(g-1) (alpha + bytes/(gB)) + 2(m-1) (alpha + bytes/(pB)).
 //  - torus-2d (hints.grid = {X, Y}, rank = x + X y): reduce-scatter along x, all-reduce along y
 //    of each rank's 1/X, all-gather along x. Uncontended:
