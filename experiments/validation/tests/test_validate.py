@@ -11,19 +11,26 @@ REPO = HERE.parents[2]
 DTSIM = os.environ.get("DTSIM", str(REPO / "build/sim/dtsim"))
 
 
+def run_validation(cases_csv):
+    """(out folder, results rows, skipped rows) of validate.py on tests/`cases_csv`."""
+    out = pathlib.Path(tempfile.mkdtemp())
+    proc = subprocess.run(
+        ["/usr/bin/python3", str(HERE.parent / "validate.py"), "--cases", str(HERE / cases_csv),
+         "--out", str(out), "--dtsim", DTSIM, "--jobs", "2"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "results.csv") as f:
+        results = list(csv.DictReader(f))
+    with open(out / "skipped.csv") as f:
+        skipped = list(csv.DictReader(f))
+    return out, results, skipped
+
+
 class ValidationRunner(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.out = pathlib.Path(tempfile.mkdtemp())
-        proc = subprocess.run(
-            ["/usr/bin/python3", str(HERE.parent / "validate.py"), "--cases",
-             str(HERE / "cases_small.csv"), "--out", str(cls.out), "--dtsim", DTSIM,
-             "--jobs", "2"], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        with open(cls.out / "results.csv") as f:
-            cls.results = {r["case_id"]: r for r in csv.DictReader(f)}
-        with open(cls.out / "skipped.csv") as f:
-            cls.skipped = {r["case_id"]: r for r in csv.DictReader(f)}
+        cls.out, results, skipped = run_validation("cases_small.csv")
+        cls.results = {r["case_id"]: r for r in results}
+        cls.skipped = {r["case_id"]: r for r in skipped}
 
     def test_every_row_is_predicted_or_skipped_with_a_reason(self):
         self.assertEqual(set(self.results) | set(self.skipped),
@@ -81,16 +88,8 @@ class BadRows(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.out = pathlib.Path(tempfile.mkdtemp())
-        proc = subprocess.run(
-            ["/usr/bin/python3", str(HERE.parent / "validate.py"), "--cases",
-             str(HERE / "cases_bad.csv"), "--out", str(cls.out), "--dtsim", DTSIM,
-             "--jobs", "2"], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        with open(cls.out / "results.csv") as f:
-            cls.results = list(csv.DictReader(f))
-        with open(cls.out / "skipped.csv") as f:
-            cls.skipped = [(r["case_id"], r["reason"]) for r in csv.DictReader(f)]
+        cls.out, cls.results, skipped = run_validation("cases_bad.csv")
+        cls.skipped = [(r["case_id"], r["reason"]) for r in skipped]
 
     def test_only_the_good_rows_are_predicted(self):
         self.assertEqual([r["case_id"] for r in self.results], ["B-OK", "B-NOPER", "B-TRAIL"])
