@@ -16,9 +16,10 @@ using workloads::Workload;
 std::vector<double> backward_segments_sec(const Workload& w, const std::vector<Bucket>& buckets) {
   std::vector<double> segments;
   int done_down_to = static_cast<int>(w.layers.size());  // covered: layers [done_down_to, end)
+  // In execution order (the last layer first), as a task covering consecutive layers sums them.
   auto backward_sec = [&w](int from, int to) {
     double total = 0;
-    for (int i = from; i < to; ++i) {
+    for (int i = to - 1; i >= from; --i) {
       total += w.layers[static_cast<std::size_t>(i)].backward_sec;
     }
     return total;
@@ -42,10 +43,20 @@ void add_compute_tasks(TaskGraph& graph, const Workload& workload, const DataPar
                        DataParallelGraph::Iteration& iter) {
   const double k = compute_factor(job, r);
   // The compute stream orders forward after the previous optimizer step: no explicit dep.
-  if (job.accumulation_steps > 1) {
-    const double micro_batch_sec = workload.forward_sec() + workload.backward_sec();
-    iter.accumulate.push_back(
-        graph.add_compute(r, k * (job.accumulation_steps - 1) * micro_batch_sec, {}));
+  // Each micro-batch before the last: a forward task and a backward task.
+  double backward_sec = 0;
+  for (auto layer = workload.layers.rbegin(); layer != workload.layers.rend(); ++layer) {
+    backward_sec += layer->backward_sec;
+  }
+  for (int m = 0; m + 1 < job.accumulation_steps; ++m) {
+    const TaskId f = graph.add_compute(r, k * workload.forward_sec(), {});
+    const TaskId b = graph.add_compute(r, k * backward_sec, {});
+    if (m == 0) {
+      iter.accumulate.push_back(f);
+    }
+    if (m + 2 == job.accumulation_steps) {
+      iter.accumulate_end.push_back(b);
+    }
   }
   iter.forward.push_back(graph.add_compute(r, k * workload.forward_sec(), {}));
   for (std::size_t b = 0; b + 1 < segments_sec.size(); ++b) {
@@ -59,6 +70,7 @@ void share_rank0(DataParallelGraph::Iteration& iter, int p) {
   const auto n = static_cast<std::size_t>(p);
   if (!iter.accumulate.empty()) {
     iter.accumulate.assign(n, iter.accumulate.front());
+    iter.accumulate_end.assign(n, iter.accumulate_end.front());
   }
   iter.forward.assign(n, iter.forward.front());
   iter.backward_end.assign(n, iter.backward_end.front());

@@ -54,7 +54,8 @@ struct DataParallelJob {
 // The graph and the tasks a report needs to read times from.
 struct DataParallelGraph {
   struct Iteration {
-    std::vector<TaskId> accumulate;           // per rank, with accumulation_steps > 1
+    std::vector<TaskId> accumulate;           // per rank, with accumulation_steps > 1: first task
+    std::vector<TaskId> accumulate_end;       // and last task of the micro-batches before the last
     std::vector<TaskId> forward;              // per rank
     std::vector<TaskId> backward_end;         // per rank: the last backward segment
     std::vector<std::vector<TaskId>> ready;   // [bucket][rank]: gradients of the bucket computed

@@ -75,7 +75,12 @@ DataParallelTimes measure_data_parallel(const DataParallelGraph& dp, const Repla
 ordered_json data_parallel_result(const workloads::Workload& w, const DataParallelGraph& dp,
                                   const DataParallelTimes& t) {
   const int steps = dp.accumulation_steps;
-  const double compute_sec = w.compute_sec() + (steps - 1) * (w.forward_sec() + w.backward_sec());
+  // Micro-batch by micro-batch, then the optimizer step.
+  double compute_sec = 0;
+  for (int m = 0; m < steps; ++m) {
+    compute_sec += w.forward_sec() + w.backward_sec();
+  }
+  compute_sec += w.optimizer_sec;
   ordered_json r;
   r["iteration_time_sec"] = t.iteration_time_sec;
   r["compute_sec"] = compute_sec;

@@ -47,7 +47,7 @@ class RankIteration {
       const TaskId acc = iter.accumulate[r];
       events.push_back(
           slice("accumulation micro-batches", "forward+backward", rank_, kComputeTid, start(acc),
-                times_.end_sec[static_cast<std::size_t>(acc)] - start(acc),
+                times_.end_sec[static_cast<std::size_t>(iter.accumulate_end[r])] - start(acc),
                 {{"iteration", iteration_}, {"micro_batches", dp_.accumulation_steps - 1}}));
     }
     double t = start(iter.forward[r]);
