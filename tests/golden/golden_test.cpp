@@ -1,0 +1,50 @@
+// Golden end-to-end tests: each case under tests/golden/ runs `dtsim ARGS` (its `args` file) and
+// must print its expected summary and write its expected report (and, for simulate, its link
+// report) byte for byte. README.md says where each case's expected outputs come from and which
+// tests check their figures independently.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_support.h"
+
+namespace dtsim::cli_test {
+namespace {
+
+class Golden : public DtsimTest, public testing::WithParamInterface<const char*> {};
+
+TEST_P(Golden, OutputsAreByteIdentical) {
+  const fs::path dir = fs::path("tests/golden") / GetParam();
+  std::string args = slurp(dir / "args");
+  ASSERT_FALSE(args.empty()) << dir;
+  args.erase(args.find_last_not_of("\n") + 1);
+  const bool simulate = args.starts_with("simulate ");
+  std::string outputs = " --report " + (dir_ / "report.json").string();
+  if (simulate) {
+    outputs += " --link-report " + (dir_ / "links.csv").string();
+  }
+  const Result r = run(args + outputs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, slurp(dir / "expected_summary.txt"));
+  EXPECT_EQ(slurp(dir_ / "report.json"), slurp(dir / "expected_report.json"));
+  if (simulate) {
+    EXPECT_EQ(slurp(dir_ / "links.csv"), slurp(dir / "expected_links.csv"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Golden,
+                         testing::Values("sim_ring_fat_tree", "sim_tree_fast", "sim_tree_chunked",
+                                         "sim_auto_dgx", "sim_accumulation_step",
+                                         "sim_accumulation_folded", "sim_overlap_none",
+                                         "sim_slow_gpu_link", "sim_background",
+                                         "sim_hierarchical_rails", "coll_double_tree",
+                                         "coll_all_to_all"),
+                         [](const testing::TestParamInfo<const char*>& p) {
+                           return std::string(p.param);
+                         });
+
+}  // namespace
+}  // namespace dtsim::cli_test
