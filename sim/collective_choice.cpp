@@ -3,6 +3,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include "platforms/units.h"
 #include "sim/collectives/registry.h"
@@ -180,6 +182,49 @@ nlohmann::ordered_json choice_json(const CollectiveChoice& choice) {
     candidates.push_back(std::move(j));
   }
   return {{"chosen", choice.algorithm}, {"candidates", std::move(candidates)}};
+}
+
+TopologyHints group_hints(const TopologyHints& all, const std::vector<int>& ranks,
+                          int rank_count) {
+  bool identity = static_cast<int>(ranks.size()) == rank_count;
+  for (std::size_t i = 0; identity && i < ranks.size(); ++i) {
+    identity = ranks[i] == static_cast<int>(i);
+  }
+  if (identity) {
+    return all;
+  }
+  TopologyHints h = all;
+  h.grid.clear();
+  const auto members = std::make_shared<const std::vector<int>>(ranks);
+  if (all.route_latency_sec) {
+    h.route_latency_sec = [members, f = all.route_latency_sec](int src, int dst) {
+      return f((*members)[static_cast<std::size_t>(src)], (*members)[static_cast<std::size_t>(dst)]);
+    };
+  }
+  if (all.route_links) {
+    h.route_links = [members, f = all.route_links](int src, int dst) {
+      return f((*members)[static_cast<std::size_t>(src)], (*members)[static_cast<std::size_t>(dst)]);
+    };
+  } else {  // a star: keep each member's own link ids
+    h.route_links = [members, bw = all.injection_bytes_per_sec](int src, int dst) {
+      return std::vector<std::pair<int, double>>{
+          {2 * (*members)[static_cast<std::size_t>(src)], bw},
+          {2 * (*members)[static_cast<std::size_t>(dst)] + 1, bw}};
+    };
+  }
+  h.rank_nodes.clear();
+  std::map<int, int> per_node;
+  for (int r : ranks) {
+    const int node = all.node_of(r);
+    h.rank_nodes.push_back(node);
+    ++per_node[node];
+  }
+  int most = 1;
+  for (const auto& [node, count] : per_node) {
+    most = std::max(most, count);
+  }
+  h.ranks_per_node = std::min(most, std::max(1, all.ranks_per_node));
+  return h;
 }
 
 }  // namespace dtsim::sim

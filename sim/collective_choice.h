@@ -56,6 +56,13 @@ class CollectiveChooser {
   std::vector<std::string> candidates_;  // auto only
 };
 
+// What an algorithm may know of the network when it runs on the group `ranks` (global ranks;
+// local rank i is ranks[i]): `all`'s routes between the members, the node of each member, the
+// most members that share a node (for hierarchical and nvls), and the grid only if the group is
+// every rank in order. For the group 0..n-1 of all n ranks in order, `all` unchanged.
+[[nodiscard]] TopologyHints group_hints(const TopologyHints& all, const std::vector<int>& ranks,
+                                        int rank_count);
+
 // The report entry of an auto choice: {"chosen": ..., "candidates": [...]}.
 [[nodiscard]] nlohmann::ordered_json choice_json(const CollectiveChoice& choice);
 

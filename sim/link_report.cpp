@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -115,23 +116,56 @@ std::string link_level_name(const platforms::PlatformSpec& spec, int level) {
   return fabric_level_name(spec, nodes ? level - kNodeLevels : level, nodes);
 }
 
-std::vector<LinkLoad> measure_link_loads(const DataParallelGraph& dp,
+std::vector<LinkLoad> measure_link_loads(const ExecutionGraph& g, const LoweredGraph& lowered,
                                          const std::vector<sg4::Host*>& rank_hosts,
                                          const platforms::PlatformSpec& spec,
                                          double iteration_sec) {
   LinkTally tally(rank_hosts, spec);
-  const auto& tasks = dp.graph.tasks();
-  const auto& all_reduces = dp.iterations.back().all_reduce;
-  for (std::size_t b = 0; b < all_reduces.size(); ++b) {
-    // A memoized all-reduce moved what the replayed one of its size did.
-    const CollectiveTasks& c =
-        all_reduces[b].memoized ? dp.simulated.at(dp.buckets[b].bytes) : all_reduces[b];
-    for (TaskId id = c.first; id < c.end; ++id) {
-      const Task& t = tasks[static_cast<std::size_t>(id)];
-      if (t.kind == TaskKind::kTransfer) {
-        tally.add(t.rank, t.peer, t.bytes);
+  const auto& tasks = lowered.tasks.tasks();
+  auto add = [&](TaskId id) {
+    const Task& t = tasks[static_cast<std::size_t>(id)];
+    if (t.kind == TaskKind::kTransfer) {
+      tally.add(t.rank, t.peer, t.bytes);
+    }
+  };
+  // The last iteration's communication, each instance and transfer once, in the order added.
+  std::int32_t last = 0;
+  for (const Program& p : g.programs) {
+    for (const Node& n : p.nodes) {
+      last = std::max(last, n.iteration);
+    }
+  }
+  std::set<std::int32_t> instances;
+  std::set<TaskId> sends;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
+      continue;
+    }
+    const Program& p = g.program_of(r);
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const Node& n = p.nodes[i];
+      const NodeTasks& nt = lowered.node(r, static_cast<std::int32_t>(i));
+      if (n.iteration != last) {
+        continue;
+      }
+      if (n.kind == NodeKind::kCollective) {
+        instances.insert(nt.instance);
+      } else if (n.kind == NodeKind::kSend) {
+        sends.insert(nt.task);
       }
     }
+  }
+  for (std::int32_t index : instances) {
+    const CollectiveInstance* c = &lowered.instances[static_cast<std::size_t>(index)];
+    if (c->repeats >= 0) {
+      c = &lowered.instances[static_cast<std::size_t>(c->repeats)];
+    }
+    for (TaskId id = c->first; id < c->end; ++id) {
+      add(id);
+    }
+  }
+  for (TaskId id : sends) {
+    add(id);
   }
   std::vector<LinkLoad> loads = tally.take();
   for (LinkLoad& l : loads) {

@@ -13,7 +13,8 @@
 #include <simgrid/forward.h>
 
 #include "platforms/platform_spec.h"
-#include "sim/data_parallel.h"
+#include "sim/graph/execution_graph.h"
+#include "sim/lowering/lowering.h"
 
 namespace dtsim::sim {
 
@@ -38,12 +39,14 @@ struct LinkLoad {
                              std::size_t route_links);
 [[nodiscard]] std::string link_level_name(const platforms::PlatformSpec& spec, int level);
 
-// The load of every link that the transfers of `dp`'s last iteration cross (others are left
-// out), ranks placed on `rank_hosts`, in (level, name) order. REQUIRES: an engine with the
-// platform of `spec`; iteration_sec > 0 for a non-zero utilization.
+// The load of every link that the transfers of `graph`'s last iteration cross (its collectives'
+// and its sends'; a memoized collective moves what the replay it repeats moved; links no
+// transfer crosses are left out), ranks placed on `rank_hosts`, in (level, name) order.
+// REQUIRES: an engine with the platform of `spec`; iteration_sec > 0 for a non-zero utilization.
 [[nodiscard]] std::vector<LinkLoad> measure_link_loads(
-    const DataParallelGraph& dp, const std::vector<simgrid::s4u::Host*>& rank_hosts,
-    const platforms::PlatformSpec& spec, double iteration_sec);
+    const ExecutionGraph& graph, const LoweredGraph& lowered,
+    const std::vector<simgrid::s4u::Host*>& rank_hosts, const platforms::PlatformSpec& spec,
+    double iteration_sec);
 
 // The CSV of `--link-report`: a header line, then one line per link:
 // link,level,bandwidth_bytes_per_sec,bytes,utilization

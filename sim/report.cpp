@@ -1,6 +1,9 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
 
 #include "platforms/units.h"
 
@@ -44,69 +47,184 @@ std::string limits_summary(const ordered_json& report) {
 
 }  // namespace
 
-DataParallelTimes measure_data_parallel(const DataParallelGraph& dp, const ReplayTimes& times) {
-  DataParallelTimes t;
-  for (const auto& iter : dp.iterations) {
-    t.iteration_end_sec.push_back(max_end(iter.optimizer, times));
+namespace {
+
+// The end of node `i` of `rank`: a compute node's, a transfer's, or a collective's exit.
+double end_of(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
+              int rank, std::int32_t i) {
+  const Node& node = g.program_of(rank).nodes[static_cast<std::size_t>(i)];
+  if (node.kind != NodeKind::kCollective) {
+    return node_end_sec(lowered, times, rank, i);
   }
-  const std::size_t last = dp.iterations.size() - 1;
+  const CollectiveInstance& inst =
+      lowered.instances[static_cast<std::size_t>(lowered.node(rank, i).instance)];
+  return max_end(inst.exits_of(local_rank(g.communicator_of(rank, node), rank)), times);
+}
+
+// Per iteration, the latest end of any node of any rank.
+std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& lowered,
+                                   const ReplayTimes& times) {
+  std::vector<double> ends;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
+      continue;  // its times are those of the rank it stands for
+    }
+    const Program& p = g.program_of(r);
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const auto it = static_cast<std::size_t>(p.nodes[i].iteration);
+      if (ends.size() <= it) {
+        ends.resize(it + 1, 0.0);
+      }
+      ends[it] = std::max(ends[it], end_of(g, lowered, times, r, static_cast<std::int32_t>(i)));
+    }
+  }
+  return ends;
+}
+
+// Rank 0's compute of iteration `it` on a healthy device: per micro-batch forward and backward
+// summed in layer order, then the optimizer.
+void measure_compute(const Program& p, std::int32_t it, TrainingTimes& t) {
+  std::map<std::int32_t, std::vector<std::pair<std::int32_t, double>>> forward, backward;
+  double optimizer_sec = 0;
+  for (const Node& node : p.nodes) {
+    if (node.kind != NodeKind::kCompute || node.iteration != it) {
+      continue;
+    }
+    if (node.phase == Phase::kForward || node.phase == Phase::kRecompute) {
+      forward[node.micro_batch].emplace_back(node.layer, node.duration_sec);
+    } else if (node.phase == Phase::kBackward) {
+      backward[node.micro_batch].emplace_back(node.layer, node.duration_sec);
+    } else if (node.phase == Phase::kOptimizer) {
+      optimizer_sec += node.duration_sec;
+    }
+  }
+  auto in_layer_order = [](std::vector<std::pair<std::int32_t, double>> nodes) {
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    double total = 0;
+    for (const auto& [layer, sec] : nodes) {
+      total += sec;
+    }
+    return total;
+  };
+  std::set<std::int32_t> micro_batches;
+  for (const auto& [m, nodes] : forward) {
+    micro_batches.insert(m);
+  }
+  for (const auto& [m, nodes] : backward) {
+    micro_batches.insert(m);
+  }
+  t.compute_sec = 0;
+  for (std::int32_t m : micro_batches) {
+    t.forward_sec = in_layer_order(forward[m]);
+    t.backward_sec = in_layer_order(backward[m]);
+    t.compute_sec += t.forward_sec + t.backward_sec;
+  }
+  t.optimizer_sec = optimizer_sec;
+  t.compute_sec += optimizer_sec;
+  t.micro_batches = std::max<int>(1, static_cast<int>(micro_batches.size()));
+}
+
+}  // namespace
+
+TrainingTimes measure_training(const ExecutionGraph& g, const LoweredGraph& lowered,
+                               const ReplayTimes& times) {
+  TrainingTimes t;
+  t.iteration_end_sec = iteration_ends(g, lowered, times);
+  const std::size_t last = t.iteration_end_sec.size() - 1;
   const double start_sec = last == 0 ? 0.0 : t.iteration_end_sec[last - 1];
   t.iteration_time_sec = t.iteration_end_sec[last] - start_sec;
-  const auto& iter = dp.iterations[last];
-  t.backward_end_sec = max_end(iter.backward_end, times) - start_sec;
-  for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
-    const CollectiveTasks& c = iter.all_reduce[b];
-    DataParallelTimes::BucketTimes bt{.ready_sec = max_end(iter.ready[b], times) - start_sec};
+  const auto it = static_cast<std::int32_t>(last);
+  measure_compute(g.program_of(0), it, t);
+
+  // Per rank, its backward node of each layer in the last iteration (the last micro-batch's).
+  double backward_end = 0;
+  std::map<std::pair<int, std::int32_t>, double> backward_layer_end;  // (rank, layer)
+  for (int r = 0; r < g.rank_count(); ++r) {
+    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
+      continue;
+    }
+    const Program& p = g.program_of(r);
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const Node& node = p.nodes[i];
+      if (node.kind == NodeKind::kCompute && node.iteration == it &&
+          node.phase == Phase::kBackward) {
+        const double end = node_end_sec(lowered, times, r, static_cast<std::int32_t>(i));
+        backward_end = std::max(backward_end, end);
+        backward_layer_end[{r, node.layer}] = end;
+      }
+    }
+  }
+  t.backward_end_sec = backward_end - start_sec;
+  const Program& p0 = g.program_of(0);
+  for (std::size_t i = 0; i < p0.nodes.size(); ++i) {
+    const Node& node = p0.nodes[i];
+    if (node.kind != NodeKind::kCollective || node.iteration != it) {
+      continue;
+    }
+    const std::int32_t index = lowered.node(0, static_cast<std::int32_t>(i)).instance;
+    const CollectiveInstance& c = lowered.instances[static_cast<std::size_t>(index)];
+    double ready = 0;
+    for (int r : g.communicator_of(0, node).ranks) {
+      const auto found =
+          backward_layer_end.find({lowered.stands_for[static_cast<std::size_t>(r)], node.layer});
+      if (found != backward_layer_end.end()) {
+        ready = std::max(ready, found->second);
+      }
+    }
+    TrainingTimes::CollectiveTimes ct{.node = static_cast<std::int32_t>(i),
+                                      .instance = index,
+                                      .ready_sec = ready - start_sec};
     if (c.first == c.end) {  // a single rank: nothing to reduce
-      bt.start_sec = bt.end_sec = bt.ready_sec;
+      ct.start_sec = ct.end_sec = ct.ready_sec;
     } else {
-      bt.start_sec =
+      ct.start_sec =
           *std::min_element(times.start_sec.begin() + c.first, times.start_sec.begin() + c.end) -
           start_sec;
-      bt.end_sec =
+      ct.end_sec =
           *std::max_element(times.end_sec.begin() + c.first, times.end_sec.begin() + c.end) -
           start_sec;
     }
-    t.buckets.push_back(bt);
+    t.collectives.push_back(ct);
   }
   return t;
 }
 
-ordered_json data_parallel_result(const workloads::Workload& w, const DataParallelGraph& dp,
-                                  const DataParallelTimes& t) {
-  const int steps = dp.accumulation_steps;
-  // Micro-batch by micro-batch, then the optimizer step.
-  double compute_sec = 0;
-  for (int m = 0; m < steps; ++m) {
-    compute_sec += w.forward_sec() + w.backward_sec();
-  }
-  compute_sec += w.optimizer_sec;
+ordered_json training_result(const ExecutionGraph& g, const LoweredGraph& lowered,
+                             const TrainingTimes& t, int batch_per_device) {
+  const double compute_sec = t.compute_sec;
   ordered_json r;
   r["iteration_time_sec"] = t.iteration_time_sec;
   r["compute_sec"] = compute_sec;
-  r["forward_sec"] = w.forward_sec();
-  r["backward_sec"] = w.backward_sec();
-  r["optimizer_sec"] = w.optimizer_sec;
+  r["forward_sec"] = t.forward_sec;
+  r["backward_sec"] = t.backward_sec;
+  r["optimizer_sec"] = t.optimizer_sec;
   // Never negative: float sums of the same durations may differ in the last bit.
   r["exposed_comm_sec"] = std::max(0.0, t.iteration_time_sec - compute_sec);
   r["scaling_efficiency"] = t.iteration_time_sec > 0 ? compute_sec / t.iteration_time_sec : 1.0;
   r["samples_per_sec_per_device"] =
-      t.iteration_time_sec > 0 ? 1.0 * w.batch_per_device * steps / t.iteration_time_sec : 0.0;
+      t.iteration_time_sec > 0 ? 1.0 * batch_per_device * t.micro_batches / t.iteration_time_sec
+                               : 0.0;
   r["backward_end_sec"] = t.backward_end_sec;
   r["iteration_end_sec"] = t.iteration_end_sec;
   ordered_json buckets = ordered_json::array();
-  for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
-    const Bucket& bucket = dp.buckets[b];
-    const auto& bt = t.buckets[b];
+  const Program& p0 = g.program_of(0);
+  for (std::size_t b = 0; b < t.collectives.size(); ++b) {
+    const auto& ct = t.collectives[b];
+    const Node& node = p0.nodes[static_cast<std::size_t>(ct.node)];
+    const CollectiveInstance& c = lowered.instances[static_cast<std::size_t>(ct.instance)];
+    auto layer_name = [&g](std::int32_t layer) {
+      return layer < 0 ? std::string() : g.layers[static_cast<std::size_t>(layer)];
+    };
     buckets.push_back({{"index", b},
-                       {"bytes", bucket.bytes},
-                       {"algorithm", dp.choices[b].algorithm},
-                       {"first_layer", w.layers[static_cast<std::size_t>(bucket.first_layer)].name},
-                       {"last_layer", w.layers[static_cast<std::size_t>(bucket.last_layer)].name},
-                       {"ready_sec", bt.ready_sec},
-                       {"start_sec", bt.start_sec},
-                       {"end_sec", bt.end_sec},
-                       {"duration_sec", bt.end_sec - bt.start_sec}});
+                       {"bytes", node.bytes},
+                       {"algorithm", lowered.choices[static_cast<std::size_t>(c.choice)].algorithm},
+                       {"first_layer", layer_name(node.layer)},
+                       {"last_layer", layer_name(node.last_layer)},
+                       {"ready_sec", ct.ready_sec},
+                       {"start_sec", ct.start_sec},
+                       {"end_sec", ct.end_sec},
+                       {"duration_sec", ct.end_sec - ct.start_sec}});
   }
   r["buckets"] = std::move(buckets);
   return r;

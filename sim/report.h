@@ -7,35 +7,48 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/data_parallel.h"
+#include "sim/graph/execution_graph.h"
+#include "sim/lowering/lowering.h"
 #include "sim/replay.h"
 #include "workloads/trace.h"
 
 namespace dtsim::sim {
 
-// Timing of the steady-state (last simulated) iteration of a data-parallel run. Times of day are
-// relative to the iteration's start: the moment every rank finished the previous optimizer step.
-struct DataParallelTimes {
+// Timing of the steady-state (last simulated) iteration of a training graph, read from the
+// nodes' tags. Times of day are relative to the iteration's start: the moment the previous
+// iteration's last node ended.
+struct TrainingTimes {
   double iteration_time_sec = 0;          // last iteration end - previous iteration end
-  double backward_end_sec = 0;            // last rank's backward pass done
+  double backward_end_sec = 0;            // last rank's last backward node done
   std::vector<double> iteration_end_sec;  // absolute simulated time at which each iteration ended
-  struct BucketTimes {
-    double ready_sec = 0;  // last rank's gradients of the bucket computed
-    double start_sec = 0;  // first task of its all-reduce started
-    double end_sec = 0;    // last task of its all-reduce ended
+  // Rank 0's compute in the last iteration, on a healthy device: per phase, summed in layer order.
+  double forward_sec = 0;    // the last micro-batch's forward nodes
+  double backward_sec = 0;   // and backward nodes
+  double optimizer_sec = 0;  // the optimizer nodes
+  double compute_sec = 0;    // every micro-batch's forward + backward, then the optimizer
+  int micro_batches = 1;
+  // Rank 0's collectives of the last iteration, in program order.
+  struct CollectiveTimes {
+    std::int32_t node = 0;     // in rank 0's program
+    std::int32_t instance = 0;  // in LoweredGraph::instances
+    double ready_sec = 0;  // last rank's backward node of the collective's first layer ended
+    double start_sec = 0;  // first task of the collective started
+    double end_sec = 0;    // last task of the collective ended
   };
-  std::vector<BucketTimes> buckets;
+  std::vector<CollectiveTimes> collectives;
 };
 
-// Reads the times of `dp`'s tasks from `times`.
-[[nodiscard]] DataParallelTimes measure_data_parallel(const DataParallelGraph& dp,
-                                                      const ReplayTimes& times);
+// Reads the times of `graph`'s nodes, lowered as `lowered`, from `times`.
+// REQUIRES: a graph with at least one node tagged with an iteration.
+[[nodiscard]] TrainingTimes measure_training(const ExecutionGraph& graph,
+                                             const LoweredGraph& lowered,
+                                             const ReplayTimes& times);
 
 // The "result" part of the simulate report: iteration_time_sec, compute_sec, exposed_comm_sec,
-// scaling_efficiency, the compute breakdown and one entry per bucket.
-[[nodiscard]] nlohmann::ordered_json data_parallel_result(const workloads::Workload& workload,
-                                                          const DataParallelGraph& dp,
-                                                          const DataParallelTimes& t);
+// scaling_efficiency, the compute breakdown and one entry per gradient bucket (collective).
+[[nodiscard]] nlohmann::ordered_json training_result(const ExecutionGraph& graph,
+                                                     const LoweredGraph& lowered,
+                                                     const TrainingTimes& t, int batch_per_device);
 
 // A few lines for people, from a report made by simulate_data_parallel.
 [[nodiscard]] std::string simulate_summary(const nlohmann::ordered_json& report);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include <simgrid/s4u.hpp>
 
@@ -17,7 +18,8 @@
 #include "sim/collective_choice.h"
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
-#include "sim/data_parallel.h"
+#include "sim/lowering/lowering.h"
+#include "sim/strategies/data_parallel.h"
 #include "sim/limiter.h"
 #include "sim/link_report.h"
 #include "sim/perturbations.h"
@@ -277,6 +279,41 @@ ordered_json common_report(const char* verb, const RunOptions& run,
 
 }  // namespace
 
+namespace {
+
+// Chooses every collective's algorithm on its communicator's hosts, once per distinct
+// (communicator, op, bytes, root), and keeps each choice's alpha and beta terms for the limiter.
+class GroupChooser {
+ public:
+  GroupChooser(const CollectiveChooser& chooser, const EngineRun& engine, int ranks)
+      : chooser_(chooser), engine_(engine), ranks_(ranks) {}
+
+  CollectiveChoice operator()(const CollectiveRequest& request, const Communicator& comm) {
+    const Key key{comm.name, request.op, request.bytes, request.root};
+    auto it = made_.find(key);
+    if (it == made_.end()) {
+      const TopologyHints hints = group_hints(engine_.hints(), comm.ranks, ranks_);
+      CollectiveChoice choice = chooser_.choose(request, hints);
+      const CommCost cost = comm_cost(choice.schedule, hints);
+      it = made_.emplace(key, std::make_pair(std::move(choice), cost)).first;
+    }
+    return it->second.first;
+  }
+  // The alpha and beta terms of the choice made for `node` of `rank`'s program.
+  [[nodiscard]] const CommCost& cost(const ExecutionGraph& g, int rank, const Node& node) const {
+    return made_.at({g.communicator_of(rank, node).name, node.op, node.bytes, node.root}).second;
+  }
+
+ private:
+  using Key = std::tuple<std::string, CollectiveOp, std::uint64_t, int>;
+  const CollectiveChooser& chooser_;
+  const EngineRun& engine_;
+  int ranks_;
+  std::map<Key, std::pair<CollectiveChoice, CommCost>> made_;
+};
+
+}  // namespace
+
 ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
   if (config.iterations < 1) {
     throw ConfigError("--iterations " + std::to_string(config.iterations) +
@@ -304,26 +341,37 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
                       std::to_string(config.iterations) + " iterations of " + config.workload_path +
                       " last forever");
   }
-  const DataParallelJob job{
-      .ranks = config.run.ranks,
-      .bucket_cap_bytes = config.bucket_cap_bytes,
-      .iterations = config.iterations,
-      .accumulation_steps = config.accumulation_steps,
+  DataParallelJob job{.ranks = config.run.ranks,
+                      .bucket_cap_bytes = config.bucket_cap_bytes,
+                      .iterations = 1,
+                      .accumulation_steps = config.accumulation_steps,
+                      .overlap = config.overlap};
+  const LoweringOptions options{
       .compute_factor = engine.compute_factors(),
-      .overlap = config.overlap,
-      .fold_identical_ranks = config.run.collapse,
-      .memoize_repeats = config.run.collapse && !engine.has_background_traffic()};
-  std::map<std::uint64_t, CommCost> costs;  // per bucket size
-  const DataParallelGraph dp = build_data_parallel(workload, job, [&](std::uint64_t bytes) {
-    CollectiveChoice choice = v.chooser.choose(
-        {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = bytes},
-        engine.hints());
-    costs[bytes] = comm_cost(choice.schedule, engine.hints());
-    return choice;
-  });
-  const ReplayTimes times = replay(dp.graph, engine.rank_hosts());
+      .fold = config.run.collapse,
+      .memoize = config.run.collapse && !engine.has_background_traffic()};
+  GroupChooser choose(v.chooser, engine, config.run.ranks);
+  // The task limit, from the first two iterations (the second as every later one: memoized
+  // repeats), before the graph of all of them, which could itself be too big, is built.
+  constexpr double kMaxGraphTasks = 5e7;
+  const double first = count_lowered_tasks(build_data_parallel(workload, job), options,
+                                               std::ref(choose));
+  job.iterations = std::min(2, config.iterations);
+  const double first_two = count_lowered_tasks(build_data_parallel(workload, job), options,
+                                               std::ref(choose));
+  if (const double tasks = first + (config.iterations - 1) * (first_two - first);
+      tasks > kMaxGraphTasks) {
+    throw ConfigError("--iterations " + std::to_string(config.iterations) + ": about " +
+                      platforms::format_number("%.3g", tasks) +
+                      " tasks to replay (at most 5e7, ~10 GB); the last of 3 iterations is "
+                      "already the steady state");
+  }
+  job.iterations = config.iterations;
+  const ExecutionGraph graph = build_data_parallel(workload, job);
+  const LoweredGraph lowered = lower(graph, options, std::ref(choose));
+  const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   if (outputs != nullptr && outputs->want_timeline) {
-    outputs->timeline = timeline_json(workload, dp, times, config.run.ranks);
+    outputs->timeline = timeline_json(graph, lowered, times);
   }
 
   ordered_json report =
@@ -339,22 +387,17 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
   report["iterations_simulated"] = config.iterations;
   report["accumulation_steps"] = config.accumulation_steps;
   report["overlap"] = overlap_name(config.overlap);
-  report["tasks_replayed"] = dp.graph.tasks().size();
-  report["ranks_folded"] = dp.ranks_folded;
-  std::size_t memoized = 0;
-  for (const auto& iter : dp.iterations) {
-    memoized += static_cast<std::size_t>(
-        std::count_if(iter.all_reduce.begin(), iter.all_reduce.end(),
-                      [](const CollectiveTasks& c) { return c.memoized; }));
-  }
-  report["all_reduces_memoized"] = memoized;
-  const DataParallelTimes t = measure_data_parallel(dp, times);
-  report["result"] = data_parallel_result(workload, dp, t);
+  report["tasks_replayed"] = lowered.tasks.tasks().size();
+  report["ranks_folded"] = lowered.ranks_folded;
+  report["all_reduces_memoized"] = lowered.memoized;
+  const TrainingTimes t = measure_training(graph, lowered, times);
+  report["result"] = training_result(graph, lowered, t, workload.batch_per_device);
   std::vector<LinkLoad> loads =
-      measure_link_loads(dp, engine.rank_hosts(), v.platform, t.iteration_time_sec);
+      measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
   CommCost cost;
-  for (const Bucket& b : dp.buckets) {
-    cost += costs.at(b.bytes);
+  const Program& p0 = graph.program_of(0);
+  for (const TrainingTimes::CollectiveTimes& c : t.collectives) {
+    cost += choose.cost(graph, 0, p0.nodes[static_cast<std::size_t>(c.node)]);
   }
   report["result"]["limiter"] =
       limiter_json(find_limiter(t.iteration_time_sec, report["result"]["compute_sec"].get<double>(),
@@ -365,8 +408,11 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
     outputs->links = std::move(loads);
   }
   if (config.run.algorithm.starts_with("auto")) {
-    for (std::size_t b = 0; b < dp.buckets.size(); ++b) {
-      report["result"]["buckets"][b]["auto"] = choice_json(dp.choices[b]);
+    for (std::size_t b = 0; b < t.collectives.size(); ++b) {
+      const CollectiveInstance& c =
+          lowered.instances[static_cast<std::size_t>(t.collectives[b].instance)];
+      report["result"]["buckets"][b]["auto"] =
+          choice_json(lowered.choices[static_cast<std::size_t>(c.choice)]);
     }
   }
   return report;
@@ -393,15 +439,28 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
       .op = *op, .ranks = p, .bytes = config.bytes, .root = config.root};
   ValidatedRun v = validate_run(config.run, request);
   EngineRun engine(config.run, v.platform, v.hints);
-  const CollectiveChoice choice = v.chooser.choose(request, engine.hints());
-  TaskGraph graph;
-  graph.add_schedule(choice.schedule,
-                     std::vector<std::vector<TaskId>>(static_cast<std::size_t>(p)));
-  const ReplayTimes times = replay(graph, engine.rank_hosts());
+  // One collective node on every rank, on the communicator of all ranks.
+  ExecutionGraph graph;
+  graph.communicators.push_back({.name = "all"});
+  for (int r = 0; r < p; ++r) {
+    graph.communicators[0].ranks.push_back(r);
+  }
+  Program program{.name = "collective", .comms = {"all"}};
+  program.add({.kind = NodeKind::kCollective,
+               .op = *op,
+               .comm = 0,
+               .root = config.root,
+               .bytes = config.bytes});
+  graph.programs.push_back(std::move(program));
+  graph.ranks.assign(static_cast<std::size_t>(p), RankProgram{.program = 0, .comms = {0}});
+  GroupChooser choose(v.chooser, engine, p);
+  const LoweredGraph lowered = lower(graph, {.max_tasks = kMaxScheduleOps}, std::ref(choose));
+  const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   double time_sec = 0;
   for (double t : times.end_sec) {
     time_sec = std::max(time_sec, t);
   }
+  const CollectiveChoice& choice = lowered.choices.front();
 
   ordered_json report =
       common_report("collective", config.run, v.platform, v.hints, engine.host_count());
@@ -419,7 +478,7 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
   const double alg_bw = time_sec > 0 ? static_cast<double>(config.bytes) / time_sec : 0.0;
   report["algorithm_bandwidth_bytes_per_sec"] = alg_bw;
   report["bus_bandwidth_bytes_per_sec"] = alg_bw * bus_bandwidth_factor(*op, p);
-  report["transfers"] = choice.schedule.ops.size();
+  report["transfers"] = lowered.tasks.tasks().size();
   return report;
 }
 

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/buckets.h"
-#include "sim/data_parallel.h"
+#include "sim/strategies/buckets.h"
+#include "sim/strategies/data_parallel.h"
 #include "sim/link_report.h"
 #include "sim/rank_mapping.h"
 

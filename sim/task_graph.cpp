@@ -1,6 +1,5 @@
 #include "sim/task_graph.h"
 
-#include <cassert>
 #include <vector>
 
 namespace dtsim::sim {
@@ -10,7 +9,7 @@ TaskId TaskGraph::add_task(Task task, int lane, std::span<const TaskId> deps) {
   task.lane = lane;
   task.dep_begin = static_cast<int>(deps_.size());
   for (TaskId d : deps) {
-    assert(d >= 0 && d < id && "dependencies must be added first");
+    DTSIM_CHECK(d >= 0 && d < id, "dependencies are added before their dependents");
     deps_.push_back(d);
   }
   task.dep_end = static_cast<int>(deps_.size());
@@ -32,29 +31,37 @@ int TaskGraph::compute_lane(int rank) {
   return it->second;
 }
 
-int TaskGraph::stream_lane(int rank) {
-  auto [it, inserted] = stream_lanes_.emplace(rank, 0);
+int TaskGraph::stream_lane(int rank, int comm) {
+  auto [it, inserted] = stream_lanes_.emplace(std::make_pair(rank, comm), 0);
   if (inserted) {
     it->second = new_lane(rank);
   }
   return it->second;
 }
 
-TaskId TaskGraph::add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps) {
+TaskId TaskGraph::add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps,
+                                  int comm) {
   return add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = duration_sec},
-                  stream_lane(rank), deps);
+                  stream_lane(rank, comm), deps);
 }
 
-TaskId TaskGraph::add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps) {
-  assert(from <= to);
+TaskId TaskGraph::add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps,
+                                int comm) {
+  DTSIM_CHECK(from <= to, "a memoized span ends after it starts");
   std::vector<TaskId> all(deps.begin(), deps.end());
   all.push_back(to);
   return add_task(Task{.kind = TaskKind::kWait, .rank = rank, .memo_from = from, .memo_to = to},
-                  stream_lane(rank), all);
+                  stream_lane(rank, comm), all);
 }
 
-int TaskGraph::channel_lane(int src, int dst, int channel) {
-  auto [it, inserted] = channel_lanes_.emplace(std::make_tuple(src, dst, channel), 0);
+TaskId TaskGraph::add_transfer(int src, int dst, std::uint64_t bytes,
+                               std::span<const TaskId> deps, int comm) {
+  return add_task(Task{.kind = TaskKind::kTransfer, .rank = src, .peer = dst, .bytes = bytes},
+                  channel_lane(comm, src, dst, 0), deps);
+}
+
+int TaskGraph::channel_lane(int comm, int src, int dst, int channel) {
+  auto [it, inserted] = channel_lanes_.emplace(std::make_tuple(comm, src, dst, channel), 0);
   if (inserted) {
     it->second = new_lane(src);
   }
@@ -67,8 +74,14 @@ TaskId TaskGraph::add_compute(int rank, double duration_sec, std::span<const Tas
 }
 
 CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
-                                        const std::vector<std::vector<TaskId>>& entry) {
-  assert(static_cast<int>(entry.size()) == schedule.ranks);
+                                        const std::vector<std::vector<TaskId>>& entry,
+                                        std::span<const int> global_ranks, int comm) {
+  DTSIM_CHECK(static_cast<int>(entry.size()) == schedule.ranks, "one entry per rank");
+  DTSIM_CHECK(global_ranks.empty() || static_cast<int>(global_ranks.size()) == schedule.ranks,
+              "one global rank per local rank");
+  auto global = [&global_ranks](int local) {
+    return global_ranks.empty() ? local : global_ranks[static_cast<std::size_t>(local)];
+  };
   CollectiveTasks result{.first = static_cast<TaskId>(tasks_.size())};
   std::vector<TaskId> op_task(schedule.ops.size());
   std::vector<TaskId> deps;
@@ -87,18 +100,20 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
       previous = &e;
     }
     if (op.kind == ScheduleOp::Kind::kTransfer) {
-      op_task[i] = add_task(
-          Task{.kind = TaskKind::kTransfer, .rank = op.src, .peer = op.dst, .bytes = op.bytes},
-          channel_lane(op.src, op.dst, op.channel), deps);
+      const int src = global(op.src);
+      const int dst = global(op.dst);
+      op_task[i] =
+          add_task(Task{.kind = TaskKind::kTransfer, .rank = src, .peer = dst, .bytes = op.bytes},
+                   channel_lane(comm, src, dst, op.channel), deps);
     } else {
-      const int rank = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
+      const int rank = global(op.entry_ranks.empty() ? 0 : op.entry_ranks.front());
       // A rank's entry latency (with_entry_latency: no deps, one entry rank) queues on its
       // communication stream, where its collectives enter one after another anyway; other
       // waits get a lane of their own. One actor per rank instead of one per collective.
       const bool entry_wait = op.deps.empty() && op.entry_ranks.size() == 1;
       op_task[i] =
           add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = op.wait_sec},
-                   entry_wait ? stream_lane(rank) : new_lane(rank), deps);
+                   entry_wait ? stream_lane(rank, comm) : new_lane(rank), deps);
     }
   }
   result.end = static_cast<TaskId>(tasks_.size());

@@ -1,6 +1,6 @@
 // The per-rank task graph of one or more training iterations: compute tasks, transfers and
-// waits, with dependencies and the lane (stream or channel) each runs on. Built by the job
-// builders (data_parallel.h), executed by replay.h. No SimGrid here.
+// waits, with dependencies and the lane (stream or channel) each runs on. Built by lowering an
+// execution graph (sim/lowering/lowering.h), executed by replay.h. No SimGrid here.
 #ifndef DTSIM_SIM_TASK_GRAPH_H_
 #define DTSIM_SIM_TASK_GRAPH_H_
 
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/collectives/schedule.h"
+#include "sim/invariant.h"
 
 namespace dtsim::sim {
 
@@ -55,18 +56,29 @@ class TaskGraph {
   // REQUIRES: every dep was added before (tasks are added in a topological order).
   TaskId add_compute(int rank, double duration_sec, std::span<const TaskId> deps);
 
-  // A wait of `duration_sec` on `rank`'s communication stream (one lane per rank, in order).
-  TaskId add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps);
+  // A wait of `duration_sec` on `rank`'s stream of communicator `comm` (one lane per rank and
+  // communicator, in order).
+  TaskId add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps,
+                         int comm = 0);
 
-  // A wait on `rank`'s communication stream lasting end(to) - end(from): a repeat of the work
+  // A wait on `rank`'s stream of `comm` lasting end(to) - end(from): a repeat of the work
   // between those two tasks, on the same idle resources. `to` (hence `from`) is made a dependency.
-  TaskId add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps);
+  TaskId add_memo_wait(int rank, TaskId from, TaskId to, std::span<const TaskId> deps,
+                       int comm = 0);
 
-  // Adds the operations of `schedule`. Rank r enters the collective once entry[r] have finished.
-  // Transfers go to the (src, dst) channel lanes, after what is already queued there.
-  // A rank that takes part in no operation exits as soon as it enters.
+  // Adds the operations of `schedule`, a collective of communicator `comm` whose local rank i
+  // is global rank global_ranks[i] (empty: the identity). Local rank i enters the collective once
+  // entry[i] have finished. Transfers go to the channel lanes of (comm, src, dst, channel), after
+  // what is already queued there. A rank that takes part in no operation exits as soon as it
+  // enters. REQUIRES: entry.size() == schedule.ranks, and so does global_ranks unless empty.
   CollectiveTasks add_schedule(const Schedule& schedule,
-                               const std::vector<std::vector<TaskId>>& entry);
+                               const std::vector<std::vector<TaskId>>& entry,
+                               std::span<const int> global_ranks = {}, int comm = 0);
+
+  // A transfer of `bytes` from global rank `src` to `dst` on communicator `comm`'s (src, dst)
+  // channel (a send matched with its receive).
+  TaskId add_transfer(int src, int dst, std::uint64_t bytes, std::span<const TaskId> deps,
+                      int comm);
 
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const std::vector<Lane>& lanes() const { return lanes_; }
@@ -77,16 +89,16 @@ class TaskGraph {
  private:
   TaskId add_task(Task task, int lane, std::span<const TaskId> deps);
   int compute_lane(int rank);
-  int stream_lane(int rank);
-  int channel_lane(int src, int dst, int channel);
+  int stream_lane(int rank, int comm);
+  int channel_lane(int comm, int src, int dst, int channel);
   int new_lane(int rank);
 
   std::vector<Task> tasks_;
   std::vector<TaskId> deps_;
   std::vector<Lane> lanes_;
   std::map<int, int> compute_lanes_;                        // rank -> lane
-  std::map<int, int> stream_lanes_;                         // rank -> lane
-  std::map<std::tuple<int, int, int>, int> channel_lanes_;  // (src, dst, channel) -> lane
+  std::map<std::pair<int, int>, int> stream_lanes_;  // (rank, comm) -> lane
+  std::map<std::tuple<int, int, int, int>, int> channel_lanes_;  // (comm, src, dst, channel)
 };
 
 }  // namespace dtsim::sim

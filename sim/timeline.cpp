@@ -12,7 +12,6 @@ using nlohmann::ordered_json;
 namespace {
 
 constexpr int kComputeTid = 0;
-constexpr int kCommTid = 1;
 constexpr double kMicrosecondsPerSecond = 1e6;
 
 ordered_json metadata(const char* name, int pid, int tid, const std::string& value) {
@@ -31,96 +30,117 @@ ordered_json slice(const std::string& name, const char* category, int pid, int t
           {"args", std::move(args)}};
 }
 
-// Writes the events of one rank and iteration into `events`.
-class RankIteration {
+// Writes the events of one rank into `events`.
+class RankTimeline {
  public:
-  RankIteration(const workloads::Workload& w, const DataParallelGraph& dp, const ReplayTimes& t,
-                int rank, int iteration)
-      : w_(w), dp_(dp), times_(t), rank_(rank), iteration_(iteration) {}
-
-  // Forward layers in order, backward layers in reverse order (each task of the graph covers
-  // consecutive layers: their slices follow one another from the task's start), the optimizer.
-  void compute(ordered_json& events) const {
-    const auto& iter = dp_.iterations[static_cast<std::size_t>(iteration_)];
-    const auto r = static_cast<std::size_t>(rank_);
-    if (!iter.accumulate.empty()) {  // gradient accumulation: the micro-batches before the last
-      const TaskId acc = iter.accumulate[r];
-      events.push_back(
-          slice("accumulation micro-batches", "forward+backward", rank_, kComputeTid, start(acc),
-                times_.end_sec[static_cast<std::size_t>(iter.accumulate_end[r])] - start(acc),
-                {{"iteration", iteration_}, {"micro_batches", dp_.accumulation_steps - 1}}));
-    }
-    double t = start(iter.forward[r]);
-    for (const workloads::Layer& layer : w_.layers) {
-      events.push_back(layer_slice("forward ", layer, t, layer.forward_sec));
-      t += layer.forward_sec;
-    }
-    int down_to = static_cast<int>(w_.layers.size());  // layers [down_to, end) are done
-    auto backward = [&](TaskId task, int first_layer) {
-      double tb = start(task);
-      for (int i = down_to - 1; i >= first_layer; --i) {
-        const workloads::Layer& layer = w_.layers[static_cast<std::size_t>(i)];
-        events.push_back(layer_slice("backward ", layer, tb, layer.backward_sec));
-        tb += layer.backward_sec;
+  RankTimeline(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& t,
+               int rank)
+      : g_(g), lowered_(lowered), times_(t), rank_(rank), program_(g.program_of(rank)) {
+    for (std::int32_t comm : g.ranks[static_cast<std::size_t>(rank)].comms) {
+      if (std::find(comms_.begin(), comms_.end(), comm) == comms_.end()) {
+        comms_.push_back(comm);
       }
-      down_to = first_layer;
-    };
-    for (std::size_t b = 0; b < dp_.buckets.size(); ++b) {
-      backward(iter.ready[b][r], dp_.buckets[b].first_layer);
     }
-    backward(iter.backward_end[r], 0);
-    const TaskId opt = iter.optimizer[r];
-    events.push_back(slice("optimizer", "optimizer", rank_, kComputeTid, start(opt),
-                           times_.end_sec[static_cast<std::size_t>(opt)] - start(opt),
-                           {{"iteration", iteration_}}));
+    std::sort(comms_.begin(), comms_.end());
   }
 
-  // One slice per bucket's all-reduce in which this rank takes part.
-  void communication(ordered_json& events) const {
-    const auto& iter = dp_.iterations[static_cast<std::size_t>(iteration_)];
-    const auto& tasks = dp_.graph.tasks();
-    for (std::size_t b = 0; b < dp_.buckets.size(); ++b) {
-      const CollectiveTasks& c = iter.all_reduce[b];
-      double first = std::numeric_limits<double>::infinity();
-      for (TaskId id = c.first; id < c.end; ++id) {
-        // Folded ranks share their collectives' joins and memoized waits (on rank 0).
-        if (tasks[static_cast<std::size_t>(id)].rank == rank_ || dp_.ranks_folded) {
-          first = std::min(first, start(id));
-        }
+  void metadata_events(ordered_json& events) const {
+    events.push_back(metadata("process_name", rank_, 0, "rank " + std::to_string(rank_)));
+    events.push_back(metadata("thread_name", rank_, kComputeTid, "compute"));
+    for (std::size_t i = 0; i < comms_.size(); ++i) {
+      const std::string& name = g_.communicators[static_cast<std::size_t>(comms_[i])].name;
+      events.push_back(metadata("thread_name", rank_, kComputeTid + 1 + static_cast<int>(i),
+                                comms_.size() == 1 ? "communication" : "comm " + name));
+    }
+  }
+
+  void compute(ordered_json& events) const {
+    for (std::size_t i = 0; i < program_.nodes.size(); ++i) {
+      const Node& node = program_.nodes[i];
+      if (node.kind != NodeKind::kCompute) {
+        continue;
       }
+      const auto id = static_cast<std::int32_t>(i);
+      const double start = node_start_sec(lowered_, times_, rank_, id);
+      const std::string phase(phase_name(node.phase));
+      ordered_json args{{"iteration", node.iteration}, {"micro_batch", node.micro_batch}};
+      std::string name = phase;
+      if (node.layer >= 0) {
+        const std::string& layer = g_.layers[static_cast<std::size_t>(node.layer)];
+        name += " " + layer;
+        args["layer"] = layer;
+      }
+      events.push_back(slice(name, phase.c_str(), rank_, kComputeTid, start,
+                             node_end_sec(lowered_, times_, rank_, id) - start, std::move(args)));
+    }
+  }
+
+  void communication(ordered_json& events) const {
+    for (std::size_t i = 0; i < program_.nodes.size(); ++i) {
+      const Node& node = program_.nodes[i];
+      if (node.kind == NodeKind::kCompute) {
+        continue;
+      }
+      const Communicator& comm = g_.communicator_of(rank_, node);
+      const auto comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
+      const int tid = kComputeTid + 1 +
+                      static_cast<int>(std::find(comms_.begin(), comms_.end(), comm_index) -
+                                       comms_.begin());
+      ordered_json args{{"iteration", node.iteration}, {"bytes", node.bytes}};
+      const auto id = static_cast<std::int32_t>(i);
+      if (node.kind != NodeKind::kCollective) {
+        const int peer = comm.ranks[static_cast<std::size_t>(node.peer)];
+        args["communicator"] = comm.name;
+        const double start = node_start_sec(lowered_, times_, rank_, id);
+        events.push_back(slice((node.kind == NodeKind::kSend ? "send to " : "recv from ") +
+                                   std::to_string(peer),
+                               "p2p", rank_, tid, start,
+                               node_end_sec(lowered_, times_, rank_, id) - start,
+                               std::move(args)));
+        continue;
+      }
+      const CollectiveInstance& c =
+          lowered_.instances[static_cast<std::size_t>(lowered_.node(rank_, id).instance)];
+      const auto [first, last] = span(c, local_rank(comm, rank_));
       if (first == std::numeric_limits<double>::infinity()) {
         continue;  // a single rank, or one that takes no part
       }
-      double last = first;
-      for (TaskId id : c.exits[static_cast<std::size_t>(rank_)]) {
-        last = std::max(last, times_.end_sec[static_cast<std::size_t>(id)]);
-      }
-      events.push_back(slice("all-reduce bucket " + std::to_string(b), "all-reduce", rank_,
-                             kCommTid, first, last - first,
-                             {{"iteration", iteration_},
-                              {"bucket", b},
-                              {"bytes", dp_.buckets[b].bytes},
-                              {"algorithm", dp_.choices[b].algorithm}}));
+      args["algorithm"] = lowered_.choices[static_cast<std::size_t>(c.choice)].algorithm;
+      args["communicator"] = comm.name;
+      const std::string op(op_name(node.op));
+      const std::string name =
+          node.label >= 0 ? op + " " + g_.labels[static_cast<std::size_t>(node.label)]
+                          : op + " on " + comm.name;
+      events.push_back(slice(name, op.c_str(), rank_, tid, first, last - first, std::move(args)));
     }
   }
 
  private:
-  [[nodiscard]] double start(TaskId id) const {
-    return times_.start_sec[static_cast<std::size_t>(id)];
-  }
-  [[nodiscard]] ordered_json layer_slice(const char* pass, const workloads::Layer& layer,
-                                         double start_sec, double duration_sec) const {
-    return slice(
-        pass + layer.name, pass[0] == 'f' ? "forward" : "backward", rank_, kComputeTid, start_sec,
-        duration_sec,
-        {{"iteration", iteration_}, {"layer", layer.name}, {"param_bytes", layer.param_bytes}});
+  // From the rank's first operation of `c` to its exit from it.
+  [[nodiscard]] std::pair<double, double> span(const CollectiveInstance& c, int local) const {
+    const auto& tasks = lowered_.tasks.tasks();
+    // Folded ranks share their collectives' joins and memoized waits (on the representative).
+    const int rank = lowered_.stands_for[static_cast<std::size_t>(rank_)];
+    const bool shared = rank != rank_ || c.exits.size() == 1;
+    double first = std::numeric_limits<double>::infinity();
+    for (TaskId id = c.first; id < c.end; ++id) {
+      if (shared || tasks[static_cast<std::size_t>(id)].rank == rank_) {
+        first = std::min(first, times_.start_sec[static_cast<std::size_t>(id)]);
+      }
+    }
+    double last = first;
+    for (TaskId id : c.exits_of(local)) {
+      last = std::max(last, times_.end_sec[static_cast<std::size_t>(id)]);
+    }
+    return {first, last};
   }
 
-  const workloads::Workload& w_;
-  const DataParallelGraph& dp_;
+  const ExecutionGraph& g_;
+  const LoweredGraph& lowered_;
   const ReplayTimes& times_;
   int rank_;
-  int iteration_;
+  const Program& program_;
+  std::vector<std::int32_t> comms_;  // communicators the rank uses, ascending
 };
 
 }  // namespace
@@ -139,20 +159,14 @@ std::vector<int> timeline_ranks(int ranks) {
   return shown;
 }
 
-ordered_json timeline_json(const workloads::Workload& workload, const DataParallelGraph& dp,
-                           const ReplayTimes& times, int ranks) {
+ordered_json timeline_json(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                           const ReplayTimes& times) {
   ordered_json events = ordered_json::array();
-  for (int r : timeline_ranks(ranks)) {
-    events.push_back(metadata("process_name", r, 0, "rank " + std::to_string(r)));
-    events.push_back(metadata("thread_name", r, kComputeTid, "compute"));
-    events.push_back(metadata("thread_name", r, kCommTid, "communication"));
-    const int iterations = static_cast<int>(dp.iterations.size());
-    for (int k = 0; k < iterations; ++k) {
-      RankIteration(workload, dp, times, r, k).compute(events);
-    }
-    for (int k = 0; k < iterations; ++k) {
-      RankIteration(workload, dp, times, r, k).communication(events);
-    }
+  for (int r : timeline_ranks(graph.rank_count())) {
+    const RankTimeline rank(graph, lowered, times, r);
+    rank.metadata_events(events);
+    rank.compute(events);
+    rank.communication(events);
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
 }

@@ -1,15 +1,19 @@
-// The simulated timeline of a data-parallel run as a Chrome / Perfetto trace (`--timeline`):
-// open it in https://ui.perfetto.dev or chrome://tracing.
+// The simulated timeline of a run as a Chrome / Perfetto trace (`--timeline`): open it in
+// https://ui.perfetto.dev or chrome://tracing. Read from the execution graph's tags.
 //
 // Format (the Trace Event Format's JSON object form): {"traceEvents": [...],
-// "displayTimeUnit": "ms"}. Each shown rank is a process (pid = rank, named "rank R") with two
-// threads: tid 0 "compute" and tid 1 "communication". Slices are complete events ("ph": "X")
-// with "ts" and "dur" in microseconds of simulated time since the start of the run:
-//   - compute: one slice per layer's forward ("forward <layer>") and backward
-//     ("backward <layer>"), and "optimizer"; args: iteration, layer, param_bytes;
-//   - communication: one slice per bucket's all-reduce on that rank ("all-reduce bucket B"),
-//     from the rank's first operation of it to the rank's exit from it; args: iteration, bucket,
-//     bytes, algorithm.
+// "displayTimeUnit": "ms"}. Each shown rank is a process (pid = rank, named "rank R") with a
+// thread per stream: tid 0 "compute", then one per communicator the rank uses, in the order of
+// the graph's communicators ("communication" when there is one, else "comm NAME"). Slices are
+// complete events ("ph": "X") with "ts" and "dur" in microseconds of simulated time since the
+// start of the run:
+//   - compute: one slice per compute node: "<phase> <layer>" (e.g. "forward conv1",
+//     "backward conv1"), or the phase alone without a layer ("optimizer"); args: iteration,
+//     micro_batch, layer;
+//   - communication: one slice per collective ("<op> <label>", e.g. "all-reduce bucket 3", or
+//     "<op> on <communicator>" without a label), from the rank's first operation of it to its
+//     exit from it, and one per send or receive ("send to R", "recv from R"); args: iteration,
+//     bytes, algorithm (collectives), communicator.
 // Metadata events ("ph": "M") name the processes and threads.
 #ifndef DTSIM_SIM_TIMELINE_H_
 #define DTSIM_SIM_TIMELINE_H_
@@ -18,9 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/data_parallel.h"
+#include "sim/graph/execution_graph.h"
+#include "sim/lowering/lowering.h"
 #include "sim/replay.h"
-#include "workloads/trace.h"
 
 namespace dtsim::sim {
 
@@ -32,11 +36,11 @@ inline constexpr int kTimelineMaxRanks = 16;
 // 1)) for i = 0 .. kTimelineMaxRanks - 1 (distinct, ascending). REQUIRES: ranks >= 1.
 [[nodiscard]] std::vector<int> timeline_ranks(int ranks);
 
-// The trace of every simulated iteration of `dp` (timed by `times`) on the ranks that
-// timeline_ranks(ranks) selects. Deterministic: events in rank, track, time order.
-[[nodiscard]] nlohmann::ordered_json timeline_json(const workloads::Workload& workload,
-                                                   const DataParallelGraph& dp,
-                                                   const ReplayTimes& times, int ranks);
+// The trace of every node of `graph` (lowered as `lowered`, timed by `times`) on the ranks that
+// timeline_ranks(graph.rank_count()) selects. Deterministic: events in rank, track, node order.
+[[nodiscard]] nlohmann::ordered_json timeline_json(const ExecutionGraph& graph,
+                                                   const LoweredGraph& lowered,
+                                                   const ReplayTimes& times);
 
 }  // namespace dtsim::sim
 

@@ -573,9 +573,12 @@ TEST_F(Cli, TwoOutputsInOneFileAndEndlessIterationsAreRefused) {
   const std::string same = (dir_ / "." / "report.json").string();
   expect_error("simulate " + kResnet + " " + kStar + " --ranks 2 --timeline " + same,
                "dtsim simulate: --timeline " + same + ": the same file as --report\n");
-  // Folded ranks: per iteration 5 buckets + 3 compute tasks and 4 per folded all-reduce.
+  // Folded ranks, ResNet-50's 5 buckets of distinct sizes: the first iteration has 7 compute
+  // tasks (forward, 5 backward segments, optimizer) and 5 all-reduces of 16 + 2 operations
+  // (collapsed ring) between 2 joins: 107 tasks; every later one 7 + 5 memoized all-reduces of
+  // 2 tasks (join, wait): 17. 107 + (2e9 - 1) x 17 = 3.4e10.
   expect_error("simulate " + kResnet + " " + kStar + " --ranks 16 --iterations 2000000000",
-               "dtsim simulate: --iterations 2000000000: about 5.6e+10 tasks to replay (at most "
+               "dtsim simulate: --iterations 2000000000: about 3.4e+10 tasks to replay (at most "
                "5e7, ~10 GB); the last of 3 iterations is already the steady state\n");
 }
 

@@ -1,4 +1,4 @@
-#include "sim/buckets.h"
+#include "sim/strategies/buckets.h"
 
 #include <gtest/gtest.h>
 

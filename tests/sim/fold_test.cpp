@@ -1,10 +1,13 @@
-// Folded ranks and memoized all-reduces in the data-parallel task graph, without an engine.
+// Symmetry folding and memoized collectives in the lowered task graph, without an engine.
 // (Equality of their predicted times with the step-level replay: tests/cli/scale_cli_test.cpp.)
+#include "sim/lowering/fold.h"
+
 #include <gtest/gtest.h>
 
 #include "sim/collectives/ring.h"
 #include "sim/collectives/tree.h"
-#include "sim/data_parallel.h"
+#include "sim/lowering/lowering.h"
+#include "sim/strategies/data_parallel.h"
 
 namespace dtsim::sim {
 namespace {
@@ -25,17 +28,30 @@ workloads::Workload four_layers() {
   return w;
 }
 
-DataParallelGraph build(const CollectiveAlgorithm& algorithm, int p) {
+ChooseCollective with(const CollectiveAlgorithm& algorithm) {
+  return [&algorithm](const CollectiveRequest& request, const Communicator&) {
+    return CollectiveChoice{.algorithm = std::string(algorithm.name()),
+                            .schedule = algorithm.build(request, {})};
+  };
+}
+
+LoweredGraph lower_data_parallel(const CollectiveAlgorithm& algorithm, int p) {
   const DataParallelJob job{.ranks = p,
                             .bucket_cap_bytes = 2 * kMiB,
                             .first_bucket_cap_bytes = kMiB,
-                            .iterations = 3,
-                            .fold_identical_ranks = true,
-                            .memoize_repeats = true};
-  return build_data_parallel(four_layers(), job, [&](std::uint64_t bytes) {
-    return CollectiveChoice{.algorithm = std::string(algorithm.name()),
-                            .schedule = algorithm.all_reduce(p, bytes, {})};
-  });
+                            .iterations = 3};
+  return lower(build_data_parallel(four_layers(), job), {.fold = true, .memoize = true},
+               with(algorithm));
+}
+
+std::vector<bool> ranks_computing(const LoweredGraph& lowered, int p) {
+  std::vector<bool> computes(static_cast<std::size_t>(p), false);
+  for (const Task& t : lowered.tasks.tasks()) {
+    if (t.kind == TaskKind::kCompute) {
+      computes[static_cast<std::size_t>(t.rank)] = true;
+    }
+  }
+  return computes;
 }
 
 TEST(FoldRanks, CollapsedRingRanksExitTogetherStepLevelAndTreesDoNot) {
@@ -52,46 +68,61 @@ TEST(FoldRanks, CollapsedTreesRanksExitTogether) {
 
 TEST(FoldRanks, OneComputeStreamAndEachSizeReplayedOnce) {
   const int p = 8;
-  const DataParallelGraph dp = build(RingAlgorithm({.collapse = true}), p);
-  ASSERT_TRUE(dp.ranks_folded);
-  ASSERT_EQ(dp.buckets.size(), 3u);
-  // Compute tasks only on rank 0: per iteration forward, 3 bucket segments, the rest of the
-  // backward pass, the optimizer step.
+  const RingAlgorithm ring({.collapse = true});
+  const LoweredGraph lowered = lower_data_parallel(ring, p);
+  ASSERT_TRUE(lowered.ranks_folded);
+  EXPECT_EQ(lowered.stands_for, std::vector<int>(p, 0));
+  // Compute tasks only on rank 0: per iteration forward, the backward pass cut where each of the
+  // 3 buckets becomes ready (the last one at l0, the first layer), the optimizer step.
   int compute = 0;
-  for (const Task& t : dp.graph.tasks()) {
+  for (const Task& t : lowered.tasks.tasks()) {
     if (t.kind == TaskKind::kCompute) {
       EXPECT_EQ(t.rank, 0);
       ++compute;
     }
   }
-  EXPECT_EQ(compute, 3 * (1 + 3 + 1 + 1));
+  EXPECT_EQ(compute, 3 * (1 + 3 + 1));
   // Two sizes (2.5 and 2 MiB) over 3 iterations x 3 buckets: 2 replayed, 7 memoized waits, and
   // the replayed ones are the first of their size (iteration 0, buckets 0 and 1).
-  int memoized = 0;
-  for (const auto& iter : dp.iterations) {
-    for (const CollectiveTasks& c : iter.all_reduce) {
-      memoized += c.memoized ? 1 : 0;
-    }
-    EXPECT_EQ(iter.forward, std::vector<TaskId>(p, iter.forward[0]));  // every rank is rank 0
-  }
-  EXPECT_EQ(memoized, 7);
-  EXPECT_FALSE(dp.iterations[0].all_reduce[0].memoized);
-  EXPECT_FALSE(dp.iterations[0].all_reduce[1].memoized);
-  EXPECT_TRUE(dp.iterations[0].all_reduce[2].memoized);
-  EXPECT_EQ(dp.simulated.size(), 2u);
+  ASSERT_EQ(lowered.instances.size(), 9u);
+  EXPECT_EQ(lowered.memoized, 7);
+  EXPECT_EQ(lowered.instances[0].repeats, -1);
+  EXPECT_EQ(lowered.instances[1].repeats, -1);
+  EXPECT_EQ(lowered.instances[2].repeats, 1);  // 2 MiB again: repeats bucket 1
+  EXPECT_EQ(lowered.instances[3].repeats, 0);
+  EXPECT_EQ(lowered.choices.size(), 2u);
 }
 
 TEST(FoldRanks, TreesKeepEveryRanksComputeStream) {
-  const DataParallelGraph dp = build(TreeAlgorithm({}), 4);
-  EXPECT_FALSE(dp.ranks_folded);
-  EXPECT_TRUE(dp.simulated.empty());
-  std::vector<bool> computes(4, false);
-  for (const Task& t : dp.graph.tasks()) {
-    if (t.kind == TaskKind::kCompute) {
-      computes[static_cast<std::size_t>(t.rank)] = true;
-    }
-  }
-  EXPECT_EQ(computes, std::vector<bool>(4, true));
+  const TreeAlgorithm tree({});
+  const LoweredGraph lowered = lower_data_parallel(tree, 4);
+  EXPECT_FALSE(lowered.ranks_folded);
+  EXPECT_EQ(lowered.memoized, 0);
+  EXPECT_EQ(ranks_computing(lowered, 4), std::vector<bool>(4, true));
+}
+
+// Two data-parallel jobs side by side in one graph: ranks 0-1 on communicator "a", 2-3 on "b".
+// Each pair is a class of its own; both fold (every collective spans exactly its class), but
+// nothing is memoized: the two classes' all-reduces may overlap on the network.
+TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
+  ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 2});
+  g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
+  g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
+  const RingAlgorithm ring({.collapse = true});
+  const LoweredGraph lowered = lower(g, {.fold = true, .memoize = true}, with(ring));
+  EXPECT_EQ(lowered.stands_for, (std::vector<int>{0, 0, 2, 2}));
+  EXPECT_EQ(lowered.memoized, 0);
+  EXPECT_EQ(ranks_computing(lowered, 4), (std::vector<bool>{true, false, true, false}));
+}
+
+// A slow GPU makes its own class: nothing folds, since every class's collectives span more.
+TEST(FoldRanks, ASlowRankBreaksTheClass) {
+  const ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 1});
+  const RingAlgorithm ring({.collapse = true});
+  const LoweredGraph lowered = lower(
+      g, {.compute_factor = {1, 1, 1.5, 1}, .fold = true, .memoize = true}, with(ring));
+  EXPECT_FALSE(lowered.ranks_folded);
+  EXPECT_EQ(ranks_computing(lowered, 4), std::vector<bool>(4, true));
 }
 
 }  // namespace

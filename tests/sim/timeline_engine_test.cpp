@@ -128,7 +128,7 @@ TEST(Timeline, SlicesAreTheHandComputedTaskTimes) {
   }
   const ordered_json* b1 = find(trace["traceEvents"], 1, "all-reduce bucket 1", 2);
   EXPECT_EQ((*b1)["args"].dump(),
-            R"({"iteration":2,"bucket":1,"bytes":3145728,"algorithm":"ring"})");
+            R"({"iteration":2,"bytes":3145728,"algorithm":"ring","communicator":"dp"})");
 }
 
 }  // namespace

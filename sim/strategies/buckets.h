@@ -1,7 +1,7 @@
 // Gradient buckets by PyTorch DDP's rule, as used in steady state (after DDP rebuilt its buckets
 // in gradient-ready order at the end of the first iteration).
-#ifndef DTSIM_SIM_BUCKETS_H_
-#define DTSIM_SIM_BUCKETS_H_
+#ifndef DTSIM_SIM_STRATEGIES_BUCKETS_H_
+#define DTSIM_SIM_STRATEGIES_BUCKETS_H_
 
 #include <cstdint>
 #include <vector>
@@ -38,4 +38,4 @@ struct Bucket {
 
 }  // namespace dtsim::sim
 
-#endif  // DTSIM_SIM_BUCKETS_H_
+#endif  // DTSIM_SIM_STRATEGIES_BUCKETS_H_

@@ -1,0 +1,113 @@
+// Lowering: an execution graph becomes the task graph SimGrid replays. Each collective is
+// expanded into its algorithm's schedule of transfers (chosen per op, communicator and bytes),
+// each matched send/recv pair into one transfer, and each run of consecutive compute nodes into
+// one compute task; ranks fold where the symmetry pass (fold.h) allows.
+//
+// Compute. Consecutive compute nodes of a rank merge into one task while they share iteration,
+// micro-batch and phase, no other node depends on an earlier one of them, and none but the first
+// has dependencies: durations add (in program order, times the rank's compute factor), so the
+// replay is the same with fewer tasks.
+//
+// Streams. A rank's compute tasks share its compute lane; its collectives on communicator c enter
+// one after another (the previous one's exits are dependencies of the next one's entry); transfers
+// run on per-(communicator, src, dst, channel) lanes, so two communicators' traffic between the
+// same ranks is independent, as NCCL's connections are.
+//
+// Order. Tasks are added in rounds: every rank in turn runs ahead until it reaches a
+// communication node or a node of a later iteration; then the communications all of whose members
+// arrived are added; when nothing moves, the next iteration begins. A deterministic topological
+// order (and the order the data-parallel builder always used).
+#ifndef DTSIM_SIM_LOWERING_LOWERING_H_
+#define DTSIM_SIM_LOWERING_LOWERING_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/collective_choice.h"
+#include "sim/config_error.h"
+#include "sim/graph/execution_graph.h"
+#include "sim/replay.h"
+#include "sim/task_graph.h"
+
+namespace dtsim::sim {
+
+// The algorithm and schedule of one collective: `request` on local ranks 0..size-1 of `comm`.
+// Called once per distinct (communicator, op, bytes, root), in the order lowering meets them.
+using ChooseCollective =
+    std::function<CollectiveChoice(const CollectiveRequest& request, const Communicator& comm)>;
+
+struct LoweringOptions {
+  std::vector<double> compute_factor;  // per rank: compute takes this many times (empty: 1)
+  bool fold = false;                   // fold symmetric ranks (fold.h)
+  bool memoize = false;                // and memoize repeats, where fold.h allows
+  double max_tasks = 5e7;              // refuse bigger task graphs (TaskLimitError)
+};
+
+// A task graph of more tasks than LoweringOptions::max_tasks (at about 200 bytes a task).
+class TaskLimitError : public ConfigError {
+ public:
+  TaskLimitError(double tasks, double limit);
+  double tasks;
+};
+
+// Where one node of a rank ended up.
+struct NodeTasks {
+  TaskId task = -1;           // compute: the task running it; send, recv: the transfer
+  std::int32_t instance = -1;  // collective: index into LoweredGraph::instances
+  double offset_sec = 0;      // compute: its start within the task
+  double duration_sec = 0;    // compute: its duration (times the compute factor)
+  bool ends_task = false;     // compute: the task's last node
+};
+
+// One collective as all its members run it.
+struct CollectiveInstance {
+  std::int32_t communicator = 0;
+  std::int32_t choice = 0;  // index into LoweredGraph::choices
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::uint64_t bytes = 0;
+  TaskId first = 0;  // tasks [first, end) implement it
+  TaskId end = 0;
+  // Per local rank, the tasks after which it is done; a single entry when all members share it.
+  std::vector<std::vector<TaskId>> exits;
+  std::int32_t repeats = -1;  // a memoized wait: the instance whose replay it repeats
+
+  [[nodiscard]] const std::vector<TaskId>& exits_of(int local) const {
+    return exits.size() == 1 ? exits.front() : exits[static_cast<std::size_t>(local)];
+  }
+};
+
+struct LoweredGraph {
+  TaskGraph tasks;
+  std::vector<int> stands_for;                 // per rank: whose tasks are its tasks
+  std::vector<std::vector<NodeTasks>> nodes;   // [rank][node], for ranks standing for themselves
+  std::vector<CollectiveInstance> instances;   // in the order they were added
+  std::vector<CollectiveChoice> choices;       // in call order of ChooseCollective (no schedules)
+  bool ranks_folded = false;
+  int memoized = 0;  // instances that are memoized waits
+
+  [[nodiscard]] const NodeTasks& node(int rank, std::int32_t node) const {
+    return nodes[static_cast<std::size_t>(stands_for[static_cast<std::size_t>(rank)])]
+                [static_cast<std::size_t>(node)];
+  }
+};
+
+// Lowers `graph`. Throws what `choose` throws (an algorithm that cannot run a collective) and
+// TaskLimitError. REQUIRES: `graph` is valid (validate_execution_graph).
+[[nodiscard]] LoweredGraph lower(const ExecutionGraph& graph, const LoweringOptions& options,
+                                 const ChooseCollective& choose);
+
+// The tasks lower() would add, without adding them (choose is called as by lower).
+[[nodiscard]] double count_lowered_tasks(const ExecutionGraph& graph,
+                                         const LoweringOptions& options,
+                                         const ChooseCollective& choose);
+
+// Simulated start and end of node `node` of `rank` (a compute node, send or recv).
+[[nodiscard]] double node_start_sec(const LoweredGraph& lowered, const ReplayTimes& times,
+                                    int rank, std::int32_t node);
+[[nodiscard]] double node_end_sec(const LoweredGraph& lowered, const ReplayTimes& times, int rank,
+                                  std::int32_t node);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_LOWERING_LOWERING_H_
