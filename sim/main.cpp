@@ -15,7 +15,7 @@
 #include "platforms/units.h"
 #include "sim/config_error.h"
 #include "sim/output_flags.h"
-#include "sim/report.h"
+#include "sim/report/report.h"
 #include "sim/simulation.h"
 #include "sim/sweep.h"
 #include "workloads/generator.h"
@@ -308,9 +308,9 @@ int run_simulate(const std::vector<std::string>& args,
                           {"link-report", outputs_flags.link_report}});
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
-  write_report(f.report, report);
+  write_report(f.report, dtsim::sim::report_json(report));
   dtsim::sim::write_outputs(outputs_flags, outputs);
-  std::cout << dtsim::sim::simulate_summary(report);
+  std::cout << dtsim::sim::report_summary(report);
   return 0;
 }
 
@@ -339,8 +339,8 @@ int run_collective(const std::vector<std::string>& args) {
       .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
   check_output_path("report", f.report);
   const auto report = dtsim::sim::simulate_collective(config);
-  write_report(f.report, report);
-  std::cout << dtsim::sim::collective_summary(report);
+  write_report(f.report, dtsim::sim::report_json(report));
+  std::cout << dtsim::sim::report_summary(report);
   return 0;
 }
 

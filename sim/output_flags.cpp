@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "sim/config_error.h"
-#include "sim/link_report.h"
-#include "sim/timeline.h"
+#include "sim/report/link_report.h"
+#include "sim/report/timeline.h"
 
 namespace dtsim::sim {
 

@@ -20,13 +20,14 @@
 #include "sim/config_error.h"
 #include "sim/lowering/lowering.h"
 #include "sim/strategies/data_parallel.h"
-#include "sim/limiter.h"
-#include "sim/link_report.h"
+#include "sim/report/limiter.h"
+#include "sim/report/link_report.h"
 #include "sim/perturbations.h"
 #include "sim/rank_mapping.h"
 #include "sim/replay.h"
-#include "sim/report.h"
-#include "sim/timeline.h"
+#include "sim/report/measure.h"
+#include "sim/report/report.h"
+#include "sim/report/timeline.h"
 #include "workloads/trace_reader.h"
 
 namespace dtsim::sim {
@@ -252,34 +253,52 @@ double bus_bandwidth_factor(CollectiveOp op, int p) {
   }
 }
 
-ordered_json common_report(const char* verb, const RunOptions& run,
-                           const platforms::PlatformSpec& spec, const TopologyHints& hints,
-                           std::size_t hosts) {
-  ordered_json r;
-  r["dtsim_version"] = DTSIM_VERSION;
-  r["verb"] = verb;
-  r["platform"] = {{"file", spec.file}, {"topology", spec.topology_name()}, {"hosts", hosts}};
-  r["ranks"] = run.ranks;
-  r["rank_placement"] = placement_name(run.placement);
+RunInfo run_info(const char* verb, const RunOptions& run, const platforms::PlatformSpec& spec,
+                 const TopologyHints& hints, std::size_t hosts) {
+  RunInfo r{.verb = verb,
+            .platform_file = spec.file,
+            .topology = spec.topology_name(),
+            .hosts = hosts,
+            .ranks = run.ranks,
+            .placement = placement_name(run.placement),
+            .algorithm = run.algorithm,
+            .replay = !run.collapse ? "step" : run.collapse_pipelines ? "fast" : "collapsed",
+            .chunk_bytes = run.chunk_bytes,
+            .collective_latency_sec = run.collective_latency_sec,
+            .network_model = network_model_name(run.network_model),
+            .simgrid_cfg = network_model_settings(run.network_model),
+            .extra_cfg = run.simgrid_cfg};
   if (run.placement.kind == Placement::Kind::kRandom) {
-    r["rank_placement_seed"] = run.placement.seed;
+    r.placement_seed = run.placement.seed;
   }
-  r["algorithm"] = run.algorithm;
-  r["replay"] = !run.collapse ? "step" : run.collapse_pipelines ? "fast" : "collapsed";
-  r["chunk_bytes"] = run.chunk_bytes;
-  r["collective_latency_sec"] = run.collective_latency_sec;
   if (run.algorithm == "hierarchical" || run.algorithm.starts_with("auto")) {
-    r["ranks_per_node"] = hints.ranks_per_node;
+    r.ranks_per_node = hints.ranks_per_node;
   }
-  r["network_model"] = {{"name", network_model_name(run.network_model)},
-                        {"simgrid_cfg", network_model_settings(run.network_model)},
-                        {"extra_cfg", run.simgrid_cfg}};
   return r;
 }
 
 }  // namespace
 
 namespace {
+
+// The iteration and compute figures of `t` (buckets, limiter and costs are added by the caller).
+TrainingResult training_result(const TrainingTimes& t, int batch_per_device) {
+  TrainingResult r{.iteration_time_sec = t.iteration_time_sec,
+                   .compute_sec = t.compute_sec,
+                   .forward_sec = t.forward_sec,
+                   .backward_sec = t.backward_sec,
+                   .optimizer_sec = t.optimizer_sec,
+                   // Never negative: float sums of the same durations may differ in the last bit.
+                   .exposed_comm_sec = std::max(0.0, t.iteration_time_sec - t.compute_sec),
+                   .scaling_efficiency =
+                       t.iteration_time_sec > 0 ? t.compute_sec / t.iteration_time_sec : 1.0,
+                   .backward_end_sec = t.backward_end_sec,
+                   .iteration_end_sec = t.iteration_end_sec};
+  r.samples_per_sec_per_device =
+      t.iteration_time_sec > 0 ? 1.0 * batch_per_device * t.micro_batches / t.iteration_time_sec
+                               : 0.0;
+  return r;
+}
 
 // Chooses every collective's algorithm on its communicator's hosts, once per distinct
 // (communicator, op, bytes, root), and keeps each choice's alpha and beta terms for the limiter.
@@ -314,7 +333,7 @@ class GroupChooser {
 
 }  // namespace
 
-ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
+SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
   if (config.iterations < 1) {
     throw ConfigError("--iterations " + std::to_string(config.iterations) +
                       ": expected an integer >= 1");
@@ -374,51 +393,53 @@ ordered_json simulate_data_parallel(const SimulateConfig& config, SimulateOutput
     outputs->timeline = timeline_json(graph, lowered, times);
   }
 
-  ordered_json report =
-      common_report("simulate", config.run, v.platform, v.hints, engine.host_count());
-  report["workload"] = {{"file", config.workload_path},
-                        {"model", workload.model},
-                        {"device", workload.device},
-                        {"precision", workload.precision},
-                        {"batch_per_device", workload.batch_per_device},
-                        {"param_bytes", workload.param_bytes()}};
-  report["bucket_cap_bytes"] = config.bucket_cap_bytes;
-  report["first_bucket_cap_bytes"] = job.first_bucket_cap_bytes;
-  report["iterations_simulated"] = config.iterations;
-  report["accumulation_steps"] = config.accumulation_steps;
-  report["overlap"] = overlap_name(config.overlap);
-  report["tasks_replayed"] = lowered.tasks.tasks().size();
-  report["ranks_folded"] = lowered.ranks_folded;
-  report["all_reduces_memoized"] = lowered.memoized;
+  SimulateReport report{
+      .run = run_info("simulate", config.run, v.platform, v.hints, engine.host_count()),
+      .workload = {.file = config.workload_path,
+                   .model = workload.model,
+                   .device = workload.device,
+                   .precision = workload.precision,
+                   .batch_per_device = workload.batch_per_device,
+                   .param_bytes = workload.param_bytes()},
+      .bucket_cap_bytes = config.bucket_cap_bytes,
+      .first_bucket_cap_bytes = job.first_bucket_cap_bytes,
+      .iterations_simulated = config.iterations,
+      .accumulation_steps = config.accumulation_steps,
+      .overlap = overlap_name(config.overlap),
+      .tasks_replayed = lowered.tasks.tasks().size(),
+      .ranks_folded = lowered.ranks_folded,
+      .all_reduces_memoized = lowered.memoized};
   const TrainingTimes t = measure_training(graph, lowered, times);
-  report["result"] = training_result(graph, lowered, t, workload.batch_per_device);
-  std::vector<LinkLoad> loads =
-      measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
-  CommCost cost;
+  report.result = training_result(t, workload.batch_per_device);
   const Program& p0 = graph.program_of(0);
   for (const TrainingTimes::CollectiveTimes& c : t.collectives) {
-    cost += choose.cost(graph, 0, p0.nodes[static_cast<std::size_t>(c.node)]);
-  }
-  report["result"]["limiter"] =
-      limiter_json(find_limiter(t.iteration_time_sec, report["result"]["compute_sec"].get<double>(),
-                                cost, loads),
-                   cost);
-  report["links"] = link_levels_json(loads);
-  if (outputs != nullptr) {
-    outputs->links = std::move(loads);
-  }
-  if (config.run.algorithm.starts_with("auto")) {
-    for (std::size_t b = 0; b < t.collectives.size(); ++b) {
-      const CollectiveInstance& c =
-          lowered.instances[static_cast<std::size_t>(t.collectives[b].instance)];
-      report["result"]["buckets"][b]["auto"] =
-          choice_json(lowered.choices[static_cast<std::size_t>(c.choice)]);
+    const Node& node = p0.nodes[static_cast<std::size_t>(c.node)];
+    const CollectiveChoice& choice = lowered.choices[static_cast<std::size_t>(
+        lowered.instances[static_cast<std::size_t>(c.instance)].choice)];
+    report.result.buckets.push_back(
+        {.bytes = node.bytes,
+         .algorithm = choice.algorithm,
+         .first_layer = graph.layers[static_cast<std::size_t>(node.layer)],
+         .last_layer = graph.layers[static_cast<std::size_t>(node.last_layer)],
+         .ready_sec = c.ready_sec,
+         .start_sec = c.start_sec,
+         .end_sec = c.end_sec});
+    if (config.run.algorithm.starts_with("auto")) {
+      report.result.buckets.back().auto_choice = choice;
     }
+    report.result.comm_cost += choose.cost(graph, 0, node);
+  }
+  report.links =
+      measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
+  report.result.limiter = find_limiter(t.iteration_time_sec, report.result.compute_sec,
+                                       report.result.comm_cost, report.links);
+  if (outputs != nullptr) {
+    outputs->links = report.links;
   }
   return report;
 }
 
-ordered_json simulate_collective(const CollectiveConfig& config) {
+CollectiveReport simulate_collective(const CollectiveConfig& config) {
   const auto op = parse_op(config.op);
   if (!op) {
     std::string names;
@@ -462,23 +483,24 @@ ordered_json simulate_collective(const CollectiveConfig& config) {
   }
   const CollectiveChoice& choice = lowered.choices.front();
 
-  ordered_json report =
-      common_report("collective", config.run, v.platform, v.hints, engine.host_count());
-  report["op"] = config.op;
+  CollectiveReport report{
+      .run = run_info("collective", config.run, v.platform, v.hints, engine.host_count()),
+      .op = config.op,
+      .bytes = config.bytes,
+      .time_sec = time_sec,
+      .transfers = lowered.tasks.tasks().size()};
   if (*op == CollectiveOp::kBroadcast || *op == CollectiveOp::kReduce ||
       *op == CollectiveOp::kSendRecv) {
-    report["root"] = config.root;
+    report.root = config.root;
   }
-  report["bytes"] = config.bytes;
   if (config.run.algorithm.starts_with("auto")) {
-    report["auto"] = choice_json(choice);
+    report.auto_choice = choice;
   }
-  report["time_sec"] = time_sec;
   // nccl-tests conventions: algbw = S/t; busbw = algbw * factor(op, p).
-  const double alg_bw = time_sec > 0 ? static_cast<double>(config.bytes) / time_sec : 0.0;
-  report["algorithm_bandwidth_bytes_per_sec"] = alg_bw;
-  report["bus_bandwidth_bytes_per_sec"] = alg_bw * bus_bandwidth_factor(*op, p);
-  report["transfers"] = lowered.tasks.tasks().size();
+  report.algorithm_bandwidth_bytes_per_sec =
+      time_sec > 0 ? static_cast<double>(config.bytes) / time_sec : 0.0;
+  report.bus_bandwidth_bytes_per_sec =
+      report.algorithm_bandwidth_bytes_per_sec * bus_bandwidth_factor(*op, p);
   return report;
 }
 

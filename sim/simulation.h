@@ -13,7 +13,8 @@
 
 #include "sim/strategies/buckets.h"
 #include "sim/strategies/data_parallel.h"
-#include "sim/link_report.h"
+#include "sim/report/link_report.h"
+#include "sim/report/report.h"
 #include "sim/rank_mapping.h"
 
 namespace dtsim::sim {
@@ -80,12 +81,12 @@ struct SimulateOutputs {
 // Simulates data-parallel training and returns the report (see README, "Report"); fills
 // `outputs` if given. Throws ConfigError, workloads::TraceError or platforms::PlatformError,
 // before the simulation starts, for any bad input.
-[[nodiscard]] nlohmann::ordered_json simulate_data_parallel(const SimulateConfig& config,
-                                                            SimulateOutputs* outputs = nullptr);
+[[nodiscard]] SimulateReport simulate_data_parallel(const SimulateConfig& config,
+                                                    SimulateOutputs* outputs = nullptr);
 
 // Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
 // Throws as simulate_data_parallel.
-[[nodiscard]] nlohmann::ordered_json simulate_collective(const CollectiveConfig& config);
+[[nodiscard]] CollectiveReport simulate_collective(const CollectiveConfig& config);
 
 // Builds the platform at `path` in SimGrid and describes it: hosts, links, fat-tree levels and
 // oversubscription, bisection bandwidth (platforms/describe.h). Throws PlatformError.

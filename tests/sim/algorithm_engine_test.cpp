@@ -19,7 +19,7 @@ nlohmann::ordered_json run(const std::string& op, int p, std::uint64_t n,
       extra.platform_path.empty() ? "tests/testdata/sim_star16_25GBps.json" : extra.platform_path;
   extra.ranks = p;
   extra.algorithm = algorithm;
-  return simulate_collective({.run = extra, .op = op, .bytes = n, .root = 0});
+  return report_json(simulate_collective({.run = extra, .op = op, .bytes = n, .root = 0}));
 }
 
 double time_sec(const std::string& op, int p, std::uint64_t n, const std::string& algorithm,

@@ -22,7 +22,7 @@ double collective_sec(const std::string& platform, int ranks, std::uint64_t byte
                                   .collapse = collapse,
                                   .chunk_bytes = chunk_bytes},
                           .bytes = bytes};
-  return simulate_collective(config)["time_sec"].get<double>();
+  return simulate_collective(config).time_sec;
 }
 
 // Ring all-reduce: 2(p-1) steps of alpha + (n/p)/B.
@@ -58,7 +58,7 @@ TEST_P(CollectiveLatency, AddsOnceToAnIdleNetwork) {
                                   .collapse = collapse,
                                   .collective_latency_sec = 8.4e-6},
                           .bytes = n};
-  const double got = simulate_collective(config)["time_sec"].get<double>();
+  const double got = simulate_collective(config).time_sec;
   if (algorithm == "ring") {
     const double expected = 8.4e-6 + ring_closed_form(p, 2 * kLinkSec, static_cast<double>(n));
     EXPECT_NEAR(got, expected, 1e-6 * expected);
@@ -142,7 +142,7 @@ class TreeOnStar : public testing::TestWithParam<bool> {
                                     .collapse_pipelines = GetParam(),
                                     .chunk_bytes = chunk_bytes},
                             .bytes = kTreeBytes};
-    return simulate_collective(config)["time_sec"].get<double>();
+    return simulate_collective(config).time_sec;
   }
 };
 

@@ -19,7 +19,7 @@ ordered_json simulate(const std::string& workload, const std::string& platform, 
                                 .collapse = collapse,
                                 .chunk_bytes = 1ull << 40},  // tree: one chunk
                         .workload_path = workload};
-  return simulate_data_parallel(config)["result"];
+  return report_json(simulate_data_parallel(config))["result"];
 }
 
 TEST(DataParallel, OneRankIterationIsTheSumOfCompute) {
@@ -108,7 +108,7 @@ TEST_P(ThreeLayersTwoRanksTree, OverlapMatchesHandTimeline) {
                                 .collapse_pipelines = GetParam(),
                                 .chunk_bytes = 1ull << 40},
                         .workload_path = "tests/testdata/sim_three_layers.json"};
-  const auto report = simulate_data_parallel(config);
+  const auto report = report_json(simulate_data_parallel(config));
   EXPECT_EQ(report["replay"].get<std::string>(), GetParam() ? "fast" : "collapsed");
   EXPECT_TRUE(report["ranks_folded"].get<bool>());
   expect_timeline(report["result"], {.t0_sec = 2 * (kAlpha + kMiB / kBytesPerSec),
@@ -133,7 +133,7 @@ TEST_P(ThreeLayersTwoRanksNoOverlap, AllReducesStartAfterTheWholeBackwardPass) {
                                 .collapse = GetParam()},
                         .workload_path = "tests/testdata/sim_three_layers.json",
                         .overlap = Overlap::kNone};
-  const auto report = simulate_data_parallel(config);
+  const auto report = report_json(simulate_data_parallel(config));
   EXPECT_EQ(report["overlap"].get<std::string>(), "none");
   const auto& r = report["result"];
   const double t0 = 2 * kAlpha + kMiB / kBytesPerSec;
@@ -163,7 +163,7 @@ TEST(ThreeLayersTwoRanksRing, GradientAccumulationRunsMicroBatchesBeforeTheLastO
                                 .algorithm = "ring"},
                         .workload_path = "tests/testdata/sim_three_layers.json",
                         .accumulation_steps = 4};
-  const auto r = simulate_data_parallel(config)["result"];
+  const auto r = report_json(simulate_data_parallel(config))["result"];
   const double shift = 3 * 5.8e-3;
   const double t0 = 2 * kAlpha + kMiB / kBytesPerSec;
   const double t1 = 2 * kAlpha + 3 * kMiB / kBytesPerSec;

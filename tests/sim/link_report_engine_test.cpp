@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/limiter.h"
-#include "sim/link_report.h"
+#include "sim/report/limiter.h"
+#include "sim/report/link_report.h"
 #include "sim/simulation.h"
 
 namespace dtsim::sim {
@@ -30,7 +30,7 @@ SimRun simulate(const std::string& workload, const std::string& platform, int ra
                         .workload_path = workload};
   SimulateOutputs outputs;
   SimRun run;
-  run.report = simulate_data_parallel(config, &outputs);
+  run.report = report_json(simulate_data_parallel(config, &outputs));
   run.links = std::move(outputs.links);
   return run;
 }

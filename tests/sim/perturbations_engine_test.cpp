@@ -22,8 +22,7 @@ double collective_sec(const std::string& platform, const std::string& op, int ra
                                       .algorithm = algorithm},
                               .op = op,
                               .bytes = n,
-                              .root = root})["time_sec"]
-      .get<double>();
+                              .root = root}).time_sec;
 }
 
 TEST(SlowLinks, NamedLinkRunsAtItsFactor) {
@@ -96,10 +95,12 @@ double iteration_over_compute(const std::string& platform) {
   // gradients. The slowest rank (factor k) computes forward, backward and optimizer k times as
   // long, every bucket's all-reduce ends when its gradients are ready there, and its next
   // forward starts after its own optimizer step: iteration = k x compute_sec.
-  const auto r = simulate_data_parallel(
-      {.run = {.platform_path = "tests/testdata/" + platform, .ranks = 8, .algorithm = "ring"},
-       .workload_path = "tests/testdata/sim_three_layers.json"})["result"];
-  return r["iteration_time_sec"].get<double>() / r["compute_sec"].get<double>();
+  const TrainingResult r =
+      simulate_data_parallel(
+          {.run = {.platform_path = "tests/testdata/" + platform, .ranks = 8, .algorithm = "ring"},
+           .workload_path = "tests/testdata/sim_three_layers.json"})
+          .result;
+  return r.iteration_time_sec / r.compute_sec;
 }
 
 TEST(SlowGpus, StragglerRankSetsTheIteration) {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/simulation.h"
-#include "sim/timeline.h"
+#include "sim/report/timeline.h"
 
 namespace dtsim::sim {
 namespace {

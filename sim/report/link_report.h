@@ -2,8 +2,8 @@
 // (`--link-report`, and the busiest links per topology level in the report and summary).
 // Bytes are counted by walking every transfer's route (platforms::route_links), so they are
 // exact whatever the network model; no SimGrid instrumentation.
-#ifndef DTSIM_SIM_LINK_REPORT_H_
-#define DTSIM_SIM_LINK_REPORT_H_
+#ifndef DTSIM_SIM_REPORT_LINK_REPORT_H_
+#define DTSIM_SIM_REPORT_LINK_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -59,4 +59,4 @@ struct LinkLoad {
 
 }  // namespace dtsim::sim
 
-#endif  // DTSIM_SIM_LINK_REPORT_H_
+#endif  // DTSIM_SIM_REPORT_LINK_REPORT_H_

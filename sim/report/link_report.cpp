@@ -1,4 +1,4 @@
-#include "sim/link_report.h"
+#include "sim/report/link_report.h"
 
 #include <algorithm>
 #include <cinttypes>

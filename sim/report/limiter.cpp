@@ -1,4 +1,4 @@
-#include "sim/limiter.h"
+#include "sim/report/limiter.h"
 
 #include <algorithm>
 #include <cstdio>

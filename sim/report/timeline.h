@@ -15,8 +15,8 @@
 //     exit from it, and one per send or receive ("send to R", "recv from R"); args: iteration,
 //     bytes, algorithm (collectives), communicator.
 // Metadata events ("ph": "M") name the processes and threads.
-#ifndef DTSIM_SIM_TIMELINE_H_
-#define DTSIM_SIM_TIMELINE_H_
+#ifndef DTSIM_SIM_REPORT_TIMELINE_H_
+#define DTSIM_SIM_REPORT_TIMELINE_H_
 
 #include <vector>
 
@@ -44,4 +44,4 @@ inline constexpr int kTimelineMaxRanks = 16;
 
 }  // namespace dtsim::sim
 
-#endif  // DTSIM_SIM_TIMELINE_H_
+#endif  // DTSIM_SIM_REPORT_TIMELINE_H_

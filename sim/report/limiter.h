@@ -10,8 +10,8 @@
 //     report) lies above the hosts' own links and is busier than every one of them: that level
 //     (named as link_report.h names levels) is the bottleneck;
 //   - "bandwidth-bound": otherwise.
-#ifndef DTSIM_SIM_LIMITER_H_
-#define DTSIM_SIM_LIMITER_H_
+#ifndef DTSIM_SIM_REPORT_LIMITER_H_
+#define DTSIM_SIM_REPORT_LIMITER_H_
 
 #include <string>
 #include <vector>
@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/collectives/collective_algorithm.h"
-#include "sim/link_report.h"
+#include "sim/report/link_report.h"
 
 namespace dtsim::sim {
 
@@ -57,4 +57,4 @@ struct Limiter {
 
 }  // namespace dtsim::sim
 
-#endif  // DTSIM_SIM_LIMITER_H_
+#endif  // DTSIM_SIM_REPORT_LIMITER_H_
