@@ -14,6 +14,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/units.h"
 #include "sim/config_error.h"
+#include "sim/graph/graph_error.h"
 #include "sim/output_flags.h"
 #include "sim/report/report.h"
 #include "sim/simulation.h"
@@ -38,7 +39,8 @@ const char* const kUsage =
     "Usage: dtsim <verb> [flags]      dtsim <verb> --help explains a verb's flags\n"
     "\n"
     "Verbs:\n"
-    "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward)\n"
+    "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward),\n"
+    "               or any execution graph (--graph G.json)\n"
     "  collective   one collective operation alone on an idle network\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
@@ -64,7 +66,7 @@ struct RunFlags {
   int ranks_per_node = 0;
 };
 
-po::options_description run_flags(RunFlags& f) {
+po::options_description run_flags(RunFlags& f, bool ranks_required = true) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
   add("platform", po::value(&f.platform)->required()->value_name("P.json|P.xml"),
@@ -72,7 +74,8 @@ po::options_description run_flags(RunFlags& f) {
       "shorthand with per-level links, torus, dragonfly, xml; multi-GPU nodes with a shared NIC "
       "or a NIC per GPU (rails); perturbations: slow links, slow GPUs, background flows) or a "
       "SimGrid XML file");
-  add("ranks", po::value(&f.ranks)->required()->value_name("N"),
+  auto* ranks = po::value(&f.ranks)->value_name("N");
+  add("ranks", ranks_required ? ranks->required() : ranks,
       "number of ranks (GPUs), placed on the platform's hosts by --placement");
   add("placement", po::value(&f.placement)->default_value("linear")->value_name("POLICY"),
       "which host runs which rank (platforms/FORMAT.md, \"Rank placement\"): linear (rank r on "
@@ -247,15 +250,20 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
 int run_simulate(const std::vector<std::string>& args,
                  std::vector<std::string>* flag_names = nullptr) {
   RunFlags f;
-  std::string workload;
+  std::string workload, graph;
   int iterations = 3;
   int accumulation_steps = 1;
   double bucket_mb = 25;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
   po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
   auto add_job = job.add_options();
-  add_job("workload", po::value(&workload)->required()->value_name("W.json"),
-          "one device's per-layer costs: a workload trace (see workloads/FORMAT.md)");
+  add_job("workload", po::value(&workload)->value_name("W.json"),
+          "one device's per-layer costs: a workload trace (see workloads/FORMAT.md), replayed as "
+          "data-parallel training on --ranks GPUs");
+  add_job("graph", po::value(&graph)->value_name("G.json"),
+          "instead of --workload: an execution graph (sim/graph/GRAPH.md), what every rank "
+          "computes and communicates, replayed as it is (--ranks, if given, must be its rank "
+          "count; the data-parallel flags below do not apply)");
   add_job("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
           "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
           "bucket is capped at 1 MiB as in DDP");
@@ -271,7 +279,7 @@ int run_simulate(const std::vector<std::string>& args,
           "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
           "CPUs whose cores all compute)");
   dtsim::sim::OutputFlags outputs_flags;
-  flags.add(job).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
+  flags.add(job).add(run_flags(f, false)).add(dtsim::sim::output_flags(outputs_flags));
   if (flag_names != nullptr) {
     for (const auto& option : flags.options()) {
       flag_names->push_back(option->long_name());
@@ -285,6 +293,29 @@ int run_simulate(const std::vector<std::string>& args,
              "JSON report (iteration_time_sec, compute_sec, exposed_comm_sec,\n"
              "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n")) {
     return 0;
+  }
+  if (workload.empty() == graph.empty()) {
+    throw ConfigError(std::string(workload.empty() ? "expected" : "give only one of") +
+                      " --workload W.json or --graph G.json (see dtsim simulate --help)");
+  }
+  check_output_path("report", f.report);
+  check_distinct_outputs({{"report", f.report},
+                          {"timeline", outputs_flags.timeline},
+                          {"link-report", outputs_flags.link_report},
+                          {"dump-graph", outputs_flags.dump_graph},
+                          {"workload", workload},
+                          {"graph", graph}});
+  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
+  if (!graph.empty()) {
+    const auto report = dtsim::sim::simulate_graph(
+        {.run = run_options(f), .graph_path = graph}, &outputs);
+    write_report(f.report, dtsim::sim::report_json(report));
+    dtsim::sim::write_outputs(outputs_flags, outputs);
+    std::cout << dtsim::sim::report_summary(report);
+    return 0;
+  }
+  if (f.ranks == 0) {
+    throw ConfigError("the option '--ranks' is required but missing (see dtsim simulate --help)");
   }
   // 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
   if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
@@ -302,11 +333,6 @@ int run_simulate(const std::vector<std::string>& args,
       .iterations = iterations,
       .accumulation_steps = accumulation_steps,
       .overlap = *overlap_mode};
-  check_output_path("report", f.report);
-  check_distinct_outputs({{"report", f.report},
-                          {"timeline", outputs_flags.timeline},
-                          {"link-report", outputs_flags.link_report}});
-  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, dtsim::sim::report_json(report));
   dtsim::sim::write_outputs(outputs_flags, outputs);
@@ -511,6 +537,8 @@ int main(int argc, char** argv) {
   } catch (const dtsim::workloads::TraceError& e) {
     print_error(verb, e.what());
   } catch (const dtsim::platforms::PlatformError& e) {
+    print_error(verb, e.what());
+  } catch (const dtsim::sim::GraphError& e) {
     print_error(verb, e.what());
   } catch (const dtsim::workloads::GeneratorError& e) {
     print_error(verb, e.what());

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "sim/config_error.h"
+#include "sim/graph/graph_writer.h"
 #include "sim/report/link_report.h"
 #include "sim/report/timeline.h"
 
@@ -47,6 +48,9 @@ po::options_description output_flags(OutputFlags& flags) {
       "direction), level, bandwidth_bytes_per_sec, bytes carried, utilization = bytes / "
       "(bandwidth x iteration time); links no transfer crosses are left out. The summary names "
       "the busiest link of each level either way");
+  add("dump-graph", po::value(&flags.dump_graph)->value_name("G.json"),
+      "write the execution graph the run replayed (sim/graph/GRAPH.md): what every rank "
+      "computes and communicates, for --graph, other tools or what-if edits");
   return d;
 }
 
@@ -59,6 +63,10 @@ SimulateOutputs requested_outputs(const OutputFlags& flags) {
   if (!flags.link_report.empty()) {
     check_directory("link-report", flags.link_report);
   }
+  if (!flags.dump_graph.empty()) {
+    check_directory("dump-graph", flags.dump_graph);
+    outputs.want_graph = true;
+  }
   return outputs;
 }
 
@@ -68,6 +76,9 @@ void write_outputs(const OutputFlags& flags, const SimulateOutputs& outputs) {
   }
   if (!flags.link_report.empty()) {
     write_text("link-report", flags.link_report, link_report_csv(outputs.links));
+  }
+  if (!flags.dump_graph.empty()) {
+    write_text("dump-graph", flags.dump_graph, execution_graph_text(outputs.graph));
   }
 }
 

@@ -14,6 +14,7 @@ namespace dtsim::sim {
 struct OutputFlags {
   std::string timeline;     // --timeline FILE.json
   std::string link_report;  // --link-report FILE.csv
+  std::string dump_graph;   // --dump-graph FILE.json
 };
 
 // The "Outputs" flags of `dtsim simulate`, bound to `flags`.

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
+#include <utility>
 
 #include <simgrid/s4u.hpp>
 
@@ -18,6 +20,7 @@
 #include "sim/collective_choice.h"
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
+#include "sim/graph/graph_reader.h"
 #include "sim/lowering/lowering.h"
 #include "sim/strategies/data_parallel.h"
 #include "sim/report/limiter.h"
@@ -102,7 +105,11 @@ struct ValidatedRun {
   TopologyHints hints;  // all but what needs the built platform
 };
 
-ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& request) {
+// Checks `run`, and that its algorithm can run `request` (if given) as far as is known before the
+// platform is built.
+// `ranks_from` names where run.ranks came from, for messages (default: the --ranks flag).
+ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* request,
+                          const std::string& ranks_from = "") {
   if (run.ranks < 1) {
     throw ConfigError("--ranks " + std::to_string(run.ranks) + ": expected an integer >= 1");
   }
@@ -129,7 +136,10 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
   const unsigned hosts = v.platform.host_count();
   if (hosts != 0 && static_cast<unsigned>(run.ranks) > hosts) {
     throw ConfigError(v.platform.file + ": the platform has " + std::to_string(hosts) +
-                      " hosts, fewer than --ranks " + std::to_string(run.ranks));
+                      " hosts, fewer than " +
+                      (ranks_from.empty() ? "--ranks " + std::to_string(run.ranks)
+                                          : "the " + std::to_string(run.ranks) + " ranks of " +
+                                                ranks_from));
   }
   v.hints.ranks_per_node =
       run.ranks_per_node > 0 ? run.ranks_per_node : static_cast<int>(v.platform.gpus_per_node());
@@ -146,7 +156,9 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest& reques
       static_cast<int>(torus->dims[0] * torus->dims[1]) == run.ranks) {
     v.hints.grid = {static_cast<int>(torus->dims[0]), static_cast<int>(torus->dims[1])};
   }
-  v.chooser.check(request, v.hints);
+  if (request != nullptr) {
+    v.chooser.check(*request, v.hints);
+  }
   return v;
 }
 
@@ -346,8 +358,9 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
     throw ConfigError("--bucket-mb: expected a bucket size > 0");
   }
   const workloads::Workload workload = workloads::read_workload(config.workload_path);
-  ValidatedRun v = validate_run(
-      config.run, {.op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = 1});
+  const CollectiveRequest all_reduce{
+      .op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = 1};
+  ValidatedRun v = validate_run(config.run, &all_reduce);
 
   EngineRun engine(config.run, v.platform, v.hints);
   const double slowest = std::ranges::max(engine.compute_factors());
@@ -386,7 +399,7 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                       "already the steady state");
   }
   job.iterations = config.iterations;
-  const ExecutionGraph graph = build_data_parallel(workload, job);
+  ExecutionGraph graph = build_data_parallel(workload, job);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   if (outputs != nullptr && outputs->want_timeline) {
@@ -435,6 +448,132 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                                        report.result.comm_cost, report.links);
   if (outputs != nullptr) {
     outputs->links = report.links;
+    if (outputs->want_graph) {
+      outputs->graph = std::move(graph);
+    }
+  }
+  return report;
+}
+
+namespace {
+
+// The busiest rank's compute in the last iteration (at its own speed) and that rank.
+std::pair<double, int> busiest_compute(const ExecutionGraph& g, const LoweredGraph& lowered,
+                                       std::int32_t last) {
+  std::pair<double, int> busiest{0.0, 0};
+  for (int r = 0; r < g.rank_count(); ++r) {
+    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
+      continue;  // it computes as the rank it stands for, which comes first
+    }
+    const Program& p = g.program_of(r);
+    double sec = 0;
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      if (p.nodes[i].kind == NodeKind::kCompute && p.nodes[i].iteration == last) {
+        sec += lowered.node(r, static_cast<std::int32_t>(i)).duration_sec;
+      }
+    }
+    if (sec > busiest.first) {
+      busiest = {sec, r};
+    }
+  }
+  return busiest;
+}
+
+// Every collective of iteration `last` (each once) and the send/recv transfers' count and bytes.
+void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& lowered,
+                                  const ReplayTimes& times, std::int32_t last, double start_sec,
+                                  GraphReport& report) {
+  std::set<std::int32_t> instances;
+  std::set<TaskId> transfers;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
+      continue;
+    }
+    const Program& p = g.program_of(r);
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const Node& n = p.nodes[i];
+      const NodeTasks& t = lowered.node(r, static_cast<std::int32_t>(i));
+      if (n.iteration == last && n.kind == NodeKind::kCollective) {
+        instances.insert(t.instance);
+      } else if (n.iteration == last && n.kind == NodeKind::kSend) {
+        transfers.insert(t.task);
+      }
+    }
+  }
+  for (std::int32_t index : instances) {
+    const CollectiveInstance& c = lowered.instances[static_cast<std::size_t>(index)];
+    CollectiveResult result{
+        .communicator = g.communicators[static_cast<std::size_t>(c.communicator)].name,
+        .op = std::string(op_name(c.op)),
+        .bytes = c.bytes,
+        .algorithm = lowered.choices[static_cast<std::size_t>(c.choice)].algorithm};
+    result.start_sec = result.end_sec = 0;
+    if (c.first != c.end) {
+      result.start_sec = *std::min_element(times.start_sec.begin() + c.first,
+                                           times.start_sec.begin() + c.end) -
+                         start_sec;
+      result.end_sec =
+          *std::max_element(times.end_sec.begin() + c.first, times.end_sec.begin() + c.end) -
+          start_sec;
+    }
+    report.collectives.push_back(std::move(result));
+  }
+  report.transfers = transfers.size();
+  for (TaskId t : transfers) {
+    report.transfer_bytes += lowered.tasks.tasks()[static_cast<std::size_t>(t)].bytes;
+  }
+}
+
+}  // namespace
+
+GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) {
+  ExecutionGraph graph = read_execution_graph(config.graph_path);
+  if (graph.rank_count() < 1) {
+    throw ConfigError(config.graph_path + ": the graph has no ranks");
+  }
+  RunOptions run = config.run;
+  if (run.ranks != 0 && run.ranks != graph.rank_count()) {
+    throw ConfigError("--ranks " + std::to_string(run.ranks) + ": " + config.graph_path +
+                      " has " + std::to_string(graph.rank_count()) + " ranks");
+  }
+  run.ranks = graph.rank_count();
+  ValidatedRun v = validate_run(run, nullptr, config.graph_path);
+  EngineRun engine(run, v.platform, v.hints);
+  const LoweringOptions options{.compute_factor = engine.compute_factors(),
+                                .fold = run.collapse,
+                                .memoize = run.collapse && !engine.has_background_traffic()};
+  GroupChooser choose(v.chooser, engine, run.ranks);
+  const LoweredGraph lowered = lower(graph, options, std::ref(choose));
+  const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
+  if (outputs != nullptr && outputs->want_timeline) {
+    outputs->timeline = timeline_json(graph, lowered, times);
+  }
+  const TrainingTimes t = measure_training(graph, lowered, times);
+  GraphReport report{.run = run_info("simulate", run, v.platform, v.hints, engine.host_count()),
+                     .graph_file = config.graph_path,
+                     .programs = graph.programs.size(),
+                     .communicators = graph.communicators.size(),
+                     .iterations_simulated = static_cast<int>(t.iteration_end_sec.size()),
+                     .tasks_replayed = lowered.tasks.tasks().size(),
+                     .ranks_folded = lowered.ranks_folded,
+                     .collectives_memoized = lowered.memoized,
+                     .iteration_time_sec = t.iteration_time_sec,
+                     .iteration_end_sec = t.iteration_end_sec};
+  for (const Program& p : graph.programs) {
+    report.nodes += p.nodes.size();
+  }
+  const auto last = static_cast<std::int32_t>(t.iteration_end_sec.size()) - 1;
+  std::tie(report.compute_sec, report.busiest_rank) = busiest_compute(graph, lowered, last);
+  report.exposed_comm_sec = std::max(0.0, t.iteration_time_sec - report.compute_sec);
+  last_iteration_communication(graph, lowered, times, last,
+                               t.iteration_end_sec.back() - t.iteration_time_sec, report);
+  report.links =
+      measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
+  if (outputs != nullptr) {
+    outputs->links = report.links;
+    if (outputs->want_graph) {
+      outputs->graph = std::move(graph);
+    }
   }
   return report;
 }
@@ -458,7 +597,7 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
   }
   const CollectiveRequest request{
       .op = *op, .ranks = p, .bytes = config.bytes, .root = config.root};
-  ValidatedRun v = validate_run(config.run, request);
+  ValidatedRun v = validate_run(config.run, &request);
   EngineRun engine(config.run, v.platform, v.hints);
   // One collective node on every rank, on the communicator of all ranks.
   ExecutionGraph graph;

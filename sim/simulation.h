@@ -14,6 +14,7 @@
 #include "sim/strategies/buckets.h"
 #include "sim/strategies/data_parallel.h"
 #include "sim/report/link_report.h"
+#include "sim/graph/execution_graph.h"
 #include "sim/report/report.h"
 #include "sim/rank_mapping.h"
 
@@ -64,6 +65,13 @@ struct SimulateConfig {
   Overlap overlap = Overlap::kBackward;
 };
 
+// `dtsim simulate --graph`: an execution graph from a file (sim/graph/GRAPH.md). run.ranks is
+// the graph's rank count, or 0 to take it from the graph.
+struct GraphConfig {
+  RunOptions run;
+  std::string graph_path;
+};
+
 struct CollectiveConfig {
   RunOptions run;
   std::string op = "all-reduce";  // see sim/collectives/collective_algorithm.h
@@ -73,6 +81,8 @@ struct CollectiveConfig {
 
 // What simulate_data_parallel produces besides its report, on request.
 struct SimulateOutputs {
+  bool want_graph = false;
+  ExecutionGraph graph;  // if want_graph: the execution graph the run replayed
   bool want_timeline = false;
   nlohmann::ordered_json timeline;  // if want_timeline: the Chrome trace (sim/timeline.h)
   std::vector<LinkLoad> links;      // every link's load (sim/link_report.h)
@@ -83,6 +93,11 @@ struct SimulateOutputs {
 // before the simulation starts, for any bad input.
 [[nodiscard]] SimulateReport simulate_data_parallel(const SimulateConfig& config,
                                                     SimulateOutputs* outputs = nullptr);
+
+// Replays the execution graph at config.graph_path and returns its report; fills `outputs` if
+// given. Throws as simulate_data_parallel, and GraphError for a bad graph file.
+[[nodiscard]] GraphReport simulate_graph(const GraphConfig& config,
+                                         SimulateOutputs* outputs = nullptr);
 
 // Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
 // Throws as simulate_data_parallel.

@@ -65,11 +65,11 @@ ordered_json result_json(const TrainingResult& t) {
   return r;
 }
 
-// What limits scaling and the busiest link of each level.
-std::string limits_summary(const SimulateReport& report) {
-  std::string s = "  limited by              " + report.result.limiter.explanation + "\n";
+// The busiest link of each level.
+std::string busiest_links(const std::vector<LinkLoad>& links) {
+  std::string s;
   const char* heading = "  busiest link per level ";
-  for (const auto& level : link_levels_json(report.links, 1)) {
+  for (const auto& level : link_levels_json(links, 1)) {
     const auto& top = level["busiest"][0];
     s += heading + (" " + level["level"].get<std::string>()) + ": " +
          top["link"].get<std::string>() + " " +
@@ -78,6 +78,12 @@ std::string limits_summary(const SimulateReport& report) {
     heading = "                         ";
   }
   return s;
+}
+
+// What limits scaling and the busiest link of each level.
+std::string limits_summary(const SimulateReport& report) {
+  return "  limited by              " + report.result.limiter.explanation + "\n" +
+         busiest_links(report.links);
 }
 
 // ", with --cfg A, --cfg B" when the user added SimGrid settings: the model is then not only the
@@ -129,6 +135,57 @@ ordered_json report_json(const CollectiveReport& report) {
   r["bus_bandwidth_bytes_per_sec"] = report.bus_bandwidth_bytes_per_sec;
   r["transfers"] = report.transfers;
   return r;
+}
+
+ordered_json report_json(const GraphReport& report) {
+  ordered_json r = run_json(report.run);
+  r["graph"] = {{"file", report.graph_file},
+                {"programs", report.programs},
+                {"communicators", report.communicators},
+                {"nodes", report.nodes}};
+  r["iterations_simulated"] = report.iterations_simulated;
+  r["tasks_replayed"] = report.tasks_replayed;
+  r["ranks_folded"] = report.ranks_folded;
+  r["collectives_memoized"] = report.collectives_memoized;
+  ordered_json collectives = ordered_json::array();
+  for (const CollectiveResult& c : report.collectives) {
+    collectives.push_back({{"communicator", c.communicator},
+                           {"op", c.op},
+                           {"bytes", c.bytes},
+                           {"algorithm", c.algorithm},
+                           {"start_sec", c.start_sec},
+                           {"end_sec", c.end_sec},
+                           {"duration_sec", c.end_sec - c.start_sec}});
+  }
+  r["result"] = {{"iteration_time_sec", report.iteration_time_sec},
+                 {"iteration_end_sec", report.iteration_end_sec},
+                 {"compute_sec", report.compute_sec},
+                 {"busiest_rank", report.busiest_rank},
+                 {"exposed_comm_sec", report.exposed_comm_sec},
+                 {"collectives", std::move(collectives)},
+                 {"transfers", report.transfers},
+                 {"transfer_bytes", report.transfer_bytes}};
+  r["links"] = link_levels_json(report.links);
+  return r;
+}
+
+std::string report_summary(const GraphReport& report) {
+  std::string s = "dtsim simulate: graph " + report.graph_file + " (" +
+                  std::to_string(report.run.ranks) + " ranks, " +
+                  std::to_string(report.programs) + " programs, " +
+                  std::to_string(report.communicators) + " communicators) on " +
+                  report.run.topology + ", " + report.run.algorithm + " (" + report.run.replay +
+                  " replay" + (report.ranks_folded ? " with ranks folded" : "") + ", " +
+                  report.run.network_model + " network model" + extra_cfg_note(report.run) +
+                  ")\n";
+  s += "  iteration time          " + format_number("%.6f s", report.iteration_time_sec) + "\n";
+  s += "  compute (busiest rank)  " + format_number("%.6f s", report.compute_sec) + " (rank " +
+       std::to_string(report.busiest_rank) + ")\n";
+  s += "  exposed communication   " + format_number("%.6f s", report.exposed_comm_sec) + "\n";
+  s += "  communication           " + std::to_string(report.collectives.size()) +
+       " collectives, " + std::to_string(report.transfers) +
+       " send/recv transfers in the last iteration\n";
+  return s + busiest_links(report.links);
 }
 
 std::string report_summary(const SimulateReport& report) {

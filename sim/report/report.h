@@ -103,14 +103,48 @@ struct CollectiveReport {
   std::size_t transfers = 0;
 };
 
+// One collective of the reported iteration of a graph run (times from the iteration's start).
+struct CollectiveResult {
+  std::string communicator;
+  std::string op;
+  std::uint64_t bytes = 0;
+  std::string algorithm;
+  double start_sec = 0;
+  double end_sec = 0;
+};
+
+// What `dtsim simulate --graph` reports: the graph's shape and its last iteration.
+struct GraphReport {
+  RunInfo run;
+  std::string graph_file;
+  std::size_t programs = 0;
+  std::size_t communicators = 0;
+  std::size_t nodes = 0;  // over all programs
+  int iterations_simulated = 0;
+  std::size_t tasks_replayed = 0;
+  bool ranks_folded = false;
+  int collectives_memoized = 0;
+  double iteration_time_sec = 0;
+  std::vector<double> iteration_end_sec;
+  double compute_sec = 0;  // the busiest rank's compute in the last iteration (its own speed)
+  int busiest_rank = 0;    // the lowest of the busiest
+  double exposed_comm_sec = 0;  // iteration time not hidden behind that compute
+  std::vector<CollectiveResult> collectives;  // in the order lowering added them
+  std::size_t transfers = 0;                  // send/recv pairs in the last iteration
+  std::uint64_t transfer_bytes = 0;
+  std::vector<LinkLoad> links;
+};
+
 // The --report documents (README, "Report").
 [[nodiscard]] nlohmann::ordered_json report_json(const SimulateReport& report);
 [[nodiscard]] nlohmann::ordered_json report_json(const CollectiveReport& report);
+[[nodiscard]] nlohmann::ordered_json report_json(const GraphReport& report);
 
 // A few lines for people.
 [[nodiscard]] std::string report_summary(const SimulateReport& report);
 // One line for people.
 [[nodiscard]] std::string report_summary(const CollectiveReport& report);
+[[nodiscard]] std::string report_summary(const GraphReport& report);
 
 }  // namespace dtsim::sim
 

@@ -27,14 +27,14 @@ std::vector<std::int32_t> add_micro_batch(Program& replica, const workloads::Wor
   Node node{.iteration = iteration, .micro_batch = micro_batch};
   node.phase = Phase::kForward;
   for (std::int32_t i = 0; i < layers; ++i) {
-    node.layer = node.last_layer = i;
+    node.layer = i;
     node.duration_sec = w.layers[static_cast<std::size_t>(i)].forward_sec;
     replica.add(node);
   }
   std::vector<std::int32_t> backward(static_cast<std::size_t>(layers));
   node.phase = Phase::kBackward;
   for (std::int32_t i = layers - 1; i >= 0; --i) {
-    node.layer = node.last_layer = i;
+    node.layer = i;
     node.duration_sec = w.layers[static_cast<std::size_t>(i)].backward_sec;
     backward[static_cast<std::size_t>(i)] = replica.add(node);
   }
