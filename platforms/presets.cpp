@@ -11,7 +11,7 @@ constexpr double kGBps = 1e9;
 constexpr double kUs = 1e-6;
 
 // Bandwidths and latencies as NCCL sees them (NVIDIA/nccl v2.30 src/graph/topo.h and tuning.cc;
-// ../shared/docs/nccl-model-notes.md), the same for every preset:
+// sim/collectives/NCCL_MODEL.md), the same for every preset:
 //  - achievable NVLink bandwidth per link and direction: 20 GB/s on V100 and A100 (SM70/SM80),
 //    20.6 GB/s on H100/H200 (SM90), about 80% of the 25 GB/s line rate;
 //  - PCIe 3.0 x16: 12 GB/s (NCCL: 75% of the 16 GB/s signalling rate);

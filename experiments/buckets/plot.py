@@ -1,7 +1,7 @@
 """Tables and plots of experiments/buckets (run by run.sh with Debian's python3).
 
 Reads results/results.csv and config/ddpb_rn50.csv (the PyTorch DDP benchmark's ResNet-50 rows
-with bucket_cap_mb=1, transcribed from the shared validation set's published.csv), writes:
+with bucket_cap_mb=1, transcribed from experiments/validation/data/published.csv), writes:
   results/ddpb_comparison.csv: per GPU count, the published throughput change of 1 MB buckets
       against 25 MB (p75 of both runs, as the source states it) and dtsim's (1 MiB against
       25 MiB on dgx1-v100: t25 / t1 - 1), ring and tree;

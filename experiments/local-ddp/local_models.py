@@ -2,9 +2,10 @@
 
 `wide_mlp` is a user factory in the profiler's sense (profiler/README.md, "Your own model"):
 ``profiler/dtsim-profile --model local_models:wide_mlp`` with this folder on PYTHONPATH.
-It is the communication-heavy case of profiler-notes.md section 1: 8 x (Linear(2048, 2048) +
-ReLU) + Linear(2048, 10), 33,591,306 parameters = 134,365,224 gradient bytes, whose DDP
-buckets (1 MiB first, 25 MiB cap) are 16,867,368 / 3 x 33,570,816 / 16,785,408 bytes.
+It is the communication-heavy case of profiler/README.md, "Reference measurements":
+8 x (Linear(2048, 2048) + ReLU) + Linear(2048, 10), 33,591,306 parameters = 134,365,224 gradient
+bytes, whose DDP buckets (1 MiB first, 25 MiB cap) are 16,867,368 / 3 x 33,570,816 / 16,785,408
+bytes.
 """
 
 from __future__ import annotations

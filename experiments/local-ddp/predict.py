@@ -10,7 +10,7 @@ For every mixed run (one `tag`, e.g. ``wide_mlp_r2``) in the bench file:
 
 1. **Fit** T(S) = alpha + beta * S to the run's standalone all-reduce medians (one point per
    size), weighted least squares with weights 1/T^2 (i.e. least squares of the relative
-   residuals), as profiler-notes.md section 3.
+   residuals), as in profiler/README.md, "Reference measurements".
 2. **Platform** ``platform_<tag>.json``: a 2-host star. dtsim's 2-rank ring all-reduce is
    2 steps of (route latency + (S/2)/B) and a star route crosses 2 links, so
    T(S) = 4 * link_latency + S / link_bandwidth: link_latency = alpha / 4,

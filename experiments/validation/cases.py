@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 # NCCL's fixed cost per collective: the base latency of its Simple protocol (NVIDIA/nccl
-# src/graph/tuning.cc; ../shared/docs/nccl-model-notes.md section 1.1). Global, never per row.
+# src/graph/tuning.cc; sim/collectives/NCCL_MODEL.md section 1.1). Global, never per row.
 COLLECTIVE_LATENCY = "8.4us"
 # Horovod's default tensor-fusion buffer (HOROVOD_FUSION_THRESHOLD = 64 MiB): its "bucket".
 HOROVOD_FUSION_MB = 64

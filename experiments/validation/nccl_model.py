@@ -5,7 +5,7 @@ Usage: nccl_model.py [--results results/results.csv] [--cases FILE.csv] [--host-
 Would modelling NCCL's LL / LL128 / Simple protocols bring dtsim closer to the measured
 all-reduce times? This answers it without touching dtsim: for every one-node A100 or H200 row of
 the validation results, it times the ring all-reduce with each protocol the way NCCL's tuner does
-(`../shared/docs/nccl-model-notes.md` §1–§3, NCCL v2.30.7: t = latency + bytes / algorithm
+(`sim/collectives/NCCL_MODEL.md` §1–§3, NCCL v2.30.7: t = latency + bytes / algorithm
 bandwidth, the smallest wins), keeps dtsim's own `nvls` prediction where the row ran NVLS (that
 is NCCL's NVLS model already), and prints the error of each against the measurement, next to
 dtsim's. NCCL also times its tree, which on one node is a chain: with the same tables and its
@@ -22,7 +22,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 # Per GPU model: the preset's bus bandwidth (NCCL's channels x per-channel speed, GB/s,
 # platforms/PRESETS.md), NCCL's channel count, llMax on one node and the per-channel LL128 ring
-# bandwidth for its architecture (nccl-model-notes §2.3).
+# bandwidth for its architecture (sim/collectives/NCCL_MODEL.md §2.3).
 GPUS = {
     "A100": {"bus_gbps": 240.0, "channels": 12, "ll_max_gbps": 87.7, "ll128_per_channel_gbps": 20.0},
     "H200": {"bus_gbps": 370.8, "channels": 18, "ll_max_gbps": 141.0, "ll128_per_channel_gbps": 36.7},
@@ -58,7 +58,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default=str(HERE / "results" / "results.csv"))
     parser.add_argument("--cases",
-                        default=str(HERE.parents[2] / "shared" / "validation" / "published.csv"))
+                        default=str(HERE / "data" / "published.csv"))
     parser.add_argument("--host-cost-us", type=float, nargs="*", default=[0.0, 25.0])
     args = parser.parse_args()
 

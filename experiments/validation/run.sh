@@ -1,7 +1,7 @@
 #!/bin/sh
 # dtsim against published measurements of real clusters (see README.md in this folder).
 # Usage: experiments/validation/run.sh [--cases FILE.csv] [--out DIR] [--jobs N]
-# Default cases: ../shared/validation/published.csv; default out: experiments/validation/results.
+# Default cases: experiments/validation/data/published.csv; default out: experiments/validation/results.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)

@@ -158,7 +158,8 @@ def _as_time(r, which):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=str(REPO.parent / "shared/validation/published.csv"))
+    ap.add_argument("--cases",
+                    default=str(REPO / "experiments/validation/data/published.csv"))
     ap.add_argument("--out", default=str(REPO / "experiments/validation/results"))
     ap.add_argument("--dtsim", default=os.environ.get("DTSIM", str(REPO / "build/sim/dtsim")))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)

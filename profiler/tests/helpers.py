@@ -23,11 +23,12 @@ from dtsim_profile.profile import ProfileResult, RunConfig, profile_model  # noq
 
 torch.set_num_threads(1)  # the machine has 2 cores shared with a C++ build
 
-# Coverage bounds: Σ layer times over the plain (hook-free) iteration. On an idle machine
-# the hooks method covers 95-101 % (shared/docs/profiler-notes.md); here the 2 cores are
-# shared with other jobs and the runs are short, so page faults, cache misses and
-# allocator effects move single iterations by 10-20 % even in thread CPU time. ±25 % is
-# loose enough not to flake and still catches a missing or double-counted phase.
+# Coverage bounds: Σ layer times over the plain (hook-free) iteration. Measured in thread CPU
+# time over 3 x 5 iterations, the hooks method covers 95-100 % (profiler/README.md, "Reference
+# measurements"); here the 2 cores are shared with other jobs and the runs are short, so page
+# faults, cache misses and allocator effects move single iterations by 10-20 % even in thread
+# CPU time. ±25 % is loose enough not to flake and still catches a missing or double-counted
+# phase.
 COVERAGE_LOW = 0.75
 COVERAGE_HIGH = 1.25
 COVERAGE_ATTEMPTS = 3

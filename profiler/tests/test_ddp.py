@@ -117,7 +117,7 @@ class RealDdpTest(unittest.TestCase):
                 dist.destroy_process_group()
         sizes = [int(s) for s in logged["rebuilt_bucket_sizes"].split(",")]
         self.assertEqual(bucket_bytes(ours, result.params), sizes)
-        self.assertEqual(sizes, [2_052_000, 28_852_224, 15_853_824])  # profiler-notes.md
+        self.assertEqual(sizes, [2_052_000, 28_852_224, 15_853_824])  # profiler/README.md
         indices = [[int(i) for i in bucket.split()]
                    for bucket in logged["rebuilt_per_bucket_param_indices"].split(",")]
         self.assertEqual(ours, indices)

@@ -117,7 +117,7 @@ class TorchvisionResnet18Test(HooksMethodTest):
         self.assertEqual(len(names), 70)
 
     def test_gradient_bytes_match_torchvision(self) -> None:
-        # PARAM-01 of /work/shared/validation/published.csv: 11,689,512 parameters (fp32).
+        # PARAM-01 of experiments/validation/data/published.csv: 11,689,512 parameters (fp32).
         self.check_params_counted_once()
         total = sum(p.nbytes for p in self.result.params)
         self.assertEqual(total, 11_689_512 * 4)

@@ -12,7 +12,7 @@
 // sends S (n+1) / (n (n-1)) to every other rank, all at once.
 //
 // Two constants from NCCL's cost model (src/graph/tuning.cc, v2.30;
-// ../shared/docs/nccl-model-notes.md), not fitted to any measurement:
+// sim/collectives/NCCL_MODEL.md), not fitted to any measurement:
 //  - latency 25 us (NVLS over NVLink, Simple protocol), which replaces NCCL's base latency:
 //    every rank first waits 25 us minus the slowest route's latency, so an idle node pays 25 us
 //    in all (run NVLS with --collective-latency 0 to match NCCL);

@@ -132,7 +132,7 @@ TEST(TraceRoundtrip, ShippedResnet50ReadsBackEqual) {
 TEST(TraceRoundtrip, ShippedResnet50HasTorchvisionGradientBytes) {
   const Workload w = read_workload("workloads/traces/resnet50_v100_b32.json");
   // 4 bytes (fp32) x 25,557,032 torchvision resnet50 parameters = 102,228,128 bytes:
-  // /work/shared/validation/published.csv, row PARAM-03.
+  // experiments/validation/data/published.csv, row PARAM-03.
   EXPECT_EQ(w.param_bytes(), 102228128u);
   // 53 convs + 53 bns + fc, 49 ReLUs, 16 residual adds, maxpool and avgpool
   // (dtsim workload generate, workloads/GENERATOR.md): 174 layers.
@@ -142,7 +142,7 @@ TEST(TraceRoundtrip, ShippedResnet50HasTorchvisionGradientBytes) {
 TEST(TraceRoundtrip, ShippedResnet50ComputesForItsCalibrationTarget) {
   const Workload w = read_workload("workloads/traces/resnet50_v100_b32.json");
   // Calibrated so that forward + backward + optimizer = 0.097 s, the single-V100 iteration time
-  // of /work/shared/validation/published.csv, row DDPB-01 (per-layer values have 9 digits).
+  // of experiments/validation/data/published.csv, row DDPB-01 (per-layer values have 9 digits).
   EXPECT_NEAR(w.compute_sec(), 0.097, 1e-9);
 }
 

@@ -1,4 +1,5 @@
-"""nccl_model.py's ring times against NCCL's formulas worked by hand (nccl-model-notes §1–§2)."""
+"""nccl_model.py's ring times against NCCL's formulas worked by hand (sim/collectives/NCCL_MODEL.md
+§1–§2)."""
 import pathlib
 import sys
 import unittest
