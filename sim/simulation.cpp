@@ -21,6 +21,7 @@
 #include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_reader.h"
+#include "sim/invariant.h"
 #include "sim/lowering/lowering.h"
 #include "sim/strategies/data_parallel.h"
 #include "sim/report/limiter.h"
@@ -168,9 +169,9 @@ class EngineRun {
   EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec, TopologyHints hints)
       : hints_(std::move(hints)) {
     // One actor per lane: a direct all-reduce on 512 ranks has 261,632. Stacks with guard pages
-    // cost a memory mapping each (Linux allows 65,536 per process) and SimGrid aborts past it;
+    // cost a memory mapping each (Linux allows 65,530 per process by default) and SimGrid aborts past it;
     // stacks without guard pages come from the heap (measured in
-    // ../shared/docs/simgrid-notes.md: no slower). 16 KiB: a lane actor's deepest call (a mailbox
+    // sim/SIMGRID_NOTES.md: no slower). 16 KiB: a lane actor's deepest call (a mailbox
     // put inside SimGrid) runs in 8 KiB (same results with 8 KiB for a 4,096-rank ring iteration
     // and for every all-reduce algorithm on 16 ranks of a DGX preset with LV08), and stacks are
     // most of the memory at scale (32,768 actors: 512 MiB at 16 KiB, 2 GiB at 64).
@@ -319,7 +320,7 @@ class GroupChooser {
   GroupChooser(const CollectiveChooser& chooser, const EngineRun& engine, int ranks)
       : chooser_(chooser), engine_(engine), ranks_(ranks) {}
 
-  CollectiveChoice operator()(const CollectiveRequest& request, const Communicator& comm) {
+  const CollectiveChoice& operator()(const CollectiveRequest& request, const Communicator& comm) {
     const Key key{comm.name, request.op, request.bytes, request.root};
     auto it = made_.find(key);
     if (it == made_.end()) {
@@ -328,7 +329,15 @@ class GroupChooser {
       const CommCost cost = comm_cost(choice.schedule, hints);
       it = made_.emplace(key, std::make_pair(std::move(choice), cost)).first;
     }
+    DTSIM_CHECK(!released_, "no schedule is chosen after lowering");
     return it->second.first;
+  }
+  // Frees the schedules once the task graph holds them (the costs stay).
+  void release_schedules() {
+    for (auto& [key, made] : made_) {
+      made.first.schedule = Schedule{};
+    }
+    released_ = true;
   }
   // The alpha and beta terms of the choice made for `node` of `rank`'s program.
   [[nodiscard]] const CommCost& cost(const ExecutionGraph& g, int rank, const Node& node) const {
@@ -341,6 +350,7 @@ class GroupChooser {
   const EngineRun& engine_;
   int ranks_;
   std::map<Key, std::pair<CollectiveChoice, CommCost>> made_;
+  bool released_ = false;
 };
 
 }  // namespace
@@ -401,6 +411,7 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   job.iterations = config.iterations;
   ExecutionGraph graph = build_data_parallel(workload, job);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
+  choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   if (outputs != nullptr && outputs->want_timeline) {
     outputs->timeline = timeline_json(graph, lowered, times);
@@ -544,6 +555,7 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
                                 .memoize = run.collapse && !engine.has_background_traffic()};
   GroupChooser choose(v.chooser, engine, run.ranks);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
+  choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   if (outputs != nullptr && outputs->want_timeline) {
     outputs->timeline = timeline_json(graph, lowered, times);
@@ -615,6 +627,7 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
   graph.ranks.assign(static_cast<std::size_t>(p), RankProgram{.program = 0, .comms = {0}});
   GroupChooser choose(v.chooser, engine, p);
   const LoweredGraph lowered = lower(graph, {.max_tasks = kMaxScheduleOps}, std::ref(choose));
+  choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   double time_sec = 0;
   for (double t : times.end_sec) {

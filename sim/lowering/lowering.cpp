@@ -71,22 +71,24 @@ class Choices {
     const auto key = std::make_tuple(comm_index, node.op, node.bytes, node.root);
     auto [it, inserted] = index_.try_emplace(key, static_cast<std::int32_t>(choices_.size()));
     if (inserted) {
-      choices_.push_back(choose_({.op = node.op,
-                                  .ranks = static_cast<int>(comm.ranks.size()),
-                                  .bytes = node.bytes,
-                                  .root = node.root},
-                                 comm));
+      choices_.push_back(&choose_({.op = node.op,
+                                   .ranks = static_cast<int>(comm.ranks.size()),
+                                   .bytes = node.bytes,
+                                   .root = node.root},
+                                  comm));
     }
     return it->second;
   }
   const Schedule& schedule(std::int32_t index) const {
-    return choices_[static_cast<std::size_t>(index)].schedule;
+    return choices_[static_cast<std::size_t>(index)]->schedule;
   }
-  std::vector<CollectiveChoice> release() {
-    for (CollectiveChoice& c : choices_) {
-      c.schedule = Schedule{};
+  // Every choice's algorithm and candidates, without the schedules.
+  std::vector<CollectiveChoice> summaries() const {
+    std::vector<CollectiveChoice> out;
+    for (const CollectiveChoice* c : choices_) {
+      out.push_back({.algorithm = c->algorithm, .candidates = c->candidates});
     }
-    return std::move(choices_);
+    return out;
   }
 
  private:
@@ -94,7 +96,7 @@ class Choices {
   const ChooseCollective& choose_;
   std::map<std::tuple<std::int32_t, CollectiveOp, std::uint64_t, std::int32_t>, std::int32_t>
       index_;
-  std::vector<CollectiveChoice> choices_;
+  std::vector<const CollectiveChoice*> choices_;
 };
 
 FoldPlan make_plan(const ExecutionGraph& g, const LoweringOptions& options, Choices& choices) {
@@ -174,7 +176,7 @@ class Lowerer {
       }
     }
     rounds();
-    out_.choices = choices_.release();
+    out_.choices = choices_.summaries();
     return std::move(out_);
   }
 

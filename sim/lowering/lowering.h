@@ -33,9 +33,11 @@
 namespace dtsim::sim {
 
 // The algorithm and schedule of one collective: `request` on local ranks 0..size-1 of `comm`.
-// Called once per distinct (communicator, op, bytes, root), in the order lowering meets them.
-using ChooseCollective =
-    std::function<CollectiveChoice(const CollectiveRequest& request, const Communicator& comm)>;
+// Called once per distinct (communicator, op, bytes, root), in the order lowering meets them;
+// the choice must outlive the call to lower() (a chooser keeps what it chose: schedules can be
+// large, and lowering copies none).
+using ChooseCollective = std::function<const CollectiveChoice&(const CollectiveRequest& request,
+                                                               const Communicator& comm)>;
 
 struct LoweringOptions {
   std::vector<double> compute_factor;  // per rank: compute takes this many times (empty: 1)

@@ -2,6 +2,9 @@
 // (Equality of their predicted times with the step-level replay: tests/cli/scale_cli_test.cpp.)
 #include "sim/lowering/fold.h"
 
+#include <deque>
+#include <memory>
+
 #include <gtest/gtest.h>
 
 #include "sim/collectives/ring.h"
@@ -28,11 +31,24 @@ workloads::Workload four_layers() {
   return w;
 }
 
+// Chooses `algorithm` for every collective; keeps the choices (lowering copies none).
+class With {
+ public:
+  explicit With(const CollectiveAlgorithm& algorithm) : algorithm_(algorithm) {}
+  const CollectiveChoice& operator()(const CollectiveRequest& request, const Communicator&) {
+    return made_.emplace_back(CollectiveChoice{.algorithm = std::string(algorithm_.name()),
+                                               .schedule = algorithm_.build(request, {})});
+  }
+
+ private:
+  const CollectiveAlgorithm& algorithm_;
+  std::deque<CollectiveChoice> made_;
+};
+
 ChooseCollective with(const CollectiveAlgorithm& algorithm) {
-  return [&algorithm](const CollectiveRequest& request, const Communicator&) {
-    return CollectiveChoice{.algorithm = std::string(algorithm.name()),
-                            .schedule = algorithm.build(request, {})};
-  };
+  return [chooser = std::make_shared<With>(algorithm)](const CollectiveRequest& request,
+                                                       const Communicator& comm)
+             -> const CollectiveChoice& { return (*chooser)(request, comm); };
 }
 
 LoweredGraph lower_data_parallel(const CollectiveAlgorithm& algorithm, int p) {
