@@ -13,10 +13,12 @@
 #include <simgrid/s4u.hpp>
 
 #include "platforms/routed_fat_tree.h"
-#include "platforms/units.h"
+#include "workloads/parsing/units.h"
 #include "platforms/xml_checks.h"
 
 namespace dtsim::platforms {
+
+using parsing::format_number;
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;

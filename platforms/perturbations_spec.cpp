@@ -2,12 +2,15 @@
 #include <string>
 
 #include "platforms/spec_fields.h"
-#include "platforms/units.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::platforms {
 
+using parsing::format_number;
+using parsing::parse_size;
+
 using nlohmann::json;
-using workloads::JsonFields;
+using parsing::JsonFields;
 
 namespace {
 
@@ -15,7 +18,7 @@ namespace {
 const json* array_member(JsonFields& f, const char* key) {
   const json* v = f.value(key, /*required=*/false);
   if (v != nullptr && !v->is_array()) {
-    f.problem(key, "expected an array, got " + workloads::describe_json(*v));
+    f.problem(key, "expected an array, got " + parsing::describe_json(*v));
     return nullptr;
   }
   return v;

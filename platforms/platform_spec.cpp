@@ -9,13 +9,13 @@
 
 #include "platforms/presets.h"
 #include "platforms/spec_fields.h"
-#include "platforms/units.h"
-#include "workloads/json_fields.h"
+#include "workloads/parsing/units.h"
+#include "workloads/parsing/json_fields.h"
 
 namespace dtsim::platforms {
 
 using nlohmann::json;
-using workloads::JsonFields;
+using parsing::JsonFields;
 
 namespace {
 
@@ -30,7 +30,7 @@ void read_flag(JsonFields& f, const char* key, bool& flag) {
     if (value->is_boolean()) {
       flag = value->get<bool>();
     } else {
-      f.problem(key, "expected true or false, got " + workloads::describe_json(*value));
+      f.problem(key, "expected true or false, got " + parsing::describe_json(*value));
     }
   }
 }

@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <tuple>
 
-#include "platforms/units.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::platforms {
 
+using parsing::format_number;
+using parsing::parse_bandwidth;
+using parsing::parse_duration;
+
 using nlohmann::json;
-using workloads::JsonFields;
+using parsing::JsonFields;
 
 double product(const std::vector<unsigned>& values) {
   double p = 1;
@@ -20,7 +24,7 @@ double product(const std::vector<unsigned>& values) {
 
 double bandwidth_of(JsonFields& f, const std::string& key, const json& value) {
   if (!value.is_string()) {
-    f.problem(key, "expected a string, got " + workloads::describe_json(value));
+    f.problem(key, "expected a string, got " + parsing::describe_json(value));
     return 0;
   }
   const auto text = value.get<std::string>();
@@ -37,7 +41,7 @@ double bandwidth_of(JsonFields& f, const std::string& key, const json& value) {
 
 double latency_of(JsonFields& f, const std::string& key, const json& value) {
   if (!value.is_string()) {
-    f.problem(key, "expected a string, got " + workloads::describe_json(value));
+    f.problem(key, "expected a string, got " + parsing::describe_json(value));
     return 0;
   }
   const auto text = value.get<std::string>();

@@ -12,7 +12,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "platforms/platform_spec.h"
-#include "platforms/units.h"
+#include "workloads/parsing/units.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -22,6 +22,8 @@
 namespace sg4 = simgrid::s4u;
 
 namespace dtsim::platforms {
+
+using parsing::format_number;
 
 namespace {
 

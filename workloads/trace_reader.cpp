@@ -4,11 +4,14 @@
 #include <fstream>
 #include <limits>
 
-#include "workloads/json_fields.h"
+#include "workloads/parsing/json_fields.h"
 #include "workloads/trace_error.h"
 #include "workloads/validate.h"
 
 namespace dtsim::workloads {
+
+using parsing::describe_json;
+using parsing::JsonFields;
 
 using nlohmann::json;
 

@@ -6,7 +6,7 @@
 # 1 MiB), ring and tree all-reduce, NCCL's 8.4 us per-collective latency. DGX-1 also at 1, 2 and
 # 4 GPUs for the comparison with the PyTorch DDP benchmark (DDPB-25..29).
 # comm_alpha_sec and comm_beta_sec: the all-reduces' latency and bandwidth terms summed over the
-# iteration's buckets (the report's result.limiter; sim/limiter.h).
+# iteration's buckets (the report's result.limiter; sim/report/limiter.h).
 # Writes results/results.csv and results/*.png; reports go to out/buckets/. Builds nothing.
 # Usage: experiments/buckets/run.sh          (about half a minute of CPU)
 set -euo pipefail

@@ -10,13 +10,13 @@
 #include "sim/graph/graph_reader_internal.h"
 #include "sim/graph/graph_validate.h"
 #include "sim/graph/graph_validate_internal.h"
-#include "workloads/json_fields.h"
+#include "workloads/parsing/json_fields.h"
 
 namespace dtsim::sim {
 
 using nlohmann::json;
-using workloads::describe_json;
-using workloads::JsonFields;
+using parsing::describe_json;
+using parsing::JsonFields;
 
 namespace {
 

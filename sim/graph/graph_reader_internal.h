@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/graph/execution_graph.h"
-#include "workloads/json_fields.h"
+#include "workloads/parsing/json_fields.h"
 
 namespace dtsim::sim::graph_internal {
 
@@ -20,9 +20,9 @@ class NameTable {
  public:
   NameTable(const char* key, std::vector<std::string>& names) : key_(key), names_(names) {}
   // Reads the table from `doc`'s member key, if present.
-  void read(workloads::JsonFields& doc);
+  void read(parsing::JsonFields& doc);
   // The index of `name` (read from `field` of `node`), or -1 with a problem recorded.
-  std::int32_t index(const std::string& name, workloads::JsonFields& node, const char* field);
+  std::int32_t index(const std::string& name, parsing::JsonFields& node, const char* field);
 
  private:
   const char* key_;

@@ -14,8 +14,8 @@
 namespace dtsim::sim::graph_internal {
 
 using nlohmann::json;
-using workloads::describe_json;
-using workloads::JsonFields;
+using parsing::describe_json;
+using parsing::JsonFields;
 
 std::string pointer_token(const std::string& key) {
   std::string out;

@@ -27,7 +27,7 @@
 
 #include "sim/collectives/schedule.h"
 #include "sim/graph/execution_graph.h"
-#include "sim/task_graph.h"
+#include "sim/lowering/task_graph.h"
 
 namespace dtsim::sim {
 

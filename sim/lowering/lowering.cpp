@@ -5,15 +5,15 @@
 #include <set>
 #include <tuple>
 
-#include "platforms/units.h"
+#include "workloads/parsing/units.h"
 #include "sim/invariant.h"
 #include "sim/lowering/fold.h"
 
 namespace dtsim::sim {
 
 TaskLimitError::TaskLimitError(double task_count, double limit)
-    : ConfigError("about " + platforms::format_number("%.3g", task_count) +
-                  " tasks to replay (at most " + platforms::format_number("%.3g", limit) +
+    : ConfigError("about " + parsing::format_number("%.3g", task_count) +
+                  " tasks to replay (at most " + parsing::format_number("%.3g", limit) +
                   ", ~10 GB)"),
       tasks(task_count) {}
 

@@ -24,11 +24,10 @@
 #include <functional>
 #include <vector>
 
-#include "sim/collective_choice.h"
+#include "sim/collectives/collective_choice.h"
 #include "sim/config_error.h"
 #include "sim/graph/execution_graph.h"
-#include "sim/replay.h"
-#include "sim/task_graph.h"
+#include "sim/lowering/task_graph.h"
 
 namespace dtsim::sim {
 

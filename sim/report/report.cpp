@@ -1,11 +1,11 @@
 #include "sim/report/report.h"
 
-#include "platforms/units.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
 
 using nlohmann::ordered_json;
-using platforms::format_number;
+using parsing::format_number;
 
 namespace {
 
@@ -74,7 +74,7 @@ std::string busiest_links(const std::vector<LinkLoad>& links) {
     s += heading + (" " + level["level"].get<std::string>()) + ": " +
          top["link"].get<std::string>() + " " +
          format_number("%.1f %% utilized", 100 * top["utilization"].get<double>()) + ", " +
-         platforms::format_bytes(top["bytes"].get<std::uint64_t>()) + " per iteration\n";
+         parsing::format_bytes(top["bytes"].get<std::uint64_t>()) + " per iteration\n";
     heading = "                         ";
   }
   return s;
@@ -215,7 +215,7 @@ std::string report_summary(const SimulateReport& report) {
 }
 
 std::string report_summary(const CollectiveReport& report) {
-  return "dtsim collective: " + report.op + " of " + platforms::format_bytes(report.bytes) +
+  return "dtsim collective: " + report.op + " of " + parsing::format_bytes(report.bytes) +
          " on " + std::to_string(report.run.ranks) + " ranks, " + report.run.algorithm + ": " +
          format_number("%.9g s", report.time_sec) + " (bus bandwidth " +
          format_number("%.4g GB/s", report.bus_bandwidth_bytes_per_sec / 1e9) + ")\n";

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/collective_choice.h"
+#include "sim/collectives/collective_choice.h"
 #include "sim/report/limiter.h"
 #include "sim/report/link_report.h"
 

@@ -24,7 +24,7 @@
 
 #include "sim/graph/execution_graph.h"
 #include "sim/lowering/lowering.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 
 namespace dtsim::sim {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace dtsim::sim {
 namespace {

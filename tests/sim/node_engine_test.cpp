@@ -5,7 +5,7 @@
 // own process.
 #include <gtest/gtest.h>
 
-#include "sim/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace dtsim::sim {
 namespace {

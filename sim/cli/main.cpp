@@ -1,0 +1,550 @@
+// dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
+// report. The only place that prints to stdout and the only catch of input errors (exit code 2).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "platforms/describe.h"
+#include "platforms/platform_spec.h"
+#include "workloads/parsing/units.h"
+#include "sim/config_error.h"
+#include "sim/graph/graph_error.h"
+#include "sim/cli/output_flags.h"
+#include "sim/report/report.h"
+#include "sim/run/simulation.h"
+#include "sim/cli/sweep.h"
+#include "workloads/generator.h"
+#include "workloads/trace.h"
+#include "workloads/trace_error.h"
+#include "workloads/trace_writer.h"
+
+namespace po = boost::program_options;
+using dtsim::sim::ConfigError;
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternalError = 1;
+constexpr unsigned kHelpColumns = 100;
+
+const char* const kUsage =
+    "dtsim: predicts distributed deep-learning training time on a simulated cluster (SimGrid).\n"
+    "\n"
+    "Usage: dtsim <verb> [flags]      dtsim <verb> --help explains a verb's flags\n"
+    "\n"
+    "Verbs:\n"
+    "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward),\n"
+    "               or any execution graph (--graph G.json)\n"
+    "  collective   one collective operation alone on an idle network\n"
+    "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
+    "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
+    "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
+    "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
+    "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
+    "               (topologies, nodes, perturbations: platforms/FORMAT.md)\n"
+    "  platform export P.json --xml [-o F.xml]   the equivalent SimGrid XML platform\n"
+    "\n"
+    "Units: sizes in bytes, or with a suffix B kB MB GB TB PB (powers of 1000) or KiB MiB GiB\n"
+    "TiB PiB (powers of 1024), at most 1 PiB; bandwidths in platform files as \"25GBps\"\n"
+    "(bytes/s) or \"200Gbps\" (bits/s); latencies as \"1us\", \"500ns\", \"2ms\". Reports give\n"
+    "seconds and bytes.\n"
+    "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.\n";
+
+// Flags shared by both verbs.
+// The flags both verbs share, parsed into strings first (units and lists are converted later).
+struct RunFlags {
+  std::string platform, placement, algorithm, replay, chunk, network_model, grid, report,
+      collective_latency;
+  std::vector<std::string> cfg;
+  int ranks = 0;
+  int ranks_per_node = 0;
+};
+
+po::options_description run_flags(RunFlags& f, bool ranks_required = true) {
+  po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
+  auto add = d.add_options();
+  add("platform", po::value(&f.platform)->required()->value_name("P.json|P.xml"),
+      "cluster network: a platform spec (platforms/FORMAT.md: star, fat-tree or its k-ary n-tree "
+      "shorthand with per-level links, torus, dragonfly, xml; multi-GPU nodes with a shared NIC "
+      "or a NIC per GPU (rails); perturbations: slow links, slow GPUs, background flows) or a "
+      "SimGrid XML file");
+  auto* ranks = po::value(&f.ranks)->value_name("N");
+  add("ranks", ranks_required ? ranks->required() : ranks,
+      "number of ranks (GPUs), placed on the platform's hosts by --placement");
+  add("placement", po::value(&f.placement)->default_value("linear")->value_name("POLICY"),
+      "which host runs which rank (platforms/FORMAT.md, \"Rank placement\"): linear (rank r on "
+      "the r-th host: consecutive ranks share a node and a leaf switch), round-robin (rank r on "
+      "node r mod N of the N nodes, so consecutive ranks are on different nodes), random[:SEED] "
+      "(a shuffle of all hosts seeded by SEED, default 0; the same seed gives the same order "
+      "everywhere), topology-aware (ring neighbours one hop apart: a snake order on a torus; "
+      "linear elsewhere, where it already is)");
+  add("algorithm", po::value(&f.algorithm)->default_value("ring")->value_name("NAME|auto"),
+      "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
+      "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
+      "(rings inside then across nodes), torus-2d (rings along x then y), nvls (NVLink SHARP: "
+      "the node's NVSwitch reduces; nodes with \"nvlink_sharp\", ranks on one node, "
+      "all-reduce), or auto (the lowest estimated time on this platform, per collective; the "
+      "report lists every candidate), or "
+      "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
+      "NCCL's own)");
+  add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|fast|step"),
+      "collapsed: identical ring steps as one transfer per edge, and with a ring in simulate, "
+      "ranks folded onto one compute stream and repeated all-reduces replayed once (fast, same "
+      "answer when no other traffic interleaves); fast: collapsed, and tree and double-tree "
+      "all-reduces also as one transfer per tree edge plus their pipeline's fill (an "
+      "approximation of the chunked replay, for thousands of ranks; auto then weighs trees by "
+      "that schedule); step: every step's "
+      "transfers of every rank (slow, exact interleaving)");
+  add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
+      "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
+  add("collective-latency",
+      po::value(&f.collective_latency)->default_value("0us")->value_name("DURATION"),
+      "software latency every rank pays once per collective before its first transfer (kernel "
+      "launch, library setup); NCCL's own model uses 8.4us (its Simple-protocol base latency)");
+  add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0)->value_name("G"),
+      "consecutive ranks that share a node, for the hierarchical algorithm, and the most ranks "
+      "nvls accepts (0: the platform's GPUs per node, right for linear and topology-aware "
+      "placement)");
+  add("grid", po::value(&f.grid)->value_name("XxY"),
+      "rank grid of the torus-2d algorithm (default: the dimensions of a 2-D torus platform)");
+  add("network-model",
+      po::value(&f.network_model)->default_value("exact")->value_name("exact|lv08"),
+      "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
+      "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors");
+  add("cfg", po::value(&f.cfg)->composing()->value_name("KEY:VALUE"),
+      "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)");
+  add("report", po::value(&f.report)->value_name("R.json"),
+      "write the full JSON report there (nothing is written if the run fails)");
+  add("help", "explain the flags");
+  return d;
+}
+
+std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
+  auto bytes = dtsim::parsing::parse_size(text);
+  if (!bytes) {
+    throw ConfigError("--" + flag + " " + text +
+                      ": expected a size such as 1048576, 100MB or 1GiB");
+  }
+  if (*bytes > dtsim::workloads::kMaxBytes) {
+    throw ConfigError("--" + flag + " " + text + ": expected at most 2^50 bytes (1 PiB)");
+  }
+  return *bytes;
+}
+
+dtsim::sim::RunOptions run_options(const RunFlags& f) {
+  dtsim::sim::RunOptions run{.platform_path = f.platform,
+                             .ranks = f.ranks,
+                             .algorithm = f.algorithm,
+                             .ranks_per_node = f.ranks_per_node};
+  if (f.replay != "collapsed" && f.replay != "fast" && f.replay != "step") {
+    throw ConfigError("--replay " + f.replay + ": expected collapsed, fast or step");
+  }
+  run.collapse = f.replay != "step";
+  run.collapse_pipelines = f.replay == "fast";
+  auto placement = dtsim::sim::parse_placement(f.placement);
+  if (!placement) {
+    throw ConfigError("--placement " + f.placement +
+                      ": expected linear, round-robin, random, random:SEED (an integer >= 0) or "
+                      "topology-aware");
+  }
+  run.placement = *placement;
+  run.chunk_bytes = parse_size_flag("chunk", f.chunk);
+  const auto latency_sec = dtsim::parsing::parse_duration(f.collective_latency);
+  if (!latency_sec || *latency_sec < 0) {
+    throw ConfigError("--collective-latency " + f.collective_latency +
+                      ": expected a duration >= 0 such as 8.4us");
+  }
+  run.collective_latency_sec = *latency_sec;
+  if (!f.grid.empty()) {
+    int x = 0, y = 0;
+    char sep = 0;
+    std::istringstream in(f.grid);
+    if (!(in >> x >> sep >> y) || sep != 'x' || !in.eof() || x < 1 || y < 1) {
+      throw ConfigError("--grid " + f.grid + ": expected XxY with X, Y >= 1, e.g. 8x16");
+    }
+    run.grid = {x, y};
+  }
+  auto model = dtsim::sim::parse_network_model(f.network_model);
+  if (!model) {
+    throw ConfigError("--network-model " + f.network_model + ": expected exact or lv08");
+  }
+  run.network_model = *model;
+  for (const std::string& c : f.cfg) {
+    dtsim::sim::check_simgrid_cfg(c);
+  }
+  run.simgrid_cfg = f.cfg;
+  return run;
+}
+
+// Fails early, before any simulation, if the report could not be written.
+void check_output_path(const std::string& flag, const std::string& path) {
+  if (path.empty()) {
+    return;
+  }
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
+  }
+}
+
+// Fails if two output flags name the same file: one would silently overwrite the other.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& [flag, path] = outputs[i];
+      const auto& [other_flag, other_path] = outputs[j];
+      if (!path.empty() && !other_path.empty() &&
+          std::filesystem::weakly_canonical(path) ==
+              std::filesystem::weakly_canonical(other_path)) {
+        throw ConfigError("--" + flag + " " + path + ": the same file as --" + other_flag);
+      }
+    }
+  }
+}
+
+void write_report(const std::string& path, const nlohmann::ordered_json& report) {
+  if (path.empty()) {
+    return;
+  }
+  std::ofstream out(path);
+  out << report.dump(2) << "\n";
+  if (!out) {
+    throw ConfigError("--report " + path + ": cannot write the report");
+  }
+}
+
+// `args` parsed against `flags`, which take no positional arguments: a stray word ("tree"
+// without --algorithm) is an error naming it, not ignored as boost would.
+po::parsed_options parse_flags_only(const std::vector<std::string>& args,
+                                    const po::options_description& flags) {
+  po::parsed_options parsed = po::command_line_parser(args).options(flags).run();
+  for (const po::option& o : parsed.options) {
+    if (o.position_key >= 0 && !o.value.empty()) {
+      throw ConfigError("unexpected argument \"" + o.value.front() +
+                        "\": every value follows its flag (see --help)");
+    }
+  }
+  return parsed;
+}
+
+// Parses `args` against `flags`; returns false if --help was given (after printing it).
+bool parse(const std::vector<std::string>& args, const po::options_description& flags,
+           const std::string& verb, const char* what) {
+  po::variables_map vm;
+  po::store(parse_flags_only(args, flags), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim " << verb << " [flags]\n" << what << "\n" << flags;
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+// With `flag_names`, only lists the long names of the flags there (for dtsim sweep).
+int run_simulate(const std::vector<std::string>& args,
+                 std::vector<std::string>* flag_names = nullptr) {
+  RunFlags f;
+  std::string workload, graph;
+  int iterations = 3;
+  int accumulation_steps = 1;
+  double bucket_mb = 25;
+  po::options_description flags(kHelpColumns, kHelpColumns / 2);
+  po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
+  auto add_job = job.add_options();
+  add_job("workload", po::value(&workload)->value_name("W.json"),
+          "one device's per-layer costs: a workload trace (see workloads/FORMAT.md), replayed as "
+          "data-parallel training on --ranks GPUs");
+  add_job("graph", po::value(&graph)->value_name("G.json"),
+          "instead of --workload: an execution graph (sim/graph/GRAPH.md), what every rank "
+          "computes and communicates, replayed as it is (--ranks, if given, must be its rank "
+          "count; the data-parallel flags below do not apply)");
+  add_job("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
+          "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
+          "bucket is capped at 1 MiB as in DDP");
+  add_job("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
+          "iterations simulated back to back; the last one (steady state) is reported");
+  add_job("accumulation-steps", po::value(&accumulation_steps)->default_value(1)->value_name("S"),
+          "micro-batches per optimizer step (gradient accumulation): S-1 forward+backward passes "
+          "without communication (DDP no_sync), then one with the gradient all-reduces");
+  std::string overlap = "backward";
+  add_job("overlap", po::value(&overlap)->default_value("backward")->value_name("backward|none"),
+          "backward: a bucket's all-reduce starts once its gradients are computed, while the "
+          "backward pass goes on (NCCL on GPUs); none: communication cannot run while the rank "
+          "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
+          "CPUs whose cores all compute)");
+  dtsim::sim::OutputFlags outputs_flags;
+  flags.add(job).add(run_flags(f, false)).add(dtsim::sim::output_flags(outputs_flags));
+  if (flag_names != nullptr) {
+    for (const auto& option : flags.options()) {
+      flag_names->push_back(option->long_name());
+    }
+    return 0;
+  }
+  if (!parse(args, flags, "simulate",
+             "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
+             "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
+             "overlapping it, then the optimizer step. Prints a summary; --report writes the\n"
+             "JSON report (iteration_time_sec, compute_sec, exposed_comm_sec,\n"
+             "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n")) {
+    return 0;
+  }
+  if (workload.empty() == graph.empty()) {
+    throw ConfigError(std::string(workload.empty() ? "expected" : "give only one of") +
+                      " --workload W.json or --graph G.json (see dtsim simulate --help)");
+  }
+  check_output_path("report", f.report);
+  check_distinct_outputs({{"report", f.report},
+                          {"timeline", outputs_flags.timeline},
+                          {"link-report", outputs_flags.link_report},
+                          {"dump-graph", outputs_flags.dump_graph},
+                          {"workload", workload},
+                          {"graph", graph}});
+  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
+  if (!graph.empty()) {
+    const auto report = dtsim::sim::simulate_graph(
+        {.run = run_options(f), .graph_path = graph}, &outputs);
+    write_report(f.report, dtsim::sim::report_json(report));
+    dtsim::sim::write_outputs(outputs_flags, outputs);
+    std::cout << dtsim::sim::report_summary(report);
+    return 0;
+  }
+  if (f.ranks == 0) {
+    throw ConfigError("the option '--ranks' is required but missing (see dtsim simulate --help)");
+  }
+  // 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
+  if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
+    throw ConfigError("--bucket-mb " + dtsim::parsing::format_number("%g", bucket_mb) +
+                      ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
+  }
+  const auto overlap_mode = dtsim::sim::parse_overlap(overlap);
+  if (!overlap_mode) {
+    throw ConfigError("--overlap " + overlap + ": expected backward or none");
+  }
+  dtsim::sim::SimulateConfig config{
+      .run = run_options(f),
+      .workload_path = workload,
+      .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
+      .iterations = iterations,
+      .accumulation_steps = accumulation_steps,
+      .overlap = *overlap_mode};
+  const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
+  write_report(f.report, dtsim::sim::report_json(report));
+  dtsim::sim::write_outputs(outputs_flags, outputs);
+  std::cout << dtsim::sim::report_summary(report);
+  return 0;
+}
+
+int run_collective(const std::vector<std::string>& args) {
+  RunFlags f;
+  std::string op, bytes;
+  int root = 0;
+  po::options_description flags(kHelpColumns, kHelpColumns / 2);
+  po::options_description what("Collective", kHelpColumns, kHelpColumns / 2);
+  auto add_what = what.add_options();
+  add_what("op", po::value(&op)->default_value("all-reduce")->value_name("OP"),
+           "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or send-recv");
+  add_what("bytes", po::value(&bytes)->required()->value_name("SIZE"),
+           "message size in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30), as "
+           "nccl-tests counts it: each rank's buffer (all-reduce, broadcast, reduce, send-recv), "
+           "the gathered total (all-gather), each rank's input (reduce-scatter, all-to-all)");
+  add_what("root", po::value(&root)->default_value(0)->value_name("RANK"),
+           "root of broadcast and reduce; sender of send-recv (to rank root+1)");
+  flags.add(what).add(run_flags(f));
+  if (!parse(args, flags, "collective",
+             "Simulates one collective alone on an idle network. Prints the time; --report\n"
+             "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
+    return 0;
+  }
+  dtsim::sim::CollectiveConfig config{
+      .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
+  check_output_path("report", f.report);
+  const auto report = dtsim::sim::simulate_collective(config);
+  write_report(f.report, dtsim::sim::report_json(report));
+  std::cout << dtsim::sim::report_summary(report);
+  return 0;
+}
+
+int run_platform(const std::string& action, const std::vector<std::string>& args) {
+  std::string path, output;
+  bool xml = false;
+  po::options_description flags("Platform", kHelpColumns, kHelpColumns / 2);
+  auto add = flags.add_options();
+  add("platform", po::value(&path)->required()->value_name("P.json|P.xml"), "the platform file");
+  add("xml", po::bool_switch(&xml), "export: write SimGrid XML (the only format for now)");
+  add("output,o", po::value(&output)->value_name("F.xml"), "export: write there, not stdout");
+  add("help", "explain the flags");
+  po::positional_options_description positional;
+  positional.add("platform", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(flags).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim platform describe P.json\n"
+                 "       dtsim platform export P.json --xml [-o F.xml]\n\n"
+              << flags;
+    return 0;
+  }
+  po::notify(vm);
+  if (action == "describe") {
+    std::cout << dtsim::sim::platform_summary(dtsim::sim::describe_platform(path));
+    return 0;
+  }
+  if (!xml) {
+    throw ConfigError("--xml: export needs a format, and SimGrid XML is the only one");
+  }
+  const std::string text =
+      dtsim::platforms::to_simgrid_xml(dtsim::platforms::read_platform_spec(path));
+  if (output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  check_output_path("output", output);
+  std::ofstream out(output);
+  out << text;
+  if (!out) {
+    throw ConfigError("--output " + output + ": cannot write");
+  }
+  return 0;
+}
+
+// Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".
+void print_error(const std::string& verb, const std::string& message) {
+  std::istringstream lines(message);
+  for (std::string line; std::getline(lines, line);) {
+    std::cerr << "dtsim " << verb << ": " << line << "\n";
+  }
+}
+
+int run_workload_generate(const std::vector<std::string>& args) {
+  using dtsim::workloads::GeneratorConfig;
+  GeneratorConfig config;
+  std::string output;
+  double calibrate_sec = 0;
+  po::options_description flags("Model and device", kHelpColumns, kHelpColumns / 2);
+  std::string models;
+  for (const std::string& m : dtsim::workloads::model_names()) {
+    models += (models.empty() ? "" : "|") + m;
+  }
+  auto add_flags = flags.add_options();
+  add_flags("model", po::value(&config.shape.model)->required()->value_name(models.c_str()),
+            "the architecture (workloads/GENERATOR.md lists what each one is)");
+  add_flags("batch", po::value(&config.shape.batch)->required()->value_name("N"),
+            "samples per device per iteration");
+  add_flags("device",
+            po::value(&config.device)->default_value("v100")->value_name("v100|a100|h100|h200"),
+            "the GPU whose datasheet peaks (FLOP/s, memory bytes/s) time the layers");
+  add_flags("precision",
+            po::value(&config.precision)->default_value("fp32")->value_name("fp32|tf32|fp16|bf16"),
+            "compute precision; fp16/bf16 = mixed precision (2-byte activations, fp32 gradients)");
+  add_flags("optimizer", po::value(&config.optimizer)->value_name("sgd|adamw|lamb"),
+            "optimizer step to model (default: sgd for CNNs, adamw for transformers)");
+  add_flags("image-size",
+            po::value(&config.shape.image_size)->default_value(224)->value_name("PIXELS"),
+            "CNN input height = width");
+  add_flags("seq-len", po::value(&config.shape.seq_len)->default_value(128)->value_name("TOKENS"),
+            "transformer tokens per sample");
+  add_flags("calibrate-iter-sec", po::value(&calibrate_sec)->value_name("SECONDS"),
+            "scale forward and backward so that one single-device iteration (forward + backward + "
+            "optimizer) takes this many seconds, e.g. a published single-GPU measurement");
+  add_flags("note", po::value(&config.note)->value_name("TEXT"),
+            "appended to the trace's source field: say where a calibration time comes from");
+  add_flags("output,o", po::value(&output)->required()->value_name("W.json"),
+            "where to write the trace (format: workloads/FORMAT.md)");
+  add_flags("help", "explain the flags");
+  po::variables_map vm;
+  po::store(parse_flags_only(args, flags), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim workload generate [flags]\n"
+                 "Writes a workload trace of one device's iteration from the architecture's\n"
+                 "per-layer FLOPs and memory traffic, timed with a roofline on the device's\n"
+                 "datasheet (workloads/GENERATOR.md). No PyTorch needed.\n\n"
+              << flags;
+    return 0;
+  }
+  po::notify(vm);
+  if (vm.count("calibrate-iter-sec")) {
+    config.calibrate_iteration_sec = calibrate_sec;
+  }
+  check_output_path("output", output);
+  const auto workload = dtsim::workloads::generate_workload(config);
+  dtsim::workloads::write_workload(workload, output);
+  std::cout << "dtsim workload generate: " << workload.model << " batch "
+            << workload.batch_per_device << " on " << workload.device << " (" << workload.precision
+            << "): " << workload.layers.size() << " layers, iteration " << workload.compute_sec()
+            << " s, " << workload.param_bytes() << " gradient bytes -> " << output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kExitBadInput : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "dtsim " << DTSIM_VERSION << "\n";
+    return 0;
+  }
+  std::string verb = args[0];
+  args.erase(args.begin());
+  try {
+    if (verb == "simulate") {
+      return run_simulate(args);
+    }
+    if (verb == "collective") {
+      return run_collective(args);
+    }
+    if (verb == "sweep") {
+      std::vector<std::string> simulate_flags;
+      run_simulate({}, &simulate_flags);
+      return dtsim::sim::run_sweep(args, simulate_flags);
+    }
+    if (verb == "platform") {
+      if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
+        std::cerr << "dtsim platform: expected \"dtsim platform describe\" or \"dtsim platform "
+                     "export\" (see dtsim --help)\n";
+        return kExitBadInput;
+      }
+      const std::string action = args[0];
+      args.erase(args.begin());
+      verb = "platform " + action;
+      return run_platform(action, args);
+    }
+    if (verb == "workload") {
+      if (args.empty() || args[0] != "generate") {
+        std::cerr << "dtsim workload: expected \"dtsim workload generate\" (see dtsim --help)\n";
+        return kExitBadInput;
+      }
+      args.erase(args.begin());
+      verb = "workload generate";
+      return run_workload_generate(args);
+    }
+    std::cerr << "dtsim: unknown verb \"" << verb
+              << "\" (expected simulate, collective, sweep, platform or workload; see dtsim "
+                 "--help)\n";
+    return kExitBadInput;
+  } catch (const po::error& e) {
+    print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)");
+  } catch (const ConfigError& e) {
+    print_error(verb, e.what());
+  } catch (const dtsim::workloads::TraceError& e) {
+    print_error(verb, e.what());
+  } catch (const dtsim::platforms::PlatformError& e) {
+    print_error(verb, e.what());
+  } catch (const dtsim::sim::GraphError& e) {
+    print_error(verb, e.what());
+  } catch (const dtsim::workloads::GeneratorError& e) {
+    print_error(verb, e.what());
+  } catch (const std::exception& e) {  // a bug, not bad input
+    print_error(verb, std::string("internal error: ") + e.what());
+    return kExitInternalError;
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,24 @@
+// Executes a TaskGraph on a SimGrid platform: one actor per lane; compute and waits are sleeps
+// of their measured duration, transfers are host-to-host communications, so the network model
+// (max-min sharing over the routed links) sees every concurrent transfer.
+#ifndef DTSIM_SIM_REPLAY_REPLAY_H_
+#define DTSIM_SIM_REPLAY_REPLAY_H_
+
+#include <vector>
+
+#include <simgrid/forward.h>
+
+#include "sim/lowering/task_graph.h"
+
+namespace dtsim::sim {
+
+// Runs `graph` to completion and returns its task times (relative to the engine's clock when
+// called). `rank_hosts[r]` is the host of rank r.
+// REQUIRES: the engine and platform exist; engine->run() was not called yet (one run per
+// process); every rank in the graph has a host.
+[[nodiscard]] ReplayTimes replay(const TaskGraph& graph,
+                                 const std::vector<simgrid::s4u::Host*>& rank_hosts);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_REPLAY_REPLAY_H_

@@ -1,0 +1,115 @@
+// One dtsim run, end to end: read and validate the inputs, configure SimGrid, build the platform,
+// place ranks, build the task graph, replay it, and produce the report.
+// One simulation per process: SimGrid allows a single engine, and its clock never resets.
+#ifndef DTSIM_SIM_RUN_SIMULATION_H_
+#define DTSIM_SIM_RUN_SIMULATION_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/strategies/buckets.h"
+#include "sim/strategies/data_parallel.h"
+#include "sim/report/link_report.h"
+#include "sim/graph/execution_graph.h"
+#include "sim/report/report.h"
+#include "sim/replay/rank_mapping.h"
+
+namespace dtsim::sim {
+
+// The SimGrid network model of a run.
+enum class NetworkModel {
+  kExact,  // CM02, no cross-traffic, no TCP window cap: flow-level alpha-beta with max-min sharing
+  kLv08,   // SimGrid's default LV08 (TCP latency/bandwidth factors, cross-traffic)
+};
+
+// "exact" or "lv08"; nothing for other names.
+[[nodiscard]] std::optional<NetworkModel> parse_network_model(const std::string& name);
+[[nodiscard]] std::string network_model_name(NetworkModel model);
+// The --cfg settings a model stands for, e.g. {"network/model:CM02", ...}.
+[[nodiscard]] std::vector<std::string> network_model_settings(NetworkModel model);
+
+// Throws ConfigError unless `setting` is KEY:VALUE with a key dtsim leaves to the user (not the
+// network, CPU or host model, cross-traffic, TCP-gamma or contexts/*, which dtsim sets) and a
+// value SimGrid survives: a precision or a network/*-factor > 0, a concurrency limit of -1 or
+// >= 1 (SimGrid aborts, hangs or deadlocks otherwise). Unknown keys and values of the wrong type
+// are SimGrid's to refuse, when the engine starts.
+void check_simgrid_cfg(const std::string& setting);
+
+// Options shared by both verbs.
+struct RunOptions {
+  std::string platform_path;
+  int ranks = 0;
+  Placement placement;                     // which host runs which rank (--placement)
+  std::string algorithm = "ring";          // a registry name, or "auto"
+  bool collapse = true;                    // collapsed ("collapsed") or step-level replay
+  bool collapse_pipelines = false;         // trees collapsed too ("fast"; needs collapse)
+  std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
+  double collective_latency_sec = 0;       // software latency per collective (AlgorithmOptions)
+  int ranks_per_node = 0;  // hierarchical algorithm; 0: the platform's GPUs per node
+  std::vector<int> grid;   // torus-2d algorithm; empty: the dims of a 2-D torus platform
+  NetworkModel network_model = NetworkModel::kExact;
+  std::vector<std::string> simgrid_cfg;  // extra SimGrid settings KEY:VALUE (--cfg)
+};
+
+struct SimulateConfig {
+  RunOptions run;
+  std::string workload_path;
+  std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
+  int iterations = 3;
+  int accumulation_steps = 1;  // micro-batches per optimizer step (see DataParallelJob)
+  // When gradient all-reduces may run: alongside backward or after it (see Overlap).
+  Overlap overlap = Overlap::kBackward;
+};
+
+// `dtsim simulate --graph`: an execution graph from a file (sim/graph/GRAPH.md). run.ranks is
+// the graph's rank count, or 0 to take it from the graph.
+struct GraphConfig {
+  RunOptions run;
+  std::string graph_path;
+};
+
+struct CollectiveConfig {
+  RunOptions run;
+  std::string op = "all-reduce";  // see sim/collectives/collective_algorithm.h
+  std::uint64_t bytes = 0;
+  int root = 0;
+};
+
+// What simulate_data_parallel produces besides its report, on request.
+struct SimulateOutputs {
+  bool want_graph = false;
+  ExecutionGraph graph;  // if want_graph: the execution graph the run replayed
+  bool want_timeline = false;
+  nlohmann::ordered_json timeline;  // if want_timeline: the Chrome trace (sim/report/timeline.h)
+  std::vector<LinkLoad> links;      // every link's load (sim/report/link_report.h)
+};
+
+// Simulates data-parallel training and returns the report (see README, "Report"); fills
+// `outputs` if given. Throws ConfigError, workloads::TraceError or platforms::PlatformError,
+// before the simulation starts, for any bad input.
+[[nodiscard]] SimulateReport simulate_data_parallel(const SimulateConfig& config,
+                                                    SimulateOutputs* outputs = nullptr);
+
+// Replays the execution graph at config.graph_path and returns its report; fills `outputs` if
+// given. Throws as simulate_data_parallel, and GraphError for a bad graph file.
+[[nodiscard]] GraphReport simulate_graph(const GraphConfig& config,
+                                         SimulateOutputs* outputs = nullptr);
+
+// Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
+// Throws as simulate_data_parallel.
+[[nodiscard]] CollectiveReport simulate_collective(const CollectiveConfig& config);
+
+// Builds the platform at `path` in SimGrid and describes it: hosts, links, fat-tree levels and
+// oversubscription, bisection bandwidth (platforms/describe.h). Throws PlatformError.
+[[nodiscard]] nlohmann::ordered_json describe_platform(const std::string& path);
+
+// A text rendering of describe_platform's result.
+[[nodiscard]] std::string platform_summary(const nlohmann::ordered_json& description);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_RUN_SIMULATION_H_

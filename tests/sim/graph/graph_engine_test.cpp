@@ -1,0 +1,132 @@
+// Execution graphs replayed as they are (`dtsim simulate --graph`): collectives on groups of
+// ranks against their closed forms, communicators that overlap, and a hand-written pipeline
+// against its hand-computed timeline. Every TEST runs in its own process (one SimGrid engine).
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/run/simulation.h"
+
+namespace dtsim::sim {
+namespace {
+
+using nlohmann::ordered_json;
+
+GraphReport run_graph(const std::string& graph, const std::string& platform,
+                      SimulateOutputs* outputs = nullptr) {
+  return simulate_graph({.run = {.platform_path = "tests/testdata/" + platform},
+                         .graph_path = "tests/testdata/" + graph},
+                        outputs);
+}
+
+// A star with 25 GB/s and 1 us per link: alpha = 2 us per route. A ring all-reduce of n bytes
+// on p ranks takes 2(p-1)(alpha + n/(pB)) (collapsed: one transfer per edge of 2(p-1)n/p bytes,
+// then the remaining 2(p-1)-1 latency terms).
+TEST(GroupCollectives, DisjointGroupsAtOnceEachTakeTheirClosedForm) {
+  // Groups {0, 1} and {3, 2} all-reduce 100 MB at the same time; no link is shared.
+  const GraphReport r = run_graph("graph_disjoint_groups.json", "sim_star16_25GBps.json");
+  const double expected = 2 * (2e-6 + 1e8 / (2 * 25e9));  // 4.004 ms
+  ASSERT_EQ(r.collectives.size(), 2u);
+  for (const CollectiveResult& c : r.collectives) {
+    EXPECT_EQ(c.algorithm, "ring");
+    EXPECT_NEAR(c.start_sec, 0.0, 1e-12);
+    EXPECT_NEAR(c.end_sec, expected, 1e-9 * expected) << c.communicator;
+  }
+  EXPECT_NEAR(r.iteration_time_sec, expected, 1e-9 * expected);
+}
+
+// Links with 1 ms latency and unbounded bandwidth (alpha = 2 ms per route): a ring all-reduce
+// of 8 bytes on 2 ranks is its 2(p-1) = 2 latency terms, 4 ms.
+TEST(GroupCollectives, TwoCommunicatorsOfOneRankOverlap) {
+  // Each rank issues an all-reduce on x, then one on y, with nothing between them: NCCL runs the
+  // two communicators on their own streams, so both take 4 ms at once.
+  const GraphReport r = run_graph("graph_two_communicators.json", "sim_star2_latency_only.json");
+  EXPECT_NEAR(r.iteration_time_sec, 4e-3, 1e-12);
+  ASSERT_EQ(r.collectives.size(), 2u);
+  EXPECT_NEAR(r.collectives[1].start_sec, 0.0, 1e-12);
+}
+
+TEST(GroupCollectives, CollectivesOfOneCommunicatorRunOneAfterTheOther) {
+  // The same two all-reduces on one communicator: its stream runs them in order, 2 x 4 ms.
+  const GraphReport r = run_graph("graph_one_communicator.json", "sim_star2_latency_only.json");
+  EXPECT_NEAR(r.iteration_time_sec, 8e-3, 1e-12);
+  ASSERT_EQ(r.collectives.size(), 2u);
+  EXPECT_NEAR(r.collectives[1].start_sec, 4e-3, 1e-12);
+}
+
+// tests/testdata/sim_fat_tree16.json: leaves of 4 hosts, 25 GB/s and 1 us per link. The group
+// {2, 3, 4, 5} spans leaves 0 and 1: its ring edges 3 -> 4 and 5 -> 2 cross a spine (4 links,
+// 4 us), the others stay in a leaf (2 links). The ring pays the group's own longest edge:
+// 2(p-1)(4 us + n/(pB)) = 6 x (4 us + 1 ms) = 6.024 ms for 100 MB. (Ranks 0-3, the identity
+// mapping of its local ranks, would all share leaf 0: 2 us, 6.012 ms.)
+TEST(GroupCollectives, SubgroupRingOnAFatTreePaysTheGroupsLongestEdge) {
+  const GraphReport r = run_graph("graph_subgroup_ring.json", "sim_fat_tree16.json");
+  const double expected = 6 * (4e-6 + 1e8 / (4 * 25e9));
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_NEAR(r.collectives[0].end_sec, expected, 1e-9 * expected);
+  EXPECT_NEAR(r.iteration_time_sec, expected, 1e-9 * expected);
+}
+
+const ordered_json* find(const ordered_json& events, int pid, const std::string& name,
+                         int occurrence = 0) {
+  for (const auto& e : events) {
+    if (e["ph"] == "X" && e["pid"] == pid && e["name"] == name && occurrence-- == 0) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// tests/testdata/graph_pipeline_2stage.json (the example of sim/graph/GRAPH.md) on a star with
+// 1 GB/s and 1 us per link: every 8 MiB send takes T = 2 us + 8388608 B / 1e9 B/s = 8.390608 ms.
+// Stage 0 runs forward 4 ms per micro-batch and backward 8 ms, stage 1 the same; GPipe order.
+// By hand (ms): stage 0 F0 [0, 4], F1 [4, 8]; activations a0 [4, 4+T], a1 [4+T, 4+2T] (one pp
+// stream). Stage 1 F0 [4+T, 8+T], B0 [8+T, 16+T], gradients g0 [16+T, 16+2T], F1 [16+T, 20+T],
+// B1 [20+T, 28+T], g1 [28+T, 28+2T]. Stage 0 B0 [16+2T, 24+2T], B1 [28+2T, 36+2T], optimizer
+// [36+2T, 37+2T]: the iteration ends at 37 ms + 2T = 53.781216 ms.
+TEST(HandWrittenGraph, TwoStagePipelineReplaysTheHandComputedTimeline) {
+  SimulateOutputs outputs{.want_timeline = true};
+  const GraphReport r =
+      run_graph("graph_pipeline_2stage.json", "sim_star2_1GBps.json", &outputs);
+  const double t_ms = 2e-3 + 8388608 / 1e6;
+  EXPECT_NEAR(r.iteration_time_sec * 1e3, 37 + 2 * t_ms, 1e-9);
+  EXPECT_EQ(r.transfers, 4u);
+  EXPECT_EQ(r.transfer_bytes, 4u * 8388608);
+  const ordered_json trace = ordered_json::parse(outputs.timeline.dump());
+  const auto& events = trace["traceEvents"];
+  struct Expected {
+    int pid;
+    const char* name;
+    int occurrence;
+    double start_ms;
+    double duration_ms;
+  };
+  const double t = t_ms;
+  for (const Expected& e : std::vector<Expected>{
+           {0, "forward block0", 0, 0, 4},
+           {0, "forward block0", 1, 4, 4},
+           {0, "send to 1", 0, 4, t},
+           {0, "send to 1", 1, 4 + t, t},
+           {1, "recv from 0", 1, 4 + t, t},
+           {1, "forward block1", 0, 4 + t, 4},
+           {1, "backward block1", 0, 8 + t, 8},
+           {1, "send to 0", 0, 16 + t, t},
+           {1, "forward block1", 1, 16 + t, 4},
+           {1, "backward block1", 1, 20 + t, 8},
+           {1, "send to 0", 1, 28 + t, t},
+           {0, "recv from 1", 0, 16 + t, t},
+           {0, "backward block0", 0, 16 + 2 * t, 8},
+           {0, "backward block0", 1, 28 + 2 * t, 8},
+           {0, "optimizer", 0, 36 + 2 * t, 1},
+           {1, "optimizer", 0, 28 + t, 1},
+       }) {
+    const ordered_json* slice = find(events, e.pid, e.name, e.occurrence);
+    ASSERT_NE(slice, nullptr) << e.pid << " " << e.name << " #" << e.occurrence;
+    EXPECT_NEAR((*slice)["ts"].get<double>(), e.start_ms * 1e3, 1e-6) << e.name;
+    EXPECT_NEAR((*slice)["dur"].get<double>(), e.duration_ms * 1e3, 1e-6) << e.name;
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::sim

@@ -1,0 +1,157 @@
+#include "workloads/parsing/json_fields.h"
+
+#include <cmath>
+
+namespace dtsim::parsing {
+
+using nlohmann::json;
+
+namespace {
+
+// Parsed text stores a non-negative integer as number_unsigned, but a document built in C++
+// (json(5)) stores it as number_integer: accept both.
+bool is_non_negative_integer(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
+
+}  // namespace
+
+JsonFields::JsonFields(const json& object, std::string pointer, std::vector<std::string>& problems)
+    : object_(object), pointer_(std::move(pointer)), problems_(problems) {
+  if (!object_.is_object()) {
+    problems_.push_back((pointer_.empty() ? "/" : pointer_) + ": expected an object, got " +
+                        describe_json(object_));
+  }
+}
+
+bool JsonFields::has(const char* key) const {
+  return object_.is_object() && object_.contains(key);
+}
+
+void JsonFields::problem(const std::string& key, const std::string& message) {
+  std::string where = key.empty() ? (pointer_.empty() ? "/" : pointer_) : pointer_ + "/" + key;
+  problems_.push_back(where + ": " + message);
+}
+
+const json* JsonFields::value(const char* key, bool required) {
+  if (!object_.is_object()) {
+    return nullptr;
+  }
+  auto it = object_.find(key);
+  if (it == object_.end()) {
+    if (required) {
+      problem(key, "missing");
+    }
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::optional<std::string> JsonFields::string(const char* key, bool required) {
+  const json* v = value(key, required);
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  if (!v->is_string()) {
+    problem(key, "expected a string, got " + describe_json(*v));
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+std::optional<double> JsonFields::number(const char* key, bool required) {
+  const json* v = value(key, required);
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  if (!v->is_number()) {
+    problem(key, "expected a number, got " + describe_json(*v));
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+std::optional<std::int64_t> JsonFields::integer(const char* key, bool required) {
+  const json* v = value(key, required);
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  if (!v->is_number_integer()) {
+    problem(key, "expected an integer, got " + describe_json(*v));
+    return std::nullopt;
+  }
+  return v->get<std::int64_t>();
+}
+
+std::optional<std::uint64_t> JsonFields::unsigned_integer(const char* key, bool required) {
+  const json* v = value(key, required);
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  if (!is_non_negative_integer(*v)) {
+    problem(key, "expected an integer >= 0, got " + describe_json(*v));
+    return std::nullopt;
+  }
+  return v->get<std::uint64_t>();
+}
+
+std::optional<std::vector<std::uint64_t>> JsonFields::unsigned_array(const char* key,
+                                                                     bool required) {
+  const json* v = value(key, required);
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  if (!v->is_array()) {
+    problem(key, "expected an array of integers >= 0, got " + describe_json(*v));
+    return std::nullopt;
+  }
+  std::vector<std::uint64_t> out;
+  bool ok = true;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& item = (*v)[i];
+    if (!is_non_negative_integer(item)) {
+      problem(std::string(key) + "/" + std::to_string(i),
+              "expected an integer >= 0, got " + describe_json(item));
+      ok = false;
+      continue;
+    }
+    out.push_back(item.get<std::uint64_t>());
+  }
+  if (!ok) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+void JsonFields::reject_unknown(std::initializer_list<const char*> known) {
+  if (!object_.is_object()) {
+    return;
+  }
+  for (const auto& [key, unused] : object_.items()) {
+    bool found = false;
+    for (const char* k : known) {
+      found = found || key == k;
+    }
+    if (!found) {
+      std::string list;
+      for (const char* k : known) {
+        list += (list.empty() ? "" : ", ") + std::string(k);
+      }
+      problem(key, "unknown key (expected one of " + list + ")");
+    }
+  }
+}
+
+std::string describe_json(const json& value) {
+  constexpr std::size_t kMaxChars = 40;
+  if (value.is_null()) {
+    return "null";
+  }
+  std::string text = value.dump();
+  if (text.size() > kMaxChars) {
+    text = text.substr(0, kMaxChars) + "...";
+  }
+  return std::string(value.type_name()) + " " + text;
+}
+
+}  // namespace dtsim::parsing
