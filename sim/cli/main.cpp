@@ -1,5 +1,6 @@
 // dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
 // report. The only place that prints to stdout and the only catch of input errors (exit code 2).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -412,6 +413,29 @@ int run_platform(const std::string& action, const std::vector<std::string>& args
   return 0;
 }
 
+// The flag that sets configuration field `field` (config_error.h): the field's name with dashes,
+// or the flag whose unit or name differs.
+std::string flag_of(const std::string& field) {
+  if (field == "simgrid_cfg") {
+    return "cfg";
+  }
+  if (field == "chunk_bytes") {
+    return "chunk";
+  }
+  if (field == "collective_latency_sec") {
+    return "collective-latency";
+  }
+  if (field == "bucket_cap_bytes") {
+    return "bucket-mb";
+  }
+  if (field == "collapse_pipelines") {
+    return "replay";
+  }
+  std::string flag = field;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 // Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".
 void print_error(const std::string& verb, const std::string& message) {
   std::istringstream lines(message);
@@ -533,7 +557,8 @@ int main(int argc, char** argv) {
   } catch (const po::error& e) {
     print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)");
   } catch (const ConfigError& e) {
-    print_error(verb, e.what());
+    print_error(verb, e.field().empty() ? e.what() : ConfigError::join("--" + flag_of(e.field()),
+                                                                         e.detail()));
   } catch (const dtsim::workloads::TraceError& e) {
     print_error(verb, e.what());
   } catch (const dtsim::platforms::PlatformError& e) {

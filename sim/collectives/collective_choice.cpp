@@ -100,7 +100,7 @@ CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions opt
     : algorithm_(std::move(algorithm)), options_(options) {
   if (!is_auto(algorithm_)) {
     if (!make_algorithm(algorithm_, options_)) {
-      throw ConfigError("--algorithm " + algorithm_ + ": unknown algorithm (expected one of " +
+      throw ConfigError("algorithm", algorithm_ + ": unknown algorithm (expected one of " +
                         names_list() + ")");
     }
     return;
@@ -108,7 +108,7 @@ CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions opt
   candidates_ = auto_candidates(algorithm_);
   for (const std::string& name : candidates_) {
     if (!make_algorithm(name, options_)) {
-      throw ConfigError("--algorithm " + algorithm_ + ": unknown algorithm \"" + name +
+      throw ConfigError("algorithm", algorithm_ + ": unknown algorithm \"" + name +
                         "\" (expected one of " + names_list() + ")");
     }
   }
@@ -118,7 +118,7 @@ void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHi
   if (!is_auto(algorithm_)) {
     const std::string why = make_algorithm(algorithm_, options_)->unsupported(request, hints);
     if (!why.empty()) {
-      throw ConfigError("--algorithm " + algorithm_ + ": " + why);
+      throw ConfigError("algorithm", algorithm_ + ": " + why);
     }
     return;
   }
@@ -127,7 +127,7 @@ void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHi
       return;
     }
   }
-  throw ConfigError("--algorithm " + algorithm_ + ": no algorithm can run " +
+  throw ConfigError("algorithm", algorithm_ + ": no algorithm can run " +
                     std::string(op_name(request.op)));
 }
 
@@ -137,7 +137,7 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
   if (!is_auto(algorithm_)) {
     const double ops = op_bound(algorithm_, request, hints, options_);
     if (ops > kMaxScheduleOps) {
-      throw ConfigError("--algorithm " + algorithm_ + ": " + std::string(op_name(request.op)) +
+      throw ConfigError("algorithm", algorithm_ + ": " + std::string(op_name(request.op)) +
                         " of " + std::to_string(request.bytes) + " bytes on " +
                         std::to_string(request.ranks) + " ranks: about " +
                         parsing::format_number("%.3g", ops) +

@@ -1,7 +1,8 @@
 #include "sim/collectives/schedule_builder.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "sim/invariant.h"
 
 namespace dtsim::sim {
 
@@ -10,7 +11,8 @@ ScheduleBuilder::ScheduleBuilder(int ranks)
 
 int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps,
                               int channel) {
-  assert(src != dst && src >= 0 && dst >= 0 && src < schedule_.ranks && dst < schedule_.ranks);
+  DTSIM_CHECK(src != dst && src >= 0 && dst >= 0 && src < schedule_.ranks && dst < schedule_.ranks,
+              "a transfer joins two distinct ranks of the schedule");
   const int index = static_cast<int>(schedule_.ops.size());
   auto [it, inserted] = last_on_channel_.emplace(std::make_tuple(src, dst, channel), index);
   std::vector<int> covering = deps;

@@ -64,35 +64,35 @@ std::vector<std::string> network_model_settings(NetworkModel model) {
 void check_simgrid_cfg(const std::string& setting) {
   const std::size_t colon = setting.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == setting.size()) {
-    throw ConfigError("--cfg " + setting +
+    throw ConfigError("simgrid_cfg", setting +
                       ": expected KEY:VALUE, e.g. network/maxmin-selective-update:yes");
   }
   const std::string key = setting.substr(0, colon);
   const std::string value = setting.substr(colon + 1);
   if (key.starts_with("network/model") || key == "network/crosstraffic" ||
       key == "network/TCP-gamma") {
-    throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
+    throw ConfigError("simgrid_cfg", setting + ": dtsim sets " + key +
                       " itself; choose the network model with --network-model exact|lv08");
   }
   if (key.ends_with("/model")) {
-    throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
+    throw ConfigError("simgrid_cfg", setting + ": dtsim sets " + key +
                       " itself (compute is replayed from the trace's times, not modelled)");
   }
   if (key.starts_with("contexts/")) {
-    throw ConfigError("--cfg " + setting + ": dtsim sets " + key +
+    throw ConfigError("simgrid_cfg", setting + ": dtsim sets " + key +
                       " itself (actor contexts and their stacks)");
   }
   char* end = nullptr;
   const double x = std::strtod(value.c_str(), &end);
   const bool number = end == value.c_str() + value.size() && std::isfinite(x);
   if (key.find("precision") != std::string::npos && !(number && x > 0)) {
-    throw ConfigError("--cfg " + setting + ": expected a precision > 0, e.g. " + key + ":1e-9");
+    throw ConfigError("simgrid_cfg", setting + ": expected a precision > 0, e.g. " + key + ":1e-9");
   }
   if (key.starts_with("network/") && key.ends_with("-factor") && !(number && x > 0)) {
-    throw ConfigError("--cfg " + setting + ": expected a factor > 0, e.g. " + key + ":0.97");
+    throw ConfigError("simgrid_cfg", setting + ": expected a factor > 0, e.g. " + key + ":0.97");
   }
   if (key.ends_with("concurrency-limit") && !(number && (x == -1 || x >= 1))) {
-    throw ConfigError("--cfg " + setting +
+    throw ConfigError("simgrid_cfg", setting +
                       ": expected -1 (no limit) or a limit >= 1 (0 deadlocks every transfer)");
   }
 }
@@ -112,20 +112,20 @@ struct ValidatedRun {
 ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* request,
                           const std::string& ranks_from = "") {
   if (run.ranks < 1) {
-    throw ConfigError("--ranks " + std::to_string(run.ranks) + ": expected an integer >= 1");
+    throw ConfigError("ranks", std::to_string(run.ranks) + ": expected an integer >= 1");
   }
   if (run.chunk_bytes < 1) {
-    throw ConfigError("--chunk: expected a size >= 1 byte");
+    throw ConfigError("chunk_bytes", ": expected a size >= 1 byte");
   }
   if (run.collapse_pipelines && !run.collapse) {
-    throw ConfigError("collapsed pipelines (--replay fast) need the collapsed replay");
+    throw ConfigError("collapse_pipelines", ": needs collapse (a fast replay is a collapsed one)");
   }
   if (run.ranks_per_node < 0) {
-    throw ConfigError("--ranks-per-node " + std::to_string(run.ranks_per_node) +
+    throw ConfigError("ranks_per_node", std::to_string(run.ranks_per_node) +
                       ": expected an integer >= 1 (or 0: the platform's GPUs per node)");
   }
   if (!(run.collective_latency_sec >= 0) || !std::isfinite(run.collective_latency_sec)) {
-    throw ConfigError("--collective-latency: expected a duration >= 0, e.g. 8.4us");
+    throw ConfigError("collective_latency_sec", ": expected a duration >= 0, e.g. 8.4us");
   }
   CollectiveChooser chooser(run.algorithm,
                             AlgorithmOptions{.collapse = run.collapse,
@@ -357,15 +357,15 @@ class GroupChooser {
 
 SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
   if (config.iterations < 1) {
-    throw ConfigError("--iterations " + std::to_string(config.iterations) +
+    throw ConfigError("iterations", std::to_string(config.iterations) +
                       ": expected an integer >= 1");
   }
   if (config.accumulation_steps < 1) {
-    throw ConfigError("--accumulation-steps " + std::to_string(config.accumulation_steps) +
+    throw ConfigError("accumulation_steps", std::to_string(config.accumulation_steps) +
                       ": expected an integer >= 1");
   }
   if (config.bucket_cap_bytes < 1) {
-    throw ConfigError("--bucket-mb: expected a bucket size > 0");
+    throw ConfigError("bucket_cap_bytes", ": expected a bucket size > 0");
   }
   const workloads::Workload workload = workloads::read_workload(config.workload_path);
   const CollectiveRequest all_reduce{
@@ -403,7 +403,7 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                                                std::ref(choose));
   if (const double tasks = first + (config.iterations - 1) * (first_two - first);
       tasks > kMaxGraphTasks) {
-    throw ConfigError("--iterations " + std::to_string(config.iterations) + ": about " +
+    throw ConfigError("iterations", std::to_string(config.iterations) + ": about " +
                       parsing::format_number("%.3g", tasks) +
                       " tasks to replay (at most 5e7, ~10 GB); the last of 3 iterations is "
                       "already the steady state");
@@ -544,7 +544,7 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
   }
   RunOptions run = config.run;
   if (run.ranks != 0 && run.ranks != graph.rank_count()) {
-    throw ConfigError("--ranks " + std::to_string(run.ranks) + ": " + config.graph_path +
+    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + config.graph_path +
                       " has " + std::to_string(graph.rank_count()) + " ranks");
   }
   run.ranks = graph.rank_count();
@@ -597,15 +597,15 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
     for (CollectiveOp o : all_ops()) {
       names += (names.empty() ? "" : ", ") + std::string(op_name(o));
     }
-    throw ConfigError("--op " + config.op + ": unknown operation (expected one of " + names + ")");
+    throw ConfigError("op", config.op + ": unknown operation (expected one of " + names + ")");
   }
   const int p = config.run.ranks;
   if (config.root < 0 || config.root >= p) {
-    throw ConfigError("--root " + std::to_string(config.root) + ": expected a rank in [0, " +
+    throw ConfigError("root", std::to_string(config.root) + ": expected a rank in [0, " +
                       std::to_string(p) + ")");
   }
   if (*op == CollectiveOp::kSendRecv && p < 2) {
-    throw ConfigError("--op send-recv: needs --ranks >= 2");
+    throw ConfigError("op", "send-recv: needs at least 2 ranks");
   }
   const CollectiveRequest request{
       .op = *op, .ranks = p, .bytes = config.bytes, .root = config.root};

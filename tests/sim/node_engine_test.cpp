@@ -74,7 +74,7 @@ TEST(Nodes, NvlsWithoutInSwitchReductionIsAnError) {
     FAIL();
   } catch (const std::exception& e) {
     EXPECT_STREQ(e.what(),
-                 "--algorithm nvls: nvls needs nodes whose NVSwitch reduces in the network (node "
+                 "algorithm nvls: nvls needs nodes whose NVSwitch reduces in the network (node "
                  "\"nvlink_sharp\": true, as in the hgx-h200 preset)");
   }
 }
@@ -85,7 +85,7 @@ TEST(Nodes, NvlsAcrossNodesIsAnError) {
     FAIL();
   } catch (const std::exception& e) {
     EXPECT_STREQ(e.what(),
-                 "--algorithm nvls: nvls needs every rank on one NVSwitch node, and 8 ranks do "
+                 "algorithm nvls: nvls needs every rank on one NVSwitch node, and 8 ranks do "
                  "not fit in a node of 4 GPUs (across nodes NCCL needs SHARP switches, which "
                  "dtsim does not model)");
   }

@@ -81,7 +81,7 @@ TEST(CollectiveChooser, AutoListWithAnUnknownNameIsAnError) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(),
-                 "--algorithm auto:ring,bogus: unknown algorithm \"bogus\" (expected one of "
+                 "algorithm auto:ring,bogus: unknown algorithm \"bogus\" (expected one of "
                  "ring, tree, double-tree, halving-doubling, recursive-doubling, direct, "
                  "hierarchical, torus-2d, nvls, auto, auto:NAME,NAME...)");
   }
@@ -94,7 +94,7 @@ TEST(CollectiveChooser, NamedAlgorithmThatCannotRunIsAnError) {
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(),
-                 "--algorithm tree: tree has no all-to-all (it has all-reduce, broadcast and "
+                 "algorithm tree: tree has no all-to-all (it has all-reduce, broadcast and "
                  "reduce)");
   }
 }
