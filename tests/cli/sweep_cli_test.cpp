@@ -74,6 +74,25 @@ TEST_F(Sweep, EachRowEqualsADirectSimulateOfItsPoint) {
   }
 }
 
+// A sweep of execution graphs (--graph): the columns a graph's report has are filled, the
+// others (efficiency, samples/s, limiter) left empty. Two all-reduces of 8 bytes one after the
+// other on 2 ranks, 1 ms per link: 2 x 2(p-1) x 2 ms = 8 ms with unbounded bandwidth, the same
+// plus 2 x 8 B / 1 GB/s = 16 ns with sim_star2_1ms.json's 1 GB/s.
+TEST_F(Sweep, GraphPointsFillTheColumnsTheirReportHas) {
+  const Result r = run("sweep tests/testdata/sweep_graph.json --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = split(slurp(csv()), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  for (std::size_t i = 1; i < 3; ++i) {
+    const auto row = split(lines[i], ',');
+    ASSERT_EQ(row.size(), 10u) << lines[i];  // platform, status, 3 times, then empty columns
+    EXPECT_EQ(row[2], "ok");
+    EXPECT_NEAR(std::stod(row[3]), 8e-3, 1e-7) << lines[i];
+    EXPECT_EQ(std::stod(row[4]), 0.0);  // no compute in the graph
+    EXPECT_EQ(row[6] + row[7] + row[8] + row[9], "");
+  }
+}
+
 TEST_F(Sweep, SameCsvWhateverTheJobs) {
   const Result r = run("sweep " + kFourPoints + " --jobs 4 --out " + csv());
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -99,5 +99,33 @@ TEST(CollectiveChooser, NamedAlgorithmThatCannotRunIsAnError) {
   }
 }
 
+// 8 ranks on 2 nodes of 4 (rank / 4), 1 us between ranks of a node and 5 us across, in a
+// hand-written route table. The group {3, 4, 6} sees, as its local ranks 0, 1, 2: routes 3 -> 4
+// (across) and 4 -> 6 (inside), nodes 0, 1, 1, and at most 2 members per node.
+TEST(GroupHints, ALocalRankSeesItsGlobalRanksRoutesAndNode) {
+  TopologyHints all{.ranks_per_node = 4};
+  all.route_latency_sec = [](int src, int dst) { return src / 4 == dst / 4 ? 1e-6 : 5e-6; };
+  all.route_links = [](int src, int dst) {
+    return std::vector<std::pair<int, double>>{{src, 1e9}, {100 + dst, 2e9}};
+  };
+  const TopologyHints g = group_hints(all, {3, 4, 6}, 8);
+  EXPECT_EQ(g.latency_sec(0, 1), 5e-6);
+  EXPECT_EQ(g.latency_sec(1, 2), 1e-6);
+  EXPECT_EQ(g.links(0, 2), (std::vector<std::pair<int, double>>{{3, 1e9}, {106, 2e9}}));
+  EXPECT_EQ(g.rank_nodes, (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(g.ranks_per_node, 2);
+  EXPECT_TRUE(g.grid.empty());
+}
+
+// The group of every rank in order is the run itself: its hints are the run's (the grid of a
+// torus-2d run included).
+TEST(GroupHints, AllRanksInOrderKeepTheRunsHints) {
+  TopologyHints all{.ranks_per_node = 4, .grid = {2, 4}};
+  const TopologyHints g = group_hints(all, {0, 1, 2, 3, 4, 5, 6, 7}, 8);
+  EXPECT_EQ(g.grid, (std::vector<int>{2, 4}));
+  EXPECT_EQ(g.ranks_per_node, 4);
+  EXPECT_TRUE(g.rank_nodes.empty());
+}
+
 }  // namespace
 }  // namespace dtsim::sim
