@@ -13,8 +13,8 @@
 #include <simgrid/s4u.hpp>
 
 #include "platforms/routed_fat_tree.h"
-#include "workloads/parsing/units.h"
 #include "platforms/xml_checks.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::platforms {
 

@@ -9,8 +9,8 @@
 
 #include "platforms/presets.h"
 #include "platforms/spec_fields.h"
-#include "workloads/parsing/units.h"
 #include "workloads/parsing/json_fields.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::platforms {
 

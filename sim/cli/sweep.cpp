@@ -15,9 +15,9 @@
 
 #include <boost/program_options.hpp>
 
-#include "sim/config_error.h"
 #include "sim/cli/sweep_csv.h"
 #include "sim/cli/sweep_spec.h"
+#include "sim/config_error.h"
 
 #include <fcntl.h>
 #include <spawn.h>

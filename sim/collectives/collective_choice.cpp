@@ -6,11 +6,11 @@
 #include <map>
 #include <memory>
 
-#include "workloads/parsing/units.h"
 #include "sim/collectives/registry.h"
 #include "sim/collectives/schedule_builder.h"
 #include "sim/collectives/schedule_cost.h"
 #include "sim/config_error.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <tuple>
 
-#include "workloads/parsing/units.h"
 #include "sim/invariant.h"
 #include "sim/lowering/fold.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
 

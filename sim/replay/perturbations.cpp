@@ -4,8 +4,8 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "workloads/parsing/units.h"
 #include "sim/config_error.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
 

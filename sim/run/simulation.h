@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/graph/execution_graph.h"
+#include "sim/replay/rank_mapping.h"
+#include "sim/report/link_report.h"
+#include "sim/report/report.h"
 #include "sim/strategies/buckets.h"
 #include "sim/strategies/data_parallel.h"
-#include "sim/report/link_report.h"
-#include "sim/graph/execution_graph.h"
-#include "sim/report/report.h"
-#include "sim/replay/rank_mapping.h"
 
 namespace dtsim::sim {
 

@@ -13,9 +13,9 @@
 #include "platforms/build_platform.h"
 #include "platforms/platform_spec.h"
 #include "sim/collectives/registry.h"
+#include "sim/lowering/task_graph.h"
 #include "sim/replay/replay.h"
 #include "sim/run/simulation.h"
-#include "sim/lowering/task_graph.h"
 
 namespace dtsim::sim {
 

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/config_error.h"
 #include "sim/cli/sweep_csv.h"
+#include "sim/config_error.h"
 
 namespace dtsim::sim {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/run/simulation.h"
 #include "sim/report/timeline.h"
+#include "sim/run/simulation.h"
 
 namespace dtsim::sim {
 namespace {
