@@ -85,4 +85,20 @@ int local_rank(const Communicator& comm, int rank) {
   return it == comm.ranks.end() ? -1 : static_cast<int>(it - comm.ranks.begin());
 }
 
+LocalRanks::LocalRanks(const ExecutionGraph& graph) {
+  for (const Communicator& comm : graph.communicators) {
+    auto& sorted = sorted_.emplace_back();
+    for (std::size_t i = 0; i < comm.ranks.size(); ++i) {
+      sorted.emplace_back(comm.ranks[i], static_cast<int>(i));
+    }
+    std::sort(sorted.begin(), sorted.end());
+  }
+}
+
+int LocalRanks::of(std::int32_t comm, int rank) const {
+  const auto& sorted = sorted_[static_cast<std::size_t>(comm)];
+  const auto it = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(rank, -1));
+  return it != sorted.end() && it->first == rank ? it->second : -1;
+}
+
 }  // namespace dtsim::sim

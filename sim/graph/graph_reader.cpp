@@ -158,6 +158,9 @@ class Reader {
   }
 
   void read_communicators(JsonFields& doc) {
+    // At most this many members over all communicators (4 bytes each, 256 MiB).
+    constexpr std::size_t kMaxCommunicatorMembers = std::size_t{1} << 26;
+    std::size_t members = 0;
     const json* list = array(doc, "communicators", "communicators");
     for (std::size_t i = 0; list != nullptr && i < list->size(); ++i) {
       JsonFields f((*list)[i], "/communicators/" + std::to_string(i), problems_);
@@ -170,7 +173,14 @@ class Reader {
                          .value_or(std::vector<int>{});
       }
       comm_index_.emplace(comm.name, static_cast<std::int32_t>(i));
+      members += comm.ranks.size();
       graph_.communicators.push_back(std::move(comm));
+      if (members > kMaxCommunicatorMembers) {  // memory: stop before it runs out
+        f.problem("", "the communicators up to here hold " + std::to_string(members) +
+                          " members in all, more than " +
+                          std::to_string(kMaxCommunicatorMembers) + " (2^26)");
+        return;
+      }
     }
   }
 

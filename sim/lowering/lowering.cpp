@@ -19,11 +19,14 @@ TaskLimitError::TaskLimitError(double task_count, double limit)
 
 namespace {
 
-// Per compute node of a program: whether it starts and whether it ends a merged task.
+// Per compute node of a program: whether it starts and whether it ends a merged task; and the
+// program's nodes per stream (0: compute, 1 + r: communicator role r), in program order.
 struct ProgramCuts {
   std::vector<std::uint8_t> starts;
   std::vector<std::uint8_t> ends;
   int runs = 0;
+  std::vector<std::vector<std::int32_t>> streams;
+  std::vector<std::int32_t> stream_of;  // per node
 };
 
 bool same_tags(const Node& a, const Node& b) {
@@ -56,6 +59,13 @@ ProgramCuts program_cuts(const Program& p) {
   }
   if (previous >= 0) {
     cuts.ends[static_cast<std::size_t>(previous)] = 1;
+  }
+  cuts.streams.resize(p.comms.size() + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& node = p.nodes[i];
+    const std::int32_t stream = node.kind == NodeKind::kCompute ? 0 : node.comm + 1;
+    cuts.stream_of.push_back(stream);
+    cuts.streams[static_cast<std::size_t>(stream)].push_back(static_cast<std::int32_t>(i));
   }
   return cuts;
 }
@@ -160,7 +170,7 @@ namespace {
 class Lowerer {
  public:
   Lowerer(const ExecutionGraph& g, const LoweringOptions& options, const ChooseCollective& choose)
-      : g_(g), options_(options), choices_(g, choose) {}
+      : g_(g), options_(options), choices_(g, choose), local_(g) {}
 
   LoweredGraph run() {
     plan_ = make_plan(g_, options_, choices_);
@@ -185,8 +195,8 @@ class Lowerer {
     int rank = 0;
     const Program* program = nullptr;
     const ProgramCuts* cuts = nullptr;
-    std::size_t next = 0;
-    bool waiting = false;
+    std::vector<std::size_t> heads;   // per stream: its next node (an index into cuts->streams)
+    std::vector<std::uint8_t> waiting;  // per stream: its head arrived at a communication
     double run_sec = 0;                       // the open compute run, unscaled
     std::size_t run_first = 0;                // its first node
     std::map<std::int32_t, std::vector<TaskId>> stream_exits;  // per communicator
@@ -209,7 +219,12 @@ class Lowerer {
     }
     out_.nodes[static_cast<std::size_t>(rank)].resize(p.nodes.size());
     cursor_of_rank_[rank] = cursors_.size();
-    return Cursor{.rank = rank, .program = &p, .cuts = &it->second};
+    const std::size_t streams = it->second.streams.size();
+    return Cursor{.rank = rank,
+                  .program = &p,
+                  .cuts = &it->second,
+                  .heads = std::vector<std::size_t>(streams, 0),
+                  .waiting = std::vector<std::uint8_t>(streams, 0)};
   }
 
   double factor(int rank) const {
@@ -220,6 +235,8 @@ class Lowerer {
 
   void rounds();
   bool advance(std::size_t c, std::int32_t barrier);
+  bool advance_stream(std::size_t c, std::size_t stream, std::int32_t barrier);
+  [[nodiscard]] bool deps_done(const Cursor& cur, const Node& node) const;
   void compute(Cursor& cur, std::size_t i);
   void arrive(std::size_t c, std::size_t i);
   void emit(const Pending& pending);
@@ -231,6 +248,7 @@ class Lowerer {
   const ExecutionGraph& g_;
   const LoweringOptions& options_;
   Choices choices_;
+  LocalRanks local_;
   FoldPlan plan_;
   LoweredGraph out_;
   std::map<const Program*, ProgramCuts> cuts_;
@@ -260,40 +278,80 @@ void Lowerer::rounds() {
     if (progress) {
       continue;
     }
-    std::int32_t next = -1;  // the earliest iteration a cursor is held back from
+    // Nothing moves: heads are waiting for members, or held back by the iteration barrier.
+    std::int32_t next = -1;  // the earliest iteration a head is held back from
+    bool left = false;
     for (const Cursor& cur : cursors_) {
-      if (!cur.waiting && cur.next < cur.program->nodes.size()) {
-        const std::int32_t it = cur.program->nodes[cur.next].iteration;
-        next = next < 0 ? it : std::min(next, it);
+      for (std::size_t st = 0; st < cur.heads.size(); ++st) {
+        const auto& stream = cur.cuts->streams[st];
+        if (cur.heads[st] == stream.size()) {
+          continue;
+        }
+        left = true;
+        const std::int32_t it =
+            cur.program->nodes[static_cast<std::size_t>(stream[cur.heads[st]])].iteration;
+        if (cur.waiting[st] == 0 && it > barrier) {
+          next = next < 0 ? it : std::min(next, it);
+        }
       }
     }
     if (next < 0) {
-      for (const Cursor& cur : cursors_) {
-        DTSIM_CHECK(!cur.waiting, "every communication finds its members (the validator ran)");
-      }
+      DTSIM_CHECK(!left, "every node finds what it waits for (the validator found no deadlock)");
       return;
     }
-    DTSIM_CHECK(next > barrier, "a cursor held back only by the iteration barrier");
     barrier = next;
   }
 }
 
+// Advances every stream of cursor `c` as far as it can go.
 bool Lowerer::advance(std::size_t c, std::int32_t barrier) {
   bool moved = false;
-  for (Cursor& cur = cursors_[c]; !cur.waiting && cur.next < cur.program->nodes.size();) {
-    const Node& node = cur.program->nodes[cur.next];
-    if (node.iteration > barrier) {
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t st = 0; st < cursors_[c].heads.size(); ++st) {
+      again = advance_stream(c, st, barrier) || again;
+    }
+    moved = moved || again;
+  }
+  return moved;
+}
+
+// Runs stream `stream` of cursor `c` until its head waits: for an arrival at a communication,
+// for a dependency not lowered yet, or for the next iteration.
+bool Lowerer::advance_stream(std::size_t c, std::size_t stream, std::int32_t barrier) {
+  Cursor& cur = cursors_[c];
+  const auto& nodes = cur.cuts->streams[stream];
+  bool moved = false;
+  while (cur.waiting[stream] == 0 && cur.heads[stream] < nodes.size()) {
+    const auto i = static_cast<std::size_t>(nodes[cur.heads[stream]]);
+    const Node& node = cur.program->nodes[i];
+    if (node.iteration > barrier || !deps_done(cur, node)) {
       break;
     }
     moved = true;
     if (node.kind == NodeKind::kCompute) {
-      compute(cur, cur.next++);
+      compute(cur, i);
+      ++cur.heads[stream];
     } else {
-      cur.waiting = true;
-      arrive(c, cur.next);
+      cur.waiting[stream] = 1;
+      arrive(c, i);
     }
   }
   return moved;
+}
+
+// Whether every dependency of `node` (of cur's rank) has its tasks in the graph.
+bool Lowerer::deps_done(const Cursor& cur, const Node& node) const {
+  const auto& mine = out_.nodes[static_cast<std::size_t>(cur.rank)];
+  for (std::int32_t d : cur.program->deps_of(node)) {
+    const NodeTasks& t = mine[static_cast<std::size_t>(d)];
+    const bool collective =
+        cur.program->nodes[static_cast<std::size_t>(d)].kind == NodeKind::kCollective;
+    if (collective ? t.instance < 0 : t.task < 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void Lowerer::compute(Cursor& cur, std::size_t i) {
@@ -329,7 +387,7 @@ std::vector<TaskId> Lowerer::done_tasks(const Cursor& cur, std::int32_t node) co
   }
   const CollectiveInstance& inst = out_.instances[static_cast<std::size_t>(t.instance)];
   const Communicator& comm = g_.communicators[static_cast<std::size_t>(inst.communicator)];
-  return inst.exits_of(local_rank(comm, cur.rank));
+  return inst.exits_of(local_.of(inst.communicator, cur.rank));
 }
 
 // What a node of cur's rank waits for: its stream's previous communication (comm >= 0) and its
@@ -356,7 +414,7 @@ void Lowerer::arrive(std::size_t c, std::size_t i) {
   std::size_t needed = 2;
   if (p2p) {
     const bool send = node.kind == NodeKind::kSend;
-    const std::int32_t me = local_rank(comm, cur.rank);
+    const std::int32_t me = local_.of(comm_index, cur.rank);
     const std::int32_t seq = cur.p2p[{comm_index, node.peer, send}]++;
     key = {true, comm_index, send ? me : node.peer, send ? node.peer : me, seq};
   } else {
@@ -388,8 +446,11 @@ void Lowerer::emit(const Pending& pending) {
     emit_collective(pending);
   }
   for (const auto& [c, node] : pending.arrived) {
-    cursors_[c].waiting = false;
-    ++cursors_[c].next;
+    Cursor& cur = cursors_[c];
+    const auto stream =
+        static_cast<std::size_t>(cur.cuts->stream_of[static_cast<std::size_t>(node)]);
+    cur.waiting[stream] = 0;
+    ++cur.heads[stream];
   }
 }
 
@@ -455,7 +516,7 @@ void Lowerer::emit_collective(const Pending& pending) {
     std::vector<std::vector<TaskId>> entries(comm.ranks.size());
     for (const auto& [c, i] : pending.arrived) {
       const Cursor& cur = cursors_[c];
-      entries[static_cast<std::size_t>(local_rank(comm, cur.rank))] =
+      entries[static_cast<std::size_t>(local_.of(comm_index, cur.rank))] =
           entry(cur, cur.program->nodes[static_cast<std::size_t>(i)], comm_index);
     }
     CollectiveTasks t = out_.tasks.add_schedule(schedule, entries, comm.ranks, comm_index);
@@ -467,7 +528,7 @@ void Lowerer::emit_collective(const Pending& pending) {
   for (const auto& [c, i] : pending.arrived) {
     Cursor& cur = cursors_[c];
     out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(i)].instance = index;
-    cur.stream_exits[comm_index] = inst.exits_of(folded ? 0 : local_rank(comm, cur.rank));
+    cur.stream_exits[comm_index] = inst.exits_of(folded ? 0 : local_.of(comm_index, cur.rank));
   }
   out_.instances.push_back(std::move(inst));
 }

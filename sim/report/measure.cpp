@@ -19,20 +19,21 @@ double max_end(const std::vector<TaskId>& ids, const ReplayTimes& times) {
 
 // The end of node `i` of `rank`: a compute node's, a transfer's, or a collective's exit.
 double end_of(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
-              int rank, std::int32_t i) {
+              const LocalRanks& local, int rank, std::int32_t i) {
   const Node& node = g.program_of(rank).nodes[static_cast<std::size_t>(i)];
   if (node.kind != NodeKind::kCollective) {
     return node_end_sec(lowered, times, rank, i);
   }
   const CollectiveInstance& inst =
       lowered.instances[static_cast<std::size_t>(lowered.node(rank, i).instance)];
-  return max_end(inst.exits_of(local_rank(g.communicator_of(rank, node), rank)), times);
+  return max_end(inst.exits_of(local.of(inst.communicator, rank)), times);
 }
 
 // Per iteration, the latest end of any node of any rank.
 std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& lowered,
                                    const ReplayTimes& times) {
   std::vector<double> ends;
+  const LocalRanks local(g);
   for (int r = 0; r < g.rank_count(); ++r) {
     if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
       continue;  // its times are those of the rank it stands for
@@ -43,7 +44,7 @@ std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& 
       if (ends.size() <= it) {
         ends.resize(it + 1, 0.0);
       }
-      ends[it] = std::max(ends[it], end_of(g, lowered, times, r, static_cast<std::int32_t>(i)));
+      ends[it] = std::max(ends[it], end_of(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
     }
   }
   return ends;

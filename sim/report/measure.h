@@ -36,7 +36,7 @@ struct TrainingTimes {
 };
 
 // Reads the times of `graph`'s nodes, lowered as `lowered`, from `times`.
-// REQUIRES: `graph` has a node.
+// REQUIRES: `graph` has a node, and its iterations are numbered 0, 1, ... without a gap.
 [[nodiscard]] TrainingTimes measure_training(const ExecutionGraph& graph,
                                              const LoweredGraph& lowered,
                                              const ReplayTimes& times);

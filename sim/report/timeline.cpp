@@ -34,8 +34,13 @@ ordered_json slice(const std::string& name, const char* category, int pid, int t
 class RankTimeline {
  public:
   RankTimeline(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& t,
-               int rank)
-      : g_(g), lowered_(lowered), times_(t), rank_(rank), program_(g.program_of(rank)) {
+               const LocalRanks& local, int rank)
+      : g_(g),
+        lowered_(lowered),
+        times_(t),
+        local_(local),
+        rank_(rank),
+        program_(g.program_of(rank)) {
     for (std::int32_t comm : g.ranks[static_cast<std::size_t>(rank)].comms) {
       if (std::find(comms_.begin(), comms_.end(), comm) == comms_.end()) {
         comms_.push_back(comm);
@@ -101,7 +106,7 @@ class RankTimeline {
       }
       const CollectiveInstance& c =
           lowered_.instances[static_cast<std::size_t>(lowered_.node(rank_, id).instance)];
-      const auto [first, last] = span(c, local_rank(comm, rank_));
+      const auto [first, last] = span(c, local_.of(comm_index, rank_));
       if (first == std::numeric_limits<double>::infinity()) {
         continue;  // a single rank, or one that takes no part
       }
@@ -124,7 +129,9 @@ class RankTimeline {
     const bool shared = rank != rank_ || c.exits.size() == 1;
     double first = std::numeric_limits<double>::infinity();
     for (TaskId id = c.first; id < c.end; ++id) {
-      if (shared || tasks[static_cast<std::size_t>(id)].rank == rank_) {
+      const Task& t = tasks[static_cast<std::size_t>(id)];
+      // The rank's own operations: what it sends or waits, and what it receives.
+      if (shared || t.rank == rank_ || (t.kind == TaskKind::kTransfer && t.peer == rank_)) {
         first = std::min(first, times_.start_sec[static_cast<std::size_t>(id)]);
       }
     }
@@ -138,6 +145,7 @@ class RankTimeline {
   const ExecutionGraph& g_;
   const LoweredGraph& lowered_;
   const ReplayTimes& times_;
+  const LocalRanks& local_;
   int rank_;
   const Program& program_;
   std::vector<std::int32_t> comms_;  // communicators the rank uses, ascending
@@ -162,8 +170,9 @@ std::vector<int> timeline_ranks(int ranks) {
 ordered_json timeline_json(const ExecutionGraph& graph, const LoweredGraph& lowered,
                            const ReplayTimes& times) {
   ordered_json events = ordered_json::array();
+  const LocalRanks local(graph);
   for (int r : timeline_ranks(graph.rank_count())) {
-    const RankTimeline rank(graph, lowered, times, r);
+    const RankTimeline rank(graph, lowered, times, local, r);
     rank.metadata_events(events);
     rank.compute(events);
     rank.communication(events);

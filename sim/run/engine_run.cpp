@@ -240,6 +240,13 @@ const CollectiveChoice& GroupChooser::operator()(const CollectiveRequest& reques
   if (it == made_.end()) {
     DTSIM_CHECK(!released_, "no schedule is chosen after lowering");
     const TopologyHints hints = group_hints(engine_.hints(), comm.ranks, ranks_);
+    try {
+      chooser_.check(request, hints);
+    } catch (const ConfigError& e) {  // say which collective of the graph cannot run
+      throw ConfigError(e.field(), e.detail() + " (" + std::string(op_name(request.op)) +
+                                       " of " + std::to_string(request.bytes) +
+                                       " bytes on communicator \"" + comm.name + "\")");
+    }
     CollectiveChoice choice = chooser_.choose(request, hints);
     const CommCost cost = comm_cost(choice.schedule, hints);
     it = made_.emplace(key, std::make_pair(std::move(choice), cost)).first;

@@ -226,6 +226,53 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
 
 }  // namespace
 
+namespace {
+
+// What a replay of `g` needs beyond a valid graph: a node, iterations numbered 0, 1, 2, ... that
+// never go back within a program, and compute that ends (at the slowest GPU's speed).
+void check_replayable(const ExecutionGraph& g, const std::string& path, double slowest) {
+  std::set<std::int32_t> iterations;
+  for (const Program& p : g.programs) {
+    std::int32_t previous = 0;
+    double compute_sec = 0;
+    for (const Node& node : p.nodes) {
+      if (node.iteration < previous) {
+        throw ConfigError(path + ": program \"" + p.name + "\": a node of iteration " +
+                          std::to_string(node.iteration) + " follows one of iteration " +
+                          std::to_string(previous) +
+                          " (a program runs in order: its iterations never go back)");
+      }
+      previous = node.iteration;
+      iterations.insert(node.iteration);
+      compute_sec += node.duration_sec;
+    }
+    if (!std::isfinite(slowest * compute_sec)) {
+      throw ConfigError(path + ": program \"" + p.name +
+                        "\": its compute durations add up to " +
+                        parsing::format_number("%g", compute_sec) + " s" +
+                        (slowest != 1 ? " (x " + parsing::format_number("%g", slowest) +
+                                            ", the slowest GPU)"
+                                      : "") +
+                        ": a replay would never end");
+    }
+  }
+  if (iterations.empty()) {
+    throw ConfigError(path + ": the graph has no node to replay");
+  }
+  const std::int32_t last = *iterations.rbegin();
+  if (*iterations.begin() != 0 || last + 1 != static_cast<std::int32_t>(iterations.size())) {
+    std::int32_t missing = 0;
+    while (iterations.contains(missing)) {
+      ++missing;
+    }
+    throw ConfigError(path + ": no node has iteration " + std::to_string(missing) +
+                      ", but one has iteration " + std::to_string(last) +
+                      " (iterations are numbered 0, 1, 2, ... without a gap)");
+  }
+}
+
+}  // namespace
+
 GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) {
   ExecutionGraph graph = read_execution_graph(config.graph_path);
   if (graph.rank_count() < 1) {
@@ -239,6 +286,7 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
   run.ranks = graph.rank_count();
   ValidatedRun v = validate_run(run, nullptr, config.graph_path);
   EngineRun engine(run, v.platform, v.hints);
+  check_replayable(graph, config.graph_path, std::ranges::max(engine.compute_factors()));
   const LoweringOptions options{.compute_factor = engine.compute_factors(),
                                 .fold = run.collapse,
                                 .memoize = run.collapse && !engine.has_background_traffic()};

@@ -1,6 +1,8 @@
 #include "workloads/parsing/json_fields.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace dtsim::parsing {
 
@@ -142,10 +144,39 @@ void JsonFields::reject_unknown(std::initializer_list<const char*> known) {
   }
 }
 
+namespace {
+
+// Whether `value` nests arrays or objects more than `limit` levels deep (without recursion: a
+// file may nest them 100,000 deep, and dump() would overflow the stack).
+bool nested_deeper_than(const json& value, int limit) {
+  std::vector<std::pair<const json*, int>> stack{{&value, 0}};
+  while (!stack.empty()) {
+    const auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured()) {
+      continue;
+    }
+    if (depth >= limit) {
+      return true;
+    }
+    for (const json& child : *v) {
+      stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string describe_json(const json& value) {
   constexpr std::size_t kMaxChars = 40;
+  constexpr int kMaxDepth = 32;
   if (value.is_null()) {
     return "null";
+  }
+  if (nested_deeper_than(value, kMaxDepth)) {
+    return std::string(value.type_name()) + " nested more than " + std::to_string(kMaxDepth) +
+           " levels deep";
   }
   std::string text = value.dump();
   if (text.size() > kMaxChars) {

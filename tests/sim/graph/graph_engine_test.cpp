@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/config_error.h"
 #include "sim/run/simulation.h"
 
 namespace dtsim::sim {
@@ -126,6 +127,71 @@ TEST(HandWrittenGraph, TwoStagePipelineReplaysTheHandComputedTimeline) {
     EXPECT_NEAR((*slice)["ts"].get<double>(), e.start_ms * 1e3, 1e-6) << e.name;
     EXPECT_NEAR((*slice)["dur"].get<double>(), e.duration_ms * 1e3, 1e-6) << e.name;
   }
+}
+
+// Rank 0 sends 1 MB to rank 1 on communicator x, then 1 MB on y; rank 1 posts the receive on y
+// first. Each communicator is its own stream, so neither waits for the other: both 1 MB flows
+// share the 1 GB/s route at once and end together, at 2 us + 2 MB / 1 GB/s = 2.002 ms.
+TEST(GraphStreams, TwoCommunicatorsOfARankDoNotWaitForEachOther) {
+  const GraphReport r = run_graph("graph_cross_streams.json", "sim_star2_1GBps.json");
+  EXPECT_NEAR(r.iteration_time_sec, 2e-6 + 2e6 / 1e9, 1e-12);
+  EXPECT_EQ(r.transfers, 2u);
+}
+
+// --algorithm names one algorithm for every collective of a graph: one it lacks is refused,
+// before the simulation, naming the collective.
+TEST(GraphStreams, ACollectiveTheAlgorithmLacksIsAnError) {
+  try {
+    (void)simulate_graph({.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json",
+                                  .algorithm = "ring"},
+                          .graph_path = "tests/testdata/graph_all_to_all.json"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "algorithm ring: ring has no all-to-all (use direct) (all-to-all of 2000000 "
+                 "bytes on communicator \"ep\")");
+  }
+  // With direct: each rank sends bytes/p = 1 MB to the other, 2 us + 1 MB / 1 GB/s.
+  const GraphReport r = simulate_graph(
+      {.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json", .algorithm = "direct"},
+       .graph_path = "tests/testdata/graph_all_to_all.json"});
+  EXPECT_NEAR(r.iteration_time_sec, 2e-6 + 1e6 / 1e9, 1e-12);
+}
+
+std::string graph_error(const std::string& graph) {
+  try {
+    (void)run_graph(graph, "sim_star2_1GBps.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A replay needs a node, iterations 0, 1, 2, ... that never go back in a program, and compute
+// that ends.
+TEST(GraphStreams, GraphsThatCannotBeReplayedAreRefused) {
+  EXPECT_EQ(graph_error("graph_no_nodes.json"),
+            "tests/testdata/graph_no_nodes.json: the graph has no node to replay");
+  EXPECT_EQ(graph_error("graph_iterations_back.json"),
+            "tests/testdata/graph_iterations_back.json: program \"p\": a node of iteration 0 "
+            "follows one of iteration 1 (a program runs in order: its iterations never go back)");
+  EXPECT_EQ(graph_error("graph_iteration_gap.json"),
+            "tests/testdata/graph_iteration_gap.json: no node has iteration 1, but one has "
+            "iteration 2 (iterations are numbered 0, 1, 2, ... without a gap)");
+  EXPECT_EQ(graph_error("graph_endless.json"),
+            "tests/testdata/graph_endless.json: program \"p\": its compute durations add up to "
+            "inf s: a replay would never end");
+}
+
+// A broadcast on the group {2, 3, 4} (root local rank 2, global rank 4): every member's
+// communication track shows it, the ranks that only receive included.
+TEST(GraphStreams, EveryMemberOfACollectiveShowsItOnItsTimeline) {
+  SimulateOutputs outputs{.want_timeline = true};
+  (void)run_graph("graph_broadcast_subgroup.json", "sim_star16_25GBps.json", &outputs);
+  for (int pid : {2, 3, 4}) {
+    EXPECT_NE(find(outputs.timeline["traceEvents"], pid, "broadcast on g"), nullptr) << pid;
+  }
+  EXPECT_EQ(find(outputs.timeline["traceEvents"], 1, "broadcast on g"), nullptr);
 }
 
 }  // namespace
