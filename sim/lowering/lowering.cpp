@@ -178,6 +178,11 @@ class Lowerer {
       throw TaskLimitError(n, options_.max_tasks);
     }
     out_.stands_for = plan_.stands_for;
+    out_.compute_factor = options_.compute_factor;
+    for (const Program& p : g_.programs) {
+      out_.programs.push_back({.offset_sec = std::vector<double>(p.nodes.size(), 0.0),
+                               .ends_task = std::vector<std::uint8_t>(p.nodes.size(), 0)});
+    }
     out_.ranks_folded = plan_.folded();
     out_.nodes.resize(static_cast<std::size_t>(g_.rank_count()));
     for (int r = 0; r < g_.rank_count(); ++r) {
@@ -362,8 +367,9 @@ void Lowerer::compute(Cursor& cur, std::size_t i) {
   }
   const double k = factor(cur.rank);
   auto& mine = out_.nodes[static_cast<std::size_t>(cur.rank)];
-  mine[i].offset_sec = k * cur.run_sec;
-  mine[i].duration_sec = k * node.duration_sec;
+  ProgramTasks& shared = out_.programs[static_cast<std::size_t>(
+      g_.ranks[static_cast<std::size_t>(cur.rank)].program)];
+  shared.offset_sec[i] = cur.run_sec;
   cur.run_sec += node.duration_sec;
   if (cur.cuts->ends[i] == 0) {
     return;
@@ -375,7 +381,7 @@ void Lowerer::compute(Cursor& cur, std::size_t i) {
       mine[j].task = task;
     }
   }
-  mine[i].ends_task = true;
+  shared.ends_task[i] = 1;
 }
 
 // The tasks after which node `node` of cur's rank is done, for a dependent of the same rank.
@@ -477,9 +483,7 @@ void Lowerer::emit_transfer(const Pending& pending) {
   const TaskId t = out_.tasks.add_transfer(src, dst, send->bytes, deps, comm_index);
   for (const auto& [c, i] : pending.arrived) {
     Cursor& cur = cursors_[c];
-    NodeTasks& mine = out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(i)];
-    mine.task = t;
-    mine.ends_task = true;
+    out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(i)].task = t;
     cur.stream_exits[comm_index] = {t};
   }
 }
@@ -540,19 +544,36 @@ LoweredGraph lower(const ExecutionGraph& graph, const LoweringOptions& options,
   return Lowerer(graph, options, choose).run();
 }
 
-double node_start_sec(const LoweredGraph& lowered, const ReplayTimes& times, int rank,
-                      std::int32_t node) {
+double node_start_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                      const ReplayTimes& times, int rank, std::int32_t node) {
   const NodeTasks& t = lowered.node(rank, node);
-  return times.start_sec[static_cast<std::size_t>(t.task)] + t.offset_sec;
+  const Node& n = graph.program_of(rank).nodes[static_cast<std::size_t>(node)];
+  const double start = times.start_sec[static_cast<std::size_t>(t.task)];
+  if (n.kind != NodeKind::kCompute) {
+    return start;
+  }
+  const auto program = static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
+  return start + lowered.factor(rank) *
+                     lowered.programs[program].offset_sec[static_cast<std::size_t>(node)];
 }
 
-double node_end_sec(const LoweredGraph& lowered, const ReplayTimes& times, int rank,
-                    std::int32_t node) {
+double node_end_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                    const ReplayTimes& times, int rank, std::int32_t node) {
   const NodeTasks& t = lowered.node(rank, node);
-  if (t.ends_task) {
+  const Node& n = graph.program_of(rank).nodes[static_cast<std::size_t>(node)];
+  const auto program = static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
+  if (n.kind != NodeKind::kCompute ||
+      lowered.programs[program].ends_task[static_cast<std::size_t>(node)] != 0) {
     return times.end_sec[static_cast<std::size_t>(t.task)];
   }
-  return times.start_sec[static_cast<std::size_t>(t.task)] + t.offset_sec + t.duration_sec;
+  return node_start_sec(graph, lowered, times, rank, node) +
+         node_duration_sec(graph, lowered, rank, node);
+}
+
+double node_duration_sec(const ExecutionGraph& graph, const LoweredGraph& lowered, int rank,
+                         std::int32_t node) {
+  return lowered.factor(rank) *
+         graph.program_of(rank).nodes[static_cast<std::size_t>(node)].duration_sec;
 }
 
 }  // namespace dtsim::sim

@@ -54,11 +54,14 @@ class TaskLimitError : public ConfigError {
 
 // Where one node of a rank ended up.
 struct NodeTasks {
-  TaskId task = -1;           // compute: the task running it; send, recv: the transfer
+  TaskId task = -1;            // compute: the task running it; send, recv: the transfer
   std::int32_t instance = -1;  // collective: index into LoweredGraph::instances
-  double offset_sec = 0;      // compute: its start within the task
-  double duration_sec = 0;    // compute: its duration (times the compute factor)
-  bool ends_task = false;     // compute: the task's last node
+};
+
+// Where a program's compute nodes sit in their tasks: the same for every rank running it.
+struct ProgramTasks {
+  std::vector<double> offset_sec;       // per node: its start within the task, healthy device
+  std::vector<std::uint8_t> ends_task;  // per node: 1 for a task's last node
 };
 
 // One collective as all its members run it.
@@ -84,8 +87,14 @@ struct LoweredGraph {
   std::vector<std::vector<NodeTasks>> nodes;   // [rank][node], for ranks standing for themselves
   std::vector<CollectiveInstance> instances;   // in the order they were added
   std::vector<CollectiveChoice> choices;       // in call order of ChooseCollective (no schedules)
+  std::vector<ProgramTasks> programs;          // per program of the graph
+  std::vector<double> compute_factor;          // per rank (empty: 1), as LoweringOptions'
   bool ranks_folded = false;
   int memoized = 0;  // instances that are memoized waits
+
+  [[nodiscard]] double factor(int rank) const {
+    return compute_factor.empty() ? 1.0 : compute_factor[static_cast<std::size_t>(rank)];
+  }
 
   [[nodiscard]] const NodeTasks& node(int rank, std::int32_t node) const {
     return nodes[static_cast<std::size_t>(stands_for[static_cast<std::size_t>(rank)])]
@@ -103,11 +112,14 @@ struct LoweredGraph {
                                          const LoweringOptions& options,
                                          const ChooseCollective& choose);
 
-// Simulated start and end of node `node` of `rank` (a compute node, send or recv).
-[[nodiscard]] double node_start_sec(const LoweredGraph& lowered, const ReplayTimes& times,
-                                    int rank, std::int32_t node);
-[[nodiscard]] double node_end_sec(const LoweredGraph& lowered, const ReplayTimes& times, int rank,
-                                  std::int32_t node);
+// Simulated start and end of node `node` of `rank` (a compute node, send or recv) of `graph`,
+// lowered as `lowered`; and a compute node's duration there (times the rank's compute factor).
+[[nodiscard]] double node_start_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                                    const ReplayTimes& times, int rank, std::int32_t node);
+[[nodiscard]] double node_end_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                                  const ReplayTimes& times, int rank, std::int32_t node);
+[[nodiscard]] double node_duration_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                                       int rank, std::int32_t node);
 
 }  // namespace dtsim::sim
 

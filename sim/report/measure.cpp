@@ -22,7 +22,7 @@ double end_of(const ExecutionGraph& g, const LoweredGraph& lowered, const Replay
               const LocalRanks& local, int rank, std::int32_t i) {
   const Node& node = g.program_of(rank).nodes[static_cast<std::size_t>(i)];
   if (node.kind != NodeKind::kCollective) {
-    return node_end_sec(lowered, times, rank, i);
+    return node_end_sec(g, lowered, times, rank, i);
   }
   const CollectiveInstance& inst =
       lowered.instances[static_cast<std::size_t>(lowered.node(rank, i).instance)];
@@ -118,7 +118,7 @@ TrainingTimes measure_training(const ExecutionGraph& g, const LoweredGraph& lowe
       const Node& node = p.nodes[i];
       if (node.kind == NodeKind::kCompute && node.iteration == it &&
           node.phase == Phase::kBackward) {
-        const double end = node_end_sec(lowered, times, r, static_cast<std::int32_t>(i));
+        const double end = node_end_sec(g, lowered, times, r, static_cast<std::int32_t>(i));
         backward_end = std::max(backward_end, end);
         backward_layer_end[{r, node.layer}] = end;
       }

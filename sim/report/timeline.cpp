@@ -66,7 +66,7 @@ class RankTimeline {
         continue;
       }
       const auto id = static_cast<std::int32_t>(i);
-      const double start = node_start_sec(lowered_, times_, rank_, id);
+      const double start = node_start_sec(g_, lowered_, times_, rank_, id);
       const std::string phase(phase_name(node.phase));
       ordered_json args{{"iteration", node.iteration}, {"micro_batch", node.micro_batch}};
       std::string name = phase;
@@ -76,7 +76,7 @@ class RankTimeline {
         args["layer"] = layer;
       }
       events.push_back(slice(name, phase.c_str(), rank_, kComputeTid, start,
-                             node_end_sec(lowered_, times_, rank_, id) - start, std::move(args)));
+                             node_end_sec(g_, lowered_, times_, rank_, id) - start, std::move(args)));
     }
   }
 
@@ -96,11 +96,11 @@ class RankTimeline {
       if (node.kind != NodeKind::kCollective) {
         const int peer = comm.ranks[static_cast<std::size_t>(node.peer)];
         args["communicator"] = comm.name;
-        const double start = node_start_sec(lowered_, times_, rank_, id);
+        const double start = node_start_sec(g_, lowered_, times_, rank_, id);
         events.push_back(slice((node.kind == NodeKind::kSend ? "send to " : "recv from ") +
                                    std::to_string(peer),
                                "p2p", rank_, tid, start,
-                               node_end_sec(lowered_, times_, rank_, id) - start,
+                               node_end_sec(g_, lowered_, times_, rank_, id) - start,
                                std::move(args)));
         continue;
       }

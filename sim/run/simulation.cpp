@@ -169,7 +169,7 @@ std::pair<double, int> busiest_compute(const ExecutionGraph& g, const LoweredGra
     double sec = 0;
     for (std::size_t i = 0; i < p.nodes.size(); ++i) {
       if (p.nodes[i].kind == NodeKind::kCompute && p.nodes[i].iteration == last) {
-        sec += lowered.node(r, static_cast<std::int32_t>(i)).duration_sec;
+        sec += node_duration_sec(g, lowered, r, static_cast<std::int32_t>(i));
       }
     }
     if (sec > busiest.first) {
