@@ -544,6 +544,28 @@ LoweredGraph lower(const ExecutionGraph& graph, const LoweringOptions& options,
   return Lowerer(graph, options, choose).run();
 }
 
+IterationCommunication iteration_communication(const ExecutionGraph& g,
+                                               const LoweredGraph& lowered,
+                                               std::int32_t iteration) {
+  IterationCommunication out;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
+      continue;  // it communicates as the rank it stands for
+    }
+    const Program& p = g.program_of(r);
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const Node& n = p.nodes[i];
+      const NodeTasks& t = lowered.node(r, static_cast<std::int32_t>(i));
+      if (n.iteration == iteration && n.kind == NodeKind::kCollective) {
+        out.instances.insert(t.instance);
+      } else if (n.iteration == iteration && n.kind == NodeKind::kSend) {
+        out.transfers.insert(t.task);
+      }
+    }
+  }
+  return out;
+}
+
 double node_start_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
                       const ReplayTimes& times, int rank, std::int32_t node) {
   const NodeTasks& t = lowered.node(rank, node);

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <vector>
 
 #include "sim/collectives/collective_choice.h"
@@ -111,6 +112,16 @@ struct LoweredGraph {
 [[nodiscard]] double count_lowered_tasks(const ExecutionGraph& graph,
                                          const LoweringOptions& options,
                                          const ChooseCollective& choose);
+
+// The communication of iteration `iteration`: its collectives (indices into
+// lowered.instances, each once) and its send/recv transfers (task ids), in the order added.
+struct IterationCommunication {
+  std::set<std::int32_t> instances;
+  std::set<TaskId> transfers;
+};
+[[nodiscard]] IterationCommunication iteration_communication(const ExecutionGraph& graph,
+                                                             const LoweredGraph& lowered,
+                                                             std::int32_t iteration);
 
 // Simulated start and end of node `node` of `rank` (a compute node, send or recv) of `graph`,
 // lowered as `lowered`; and a compute node's duration there (times the rank's compute factor).

@@ -135,27 +135,8 @@ std::vector<LinkLoad> measure_link_loads(const ExecutionGraph& g, const LoweredG
       last = std::max(last, n.iteration);
     }
   }
-  std::set<std::int32_t> instances;
-  std::set<TaskId> sends;
-  for (int r = 0; r < g.rank_count(); ++r) {
-    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
-      continue;
-    }
-    const Program& p = g.program_of(r);
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      const Node& n = p.nodes[i];
-      const NodeTasks& nt = lowered.node(r, static_cast<std::int32_t>(i));
-      if (n.iteration != last) {
-        continue;
-      }
-      if (n.kind == NodeKind::kCollective) {
-        instances.insert(nt.instance);
-      } else if (n.kind == NodeKind::kSend) {
-        sends.insert(nt.task);
-      }
-    }
-  }
-  for (std::int32_t index : instances) {
+  const IterationCommunication comm = iteration_communication(g, lowered, last);
+  for (std::int32_t index : comm.instances) {
     const CollectiveInstance* c = &lowered.instances[static_cast<std::size_t>(index)];
     if (c->repeats >= 0) {
       c = &lowered.instances[static_cast<std::size_t>(c->repeats)];
@@ -164,7 +145,7 @@ std::vector<LinkLoad> measure_link_loads(const ExecutionGraph& g, const LoweredG
       add(id);
     }
   }
-  for (TaskId id : sends) {
+  for (TaskId id : comm.transfers) {
     add(id);
   }
   std::vector<LinkLoad> loads = tally.take();

@@ -183,24 +183,8 @@ std::pair<double, int> busiest_compute(const ExecutionGraph& g, const LoweredGra
 void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& lowered,
                                   const ReplayTimes& times, std::int32_t last, double start_sec,
                                   GraphReport& report) {
-  std::set<std::int32_t> instances;
-  std::set<TaskId> transfers;
-  for (int r = 0; r < g.rank_count(); ++r) {
-    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
-      continue;
-    }
-    const Program& p = g.program_of(r);
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      const Node& n = p.nodes[i];
-      const NodeTasks& t = lowered.node(r, static_cast<std::int32_t>(i));
-      if (n.iteration == last && n.kind == NodeKind::kCollective) {
-        instances.insert(t.instance);
-      } else if (n.iteration == last && n.kind == NodeKind::kSend) {
-        transfers.insert(t.task);
-      }
-    }
-  }
-  for (std::int32_t index : instances) {
+  const IterationCommunication comm = iteration_communication(g, lowered, last);
+  for (std::int32_t index : comm.instances) {
     const CollectiveInstance& c = lowered.instances[static_cast<std::size_t>(index)];
     CollectiveResult result{
         .communicator = g.communicators[static_cast<std::size_t>(c.communicator)].name,
@@ -218,8 +202,8 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
     }
     report.collectives.push_back(std::move(result));
   }
-  report.transfers = transfers.size();
-  for (TaskId t : transfers) {
+  report.transfers = comm.transfers.size();
+  for (TaskId t : comm.transfers) {
     report.transfer_bytes += lowered.tasks.tasks()[static_cast<std::size_t>(t)].bytes;
   }
 }
