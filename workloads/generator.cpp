@@ -21,7 +21,7 @@ const DeviceSpec& find_device(const std::string& name) {
   for (const DeviceSpec& d : device_catalog()) {
     names += (names.empty() ? "" : ", ") + d.name;
   }
-  throw GeneratorError("--device " + name + ": unknown device (expected one of " + names + ")");
+  throw GeneratorError("device", name + ": unknown device (expected one of " + names + ")");
 }
 
 // Peak FLOP/s and bytes per activation element of `precision` on `device`.
@@ -39,10 +39,10 @@ std::pair<double, double> peak_and_element_bytes(const DeviceSpec& d, const std:
     peak = d.bf16_flops_per_sec;
     bytes = 2;
   } else {
-    throw GeneratorError("--precision " + p + ": expected fp32, tf32, fp16 or bf16");
+    throw GeneratorError("precision", p + ": expected fp32, tf32, fp16 or bf16");
   }
   if (peak <= 0) {
-    throw GeneratorError("--precision " + p + ": " + d.full_name + " does not support it");
+    throw GeneratorError("precision", p + ": " + d.full_name + " does not support it");
   }
   return {peak, bytes};
 }
@@ -98,21 +98,16 @@ const std::vector<DeviceSpec>& device_catalog() {
 Workload generate_workload(const GeneratorConfig& config) {
   const DeviceSpec& device = find_device(config.device);
   const auto [peak, element_bytes] = peak_and_element_bytes(device, config.precision);
-  std::vector<LayerCost> costs;
-  try {
-    costs = model_layers(config.shape);
-  } catch (const std::invalid_argument& e) {
-    throw GeneratorError(e.what());  // names the flag
-  }
+  const std::vector<LayerCost> costs = model_layers(config.shape);
   const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";
   const std::string optimizer =
       config.optimizer.empty() ? (cnn ? "sgd" : "adamw") : config.optimizer;
   if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "lamb") {
-    throw GeneratorError("--optimizer " + optimizer + ": expected sgd, adamw or lamb");
+    throw GeneratorError("optimizer", optimizer + ": expected sgd, adamw or lamb");
   }
   if (config.calibrate_iteration_sec &&
       !(*config.calibrate_iteration_sec > 0 && std::isfinite(*config.calibrate_iteration_sec))) {
-    throw GeneratorError("--calibrate-iter-sec " + format("%g", *config.calibrate_iteration_sec) +
+    throw GeneratorError("calibrate_iteration_sec", format("%g", *config.calibrate_iteration_sec) +
                          ": expected a finite time > 0 s");
   }
 
@@ -145,7 +140,7 @@ Workload generate_workload(const GeneratorConfig& config) {
   if (config.calibrate_iteration_sec) {
     const double compute = w.forward_sec() + w.backward_sec();
     if (!(*config.calibrate_iteration_sec > w.optimizer_sec)) {
-      throw GeneratorError("--calibrate-iter-sec " + format("%g", *config.calibrate_iteration_sec) +
+      throw GeneratorError("calibrate_iteration_sec", format("%g", *config.calibrate_iteration_sec) +
                            ": shorter than the modelled optimizer step (" +
                            format("%g", w.optimizer_sec) + " s)");
     }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/generator_error.h"
 #include "workloads/model_zoo.h"
 #include "workloads/trace.h"
 
@@ -47,12 +48,6 @@ struct GeneratorConfig {
   std::string optimizer;           // "sgd", "adamw" or "lamb"; empty: sgd for CNNs, else adamw
   std::optional<double> calibrate_iteration_sec;  // scale to this single-device iteration
   std::string note;  // appended to the trace's source, e.g. where the calibration time is from
-};
-
-// Thrown for a configuration the generator cannot model; what() says why.
-class GeneratorError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
 };
 
 // The trace of `config` (format version 2 without a measurement record: it is modelled).

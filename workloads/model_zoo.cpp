@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "workloads/generator_error.h"
+
 namespace dtsim::workloads {
 
 namespace {
@@ -173,7 +175,7 @@ std::vector<LayerCost> vgg16(const ModelShape& shape) {
     }
   }
   if (b.size() != 7) {
-    throw std::invalid_argument("--image-size " + std::to_string(shape.image_size) +
+    throw GeneratorError("image_size", std::to_string(shape.image_size) +
                                 ": dtsim models vgg16 on 224x224 inputs only (a 7x7 feature map)");
   }
   b.linear("classifier.0", 4096);
@@ -230,7 +232,7 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                           .heads = 16,
                           .ffn = 4096};
   if (shape.seq_len > kPositions) {
-    throw std::invalid_argument("--seq-len " + std::to_string(shape.seq_len) +
+    throw GeneratorError("seq_len", std::to_string(shape.seq_len) +
                                 ": bert_large has 512 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
@@ -273,7 +275,7 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
                           .heads = 12,
                           .ffn = 3072};
   if (shape.seq_len > kPositions) {
-    throw std::invalid_argument("--seq-len " + std::to_string(shape.seq_len) +
+    throw GeneratorError("seq_len", std::to_string(shape.seq_len) +
                                 ": gpt2 has 1024 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
@@ -322,18 +324,18 @@ const std::vector<std::string>& model_names() {
 
 std::vector<LayerCost> model_layers(const ModelShape& shape) {
   if (shape.batch < 1) {
-    throw std::invalid_argument("--batch " + std::to_string(shape.batch) +
+    throw GeneratorError("batch", std::to_string(shape.batch) +
                                 ": expected an integer >= 1");
   }
   const std::string& m = shape.model;
   const bool cnn = m.starts_with("resnet") || m.starts_with("resnext") ||
                    m.starts_with("wide_resnet") || m == "vgg16";
   if (cnn && shape.image_size < 32) {
-    throw std::invalid_argument("--image-size " + std::to_string(shape.image_size) + ": " + m +
+    throw GeneratorError("image_size", std::to_string(shape.image_size) + ": " + m +
                                 " needs at least 32 pixels");
   }
   if (!cnn && shape.seq_len < 1) {
-    throw std::invalid_argument("--seq-len " + std::to_string(shape.seq_len) +
+    throw GeneratorError("seq_len", std::to_string(shape.seq_len) +
                                 ": expected an integer >= 1");
   }
   if (m == "resnet18")
@@ -362,7 +364,7 @@ std::vector<LayerCost> model_layers(const ModelShape& shape) {
   for (const std::string& name : model_names()) {
     names += (names.empty() ? "" : ", ") + name;
   }
-  throw std::invalid_argument("--model " + m + ": unknown model (expected one of " + names + ")");
+  throw GeneratorError("model", m + ": unknown model (expected one of " + names + ")");
 }
 
 }  // namespace dtsim::workloads

@@ -35,8 +35,8 @@ struct ModelShape {
 // "resnext101_32x8d", "wide_resnet50_2", "vgg16", "bert_large", "gpt2".
 [[nodiscard]] const std::vector<std::string>& model_names();
 
-// The model's layers in forward order. Throws std::invalid_argument, whose message starts with
-// the generator flag at fault (--model, --batch, --image-size, --seq-len), for an unknown model
+// The model's layers in forward order. Throws GeneratorError naming the field at fault (model,
+// batch, image_size, seq_len; workloads/generator_error.h) for an unknown model
 // or a shape it cannot take (batch < 1, image smaller than 32, seq_len < 1 or above the model's
 // position table).
 //  - ResNets are torchvision's v1.5 (stride in the 3x3 conv), VGG-16 torchvision's (no BN).

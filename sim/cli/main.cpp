@@ -431,9 +431,19 @@ std::string flag_of(const std::string& field) {
   if (field == "collapse_pipelines") {
     return "replay";
   }
+  if (field == "calibrate_iteration_sec") {
+    return "calibrate-iter-sec";
+  }
   std::string flag = field;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;
+}
+
+// An error as the command line says it: the field at fault as its flag.
+std::string cli_message(const std::exception& e, const dtsim::parsing::FieldProblem& problem) {
+  return problem.field().empty()
+             ? e.what()
+             : dtsim::parsing::FieldProblem::join("--" + flag_of(problem.field()), problem.detail());
 }
 
 // Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".
@@ -557,8 +567,7 @@ int main(int argc, char** argv) {
   } catch (const po::error& e) {
     print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)");
   } catch (const ConfigError& e) {
-    print_error(verb, e.field().empty() ? e.what() : ConfigError::join("--" + flag_of(e.field()),
-                                                                         e.detail()));
+    print_error(verb, cli_message(e, e));
   } catch (const dtsim::workloads::TraceError& e) {
     print_error(verb, e.what());
   } catch (const dtsim::platforms::PlatformError& e) {
@@ -566,7 +575,7 @@ int main(int argc, char** argv) {
   } catch (const dtsim::sim::GraphError& e) {
     print_error(verb, e.what());
   } catch (const dtsim::workloads::GeneratorError& e) {
-    print_error(verb, e.what());
+    print_error(verb, cli_message(e, e));
   } catch (const std::exception& e) {  // a bug, not bad input
     print_error(verb, std::string("internal error: ") + e.what());
     return kExitInternalError;

@@ -95,22 +95,23 @@ std::string error_of(const GeneratorConfig& c) {
 TEST(Generator, RejectsWhatItCannotModel) {
   GeneratorConfig c = resnet50_v100();
   c.precision = "bf16";
-  EXPECT_EQ(error_of(c), "--precision bf16: NVIDIA V100-SXM2 does not support it");
+  EXPECT_EQ(error_of(c), "precision bf16: NVIDIA V100-SXM2 does not support it");
   c = resnet50_v100();
   c.device = "tpu";
-  EXPECT_EQ(error_of(c), "--device tpu: unknown device (expected one of v100, a100, h100, h200)");
-  // Each message names the flag at fault (they all said "--model" before).
+  EXPECT_EQ(error_of(c), "device tpu: unknown device (expected one of v100, a100, h100, h200)");
+  // Each message names the field at fault (they all said "--model" once); the command line
+  // names its flag (tests/cli/cli_test.cpp).
   c = resnet50_v100();
   c.shape.batch = 0;
-  EXPECT_EQ(error_of(c), "--batch 0: expected an integer >= 1");
+  EXPECT_EQ(error_of(c), "batch 0: expected an integer >= 1");
   c = resnet50_v100();
   c.shape.image_size = 16;
-  EXPECT_EQ(error_of(c), "--image-size 16: resnet50 needs at least 32 pixels");
+  EXPECT_EQ(error_of(c), "image_size 16: resnet50 needs at least 32 pixels");
   // Infinity used to write "forward_sec": null.
   EXPECT_EQ(error_of(resnet50_v100(std::numeric_limits<double>::infinity())),
-            "--calibrate-iter-sec inf: expected a finite time > 0 s");
+            "calibrate_iteration_sec inf: expected a finite time > 0 s");
   EXPECT_EQ(error_of(resnet50_v100(0.0001)),
-            "--calibrate-iter-sec 0.0001: shorter than the modelled optimizer step "
+            "calibrate_iteration_sec 0.0001: shorter than the modelled optimizer step "
             "(0.000631038 s)");
 }
 
