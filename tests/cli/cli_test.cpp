@@ -568,6 +568,24 @@ TEST_F(Cli, ScheduleOfMoreThanTwentyMillionTransfersIsRefused) {
                "or auto\n");
 }
 
+// Issue #21: --report naming the --workload file overwrote the input. No output (--report,
+// --timeline, --link-report, --dump-graph) may name an input: refused before anything runs, the
+// input left as it was.
+TEST_F(Cli, NoOutputMayNameAnInput) {
+  const fs::path workload = dir_ / "w.json";
+  fs::copy_file("tests/testdata/sim_three_layers.json", workload);
+  expect_error("simulate --workload " + workload.string() + " " + kStar + " --ranks 2 --timeline " +
+                   workload.string(),
+               "dtsim simulate: --workload " + workload.string() + ": the same file as --timeline\n");
+  EXPECT_EQ(slurp(workload), slurp("tests/testdata/sim_three_layers.json"));
+  const fs::path graph = dir_ / "g.json";
+  fs::copy_file("tests/testdata/graph_pipeline_2stage.json", graph);
+  expect_error("simulate --graph " + graph.string() + " " + kStar + " --dump-graph " +
+                   graph.string(),
+               "dtsim simulate: --graph " + graph.string() + ": the same file as --dump-graph\n");
+  EXPECT_EQ(slurp(graph), slurp("tests/testdata/graph_pipeline_2stage.json"));
+}
+
 TEST_F(Cli, TwoOutputsInOneFileAndEndlessIterationsAreRefused) {
   // The timeline used to overwrite the report; 2e9 iterations allocated until killed.
   const std::string same = (dir_ / "." / "report.json").string();
