@@ -13,10 +13,11 @@
 // run on per-(communicator, src, dst, channel) lanes, so two communicators' traffic between the
 // same ranks is independent, as NCCL's connections are.
 //
-// Order. Tasks are added in rounds: every rank in turn runs ahead until it reaches a
-// communication node or a node of a later iteration; then the communications all of whose members
-// arrived are added; when nothing moves, the next iteration begins. A deterministic topological
-// order (and the order the data-parallel builder always used).
+// Order. Tasks are added in rounds: every rank in turn runs each of its streams ahead until the
+// stream reaches a communication (it waits there for the other members), a node whose
+// dependencies are not lowered yet, or a node of a later iteration; then the communications all
+// of whose members arrived are added; when nothing moves, the next iteration begins. A
+// deterministic topological order (and the order the data-parallel builder always used).
 #ifndef DTSIM_SIM_LOWERING_LOWERING_H_
 #define DTSIM_SIM_LOWERING_LOWERING_H_
 

@@ -42,6 +42,50 @@ TrainingResult training_result(const TrainingTimes& t, int batch_per_device) {
   return r;
 }
 
+// Refuses a run of job.iterations whose task graph would exceed 5e7 tasks (about 10 GB), from the
+// first two iterations (the second as every later one: memoized repeats), before the graph of
+// all of them, which could itself be too big, is built.
+void check_task_limit(const workloads::Workload& workload, DataParallelJob job,
+                      const LoweringOptions& options, GroupChooser& choose) {
+  constexpr double kMaxGraphTasks = 5e7;
+  const int iterations = job.iterations;
+  job.iterations = 1;
+  const double first =
+      count_lowered_tasks(build_data_parallel(workload, job), options, std::ref(choose));
+  job.iterations = std::min(2, iterations);
+  const double first_two =
+      count_lowered_tasks(build_data_parallel(workload, job), options, std::ref(choose));
+  if (const double tasks = first + (iterations - 1) * (first_two - first);
+      tasks > kMaxGraphTasks) {
+    throw ConfigError("iterations", std::to_string(iterations) + ": about " +
+                                        parsing::format_number("%.3g", tasks) +
+                                        " tasks to replay (at most 5e7, ~10 GB); the last of 3 "
+                                        "iterations is already the steady state");
+  }
+}
+
+// One bucket result per gradient all-reduce of rank 0's last iteration, and their costs.
+void add_buckets(const ExecutionGraph& graph, const LoweredGraph& lowered, const TrainingTimes& t,
+                 const GroupChooser& choose, bool with_candidates, TrainingResult& result) {
+  const Program& p0 = graph.program_of(0);
+  for (const TrainingTimes::CollectiveTimes& c : t.collectives) {
+    const Node& node = p0.nodes[static_cast<std::size_t>(c.node)];
+    const CollectiveChoice& choice = lowered.choices[static_cast<std::size_t>(
+        lowered.instances[static_cast<std::size_t>(c.instance)].choice)];
+    result.buckets.push_back({.bytes = node.bytes,
+                              .algorithm = choice.algorithm,
+                              .first_layer = graph.layers[static_cast<std::size_t>(node.layer)],
+                              .last_layer = graph.layers[static_cast<std::size_t>(node.last_layer)],
+                              .ready_sec = c.ready_sec,
+                              .start_sec = c.start_sec,
+                              .end_sec = c.end_sec});
+    if (with_candidates) {
+      result.buckets.back().auto_choice = choice;
+    }
+    result.comm_cost += choose.cost(graph, 0, node);
+  }
+}
+
 }  // namespace
 
 SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
@@ -72,32 +116,17 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                       std::to_string(config.iterations) + " iterations of " + config.workload_path +
                       " last forever");
   }
-  DataParallelJob job{.ranks = config.run.ranks,
-                      .bucket_cap_bytes = config.bucket_cap_bytes,
-                      .iterations = 1,
-                      .accumulation_steps = config.accumulation_steps,
-                      .overlap = config.overlap};
+  const DataParallelJob job{.ranks = config.run.ranks,
+                            .bucket_cap_bytes = config.bucket_cap_bytes,
+                            .iterations = config.iterations,
+                            .accumulation_steps = config.accumulation_steps,
+                            .overlap = config.overlap};
   const LoweringOptions options{
       .compute_factor = engine.compute_factors(),
       .fold = config.run.collapse,
       .memoize = config.run.collapse && !engine.has_background_traffic()};
   GroupChooser choose(v.chooser, engine, config.run.ranks);
-  // The task limit, from the first two iterations (the second as every later one: memoized
-  // repeats), before the graph of all of them, which could itself be too big, is built.
-  constexpr double kMaxGraphTasks = 5e7;
-  const double first = count_lowered_tasks(build_data_parallel(workload, job), options,
-                                               std::ref(choose));
-  job.iterations = std::min(2, config.iterations);
-  const double first_two = count_lowered_tasks(build_data_parallel(workload, job), options,
-                                               std::ref(choose));
-  if (const double tasks = first + (config.iterations - 1) * (first_two - first);
-      tasks > kMaxGraphTasks) {
-    throw ConfigError("iterations", std::to_string(config.iterations) + ": about " +
-                      parsing::format_number("%.3g", tasks) +
-                      " tasks to replay (at most 5e7, ~10 GB); the last of 3 iterations is "
-                      "already the steady state");
-  }
-  job.iterations = config.iterations;
+  check_task_limit(workload, job, options, choose);
   ExecutionGraph graph = build_data_parallel(workload, job);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
@@ -124,24 +153,7 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
       .all_reduces_memoized = lowered.memoized};
   const TrainingTimes t = measure_training(graph, lowered, times);
   report.result = training_result(t, workload.batch_per_device);
-  const Program& p0 = graph.program_of(0);
-  for (const TrainingTimes::CollectiveTimes& c : t.collectives) {
-    const Node& node = p0.nodes[static_cast<std::size_t>(c.node)];
-    const CollectiveChoice& choice = lowered.choices[static_cast<std::size_t>(
-        lowered.instances[static_cast<std::size_t>(c.instance)].choice)];
-    report.result.buckets.push_back(
-        {.bytes = node.bytes,
-         .algorithm = choice.algorithm,
-         .first_layer = graph.layers[static_cast<std::size_t>(node.layer)],
-         .last_layer = graph.layers[static_cast<std::size_t>(node.last_layer)],
-         .ready_sec = c.ready_sec,
-         .start_sec = c.start_sec,
-         .end_sec = c.end_sec});
-    if (config.run.algorithm.starts_with("auto")) {
-      report.result.buckets.back().auto_choice = choice;
-    }
-    report.result.comm_cost += choose.cost(graph, 0, node);
-  }
+  add_buckets(graph, lowered, t, choose, config.run.algorithm.starts_with("auto"), report.result);
   report.links =
       measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
   report.result.limiter = find_limiter(t.iteration_time_sec, report.result.compute_sec,
