@@ -29,7 +29,8 @@ double end_of(const ExecutionGraph& g, const LoweredGraph& lowered, const Replay
   return max_end(inst.exits_of(local.of(inst.communicator, rank)), times);
 }
 
-// Per iteration, the latest end of any node of any rank.
+// Per iteration k, the latest end of any node of any rank of an iteration <= k (so that the ends
+// never decrease, even where a graph lets iteration k+1's work end before iteration k's).
 std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& lowered,
                                    const ReplayTimes& times) {
   std::vector<double> ends;
@@ -46,6 +47,9 @@ std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& 
       }
       ends[it] = std::max(ends[it], end_of(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
     }
+  }
+  for (std::size_t k = 1; k < ends.size(); ++k) {
+    ends[k] = std::max(ends[k], ends[k - 1]);
   }
   return ends;
 }

@@ -15,7 +15,9 @@ namespace dtsim::sim {
 // Timing of the steady-state (last simulated) iteration of a training graph. Times of day are
 // relative to the iteration's start: the moment the previous iteration's last node ended.
 struct TrainingTimes {
-  double iteration_time_sec = 0;          // last iteration end - previous iteration end
+  // Last iteration end - previous iteration end; iteration k ends when every node of an
+  // iteration <= k has (for training graphs: its last optimizer step).
+  double iteration_time_sec = 0;
   double backward_end_sec = 0;            // last rank's last backward node done
   std::vector<double> iteration_end_sec;  // absolute simulated time at which each iteration ended
   // Rank 0's compute in the last iteration, on a healthy device: per phase, summed in layer order.

@@ -225,20 +225,25 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
 namespace {
 
 // What a replay of `g` needs beyond a valid graph: a node, iterations numbered 0, 1, 2, ... that
-// never go back within a program, and compute that ends (at the slowest GPU's speed).
+// never go back along a stream of a program (its compute, or one of its communicators), and
+// compute that ends (at the slowest GPU's speed).
 void check_replayable(const ExecutionGraph& g, const std::string& path, double slowest) {
   std::set<std::int32_t> iterations;
   for (const Program& p : g.programs) {
-    std::int32_t previous = 0;
+    std::vector<std::int32_t> previous(p.comms.size() + 1, 0);  // per stream
     double compute_sec = 0;
     for (const Node& node : p.nodes) {
-      if (node.iteration < previous) {
-        throw ConfigError(path + ": program \"" + p.name + "\": a node of iteration " +
-                          std::to_string(node.iteration) + " follows one of iteration " +
-                          std::to_string(previous) +
-                          " (a program runs in order: its iterations never go back)");
+      const auto stream = static_cast<std::size_t>(node.comm + 1);  // compute: comm -1
+      if (node.iteration < previous[stream]) {
+        throw ConfigError(
+            path + ": program \"" + p.name + "\": a node of iteration " +
+            std::to_string(node.iteration) + " follows one of iteration " +
+            std::to_string(previous[stream]) + " on its " +
+            (node.comm < 0 ? std::string("compute stream")
+                           : "stream of \"" + p.comms[static_cast<std::size_t>(node.comm)] + "\"") +
+            " (a stream runs in order: its iterations never go back)");
       }
-      previous = node.iteration;
+      previous[stream] = node.iteration;
       iterations.insert(node.iteration);
       compute_sec += node.duration_sec;
     }

@@ -167,14 +167,15 @@ std::string graph_error(const std::string& graph) {
   return "no error";
 }
 
-// A replay needs a node, iterations 0, 1, 2, ... that never go back in a program, and compute
+// A replay needs a node, iterations 0, 1, 2, ... that never go back along a stream, and compute
 // that ends.
 TEST(GraphStreams, GraphsThatCannotBeReplayedAreRefused) {
   EXPECT_EQ(graph_error("graph_no_nodes.json"),
             "tests/testdata/graph_no_nodes.json: the graph has no node to replay");
   EXPECT_EQ(graph_error("graph_iterations_back.json"),
             "tests/testdata/graph_iterations_back.json: program \"p\": a node of iteration 0 "
-            "follows one of iteration 1 (a program runs in order: its iterations never go back)");
+            "follows one of iteration 1 on its compute stream (a stream runs in order: its "
+            "iterations never go back)");
   EXPECT_EQ(graph_error("graph_iteration_gap.json"),
             "tests/testdata/graph_iteration_gap.json: no node has iteration 1, but one has "
             "iteration 2 (iterations are numbered 0, 1, 2, ... without a gap)");
@@ -192,6 +193,19 @@ TEST(GraphStreams, EveryMemberOfACollectiveShowsItOnItsTimeline) {
     EXPECT_NE(find(outputs.timeline["traceEvents"], pid, "broadcast on g"), nullptr) << pid;
   }
   EXPECT_EQ(find(outputs.timeline["traceEvents"], 1, "broadcast on g"), nullptr);
+}
+
+// Iterations are ordered per stream only: a program may list its compute stream's iterations 0
+// and 1 before its all-reduce stream's 0 and 1, and the all-reduce of iteration 0 (10 MB, 2 ranks,
+// 1 GB/s: 2 x (2 us + 5 ms) = 10.004 ms after the 1 ms compute) may end after iteration 1's 1 ms
+// compute. Iteration k ends once every node of an iteration <= k has: iteration 0 at 11.004 ms,
+// iteration 1 (the second all-reduce, 11.004 -> 21.008 ms) at 21.008 ms.
+TEST(GraphStreams, IterationsOrderedPerStreamAndEndingCumulatively) {
+  const GraphReport r = run_graph("graph_iterations_per_stream.json", "sim_star2_1GBps.json");
+  ASSERT_EQ(r.iteration_end_sec.size(), 2u);
+  EXPECT_NEAR(r.iteration_end_sec[0], 1e-3 + 2 * (2e-6 + 5e6 / 1e9), 1e-12);
+  EXPECT_NEAR(r.iteration_end_sec[1], 1e-3 + 4 * (2e-6 + 5e6 / 1e9), 1e-12);
+  EXPECT_NEAR(r.iteration_time_sec, 2 * (2e-6 + 5e6 / 1e9), 1e-12);
 }
 
 }  // namespace
