@@ -804,3 +804,21 @@ TEST(GraphValidate, NeverCrashesOnWildValues) {
 
 }  // namespace
 }  // namespace dtsim::sim
+
+namespace dtsim::sim {
+namespace {
+
+// A communicator's local ranks are its list's positions, whatever the order of its global ranks.
+TEST(LocalRanks, AGlobalRanksPositionInEachCommunicator) {
+  ExecutionGraph g;
+  g.communicators = {{.name = "a", .ranks = {5, 2, 9}}, {.name = "b", .ranks = {2, 5}}};
+  const LocalRanks local(g);
+  EXPECT_EQ(local.of(0, 5), 0);
+  EXPECT_EQ(local.of(0, 9), 2);
+  EXPECT_EQ(local.of(1, 5), 1);
+  EXPECT_EQ(local.of(1, 9), -1);
+  EXPECT_EQ(local.of(0, 3), -1);
+}
+
+}  // namespace
+}  // namespace dtsim::sim
