@@ -8,12 +8,12 @@
 #include <stdexcept>
 #include <string>
 
-#define DTSIM_CHECK(condition, what)                                                   \
-  do {                                                                                 \
-    if (!(condition)) {                                                                \
+#define DTSIM_CHECK(condition, what)                                                  \
+  do {                                                                                \
+    if (!(condition)) {                                                               \
       throw std::logic_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
-                             ": invariant broken: " + (what));                         \
-    }                                                                                  \
+                             ": invariant broken: " + (what));                        \
+    }                                                                                 \
   } while (false)
 
 #endif  // DTSIM_SIM_INVARIANT_H_

@@ -108,7 +108,7 @@ Workload generate_workload(const GeneratorConfig& config) {
   if (config.calibrate_iteration_sec &&
       !(*config.calibrate_iteration_sec > 0 && std::isfinite(*config.calibrate_iteration_sec))) {
     throw GeneratorError("calibrate_iteration_sec", format("%g", *config.calibrate_iteration_sec) +
-                         ": expected a finite time > 0 s");
+                                                        ": expected a finite time > 0 s");
   }
 
   const double flops_per_sec = peak * kComputeEfficiency;
@@ -140,9 +140,10 @@ Workload generate_workload(const GeneratorConfig& config) {
   if (config.calibrate_iteration_sec) {
     const double compute = w.forward_sec() + w.backward_sec();
     if (!(*config.calibrate_iteration_sec > w.optimizer_sec)) {
-      throw GeneratorError("calibrate_iteration_sec", format("%g", *config.calibrate_iteration_sec) +
-                           ": shorter than the modelled optimizer step (" +
-                           format("%g", w.optimizer_sec) + " s)");
+      throw GeneratorError("calibrate_iteration_sec",
+                           format("%g", *config.calibrate_iteration_sec) +
+                               ": shorter than the modelled optimizer step (" +
+                               format("%g", w.optimizer_sec) + " s)");
     }
     scale = (*config.calibrate_iteration_sec - w.optimizer_sec) / compute;
     for (Layer& l : w.layers) {

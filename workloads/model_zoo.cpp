@@ -175,8 +175,9 @@ std::vector<LayerCost> vgg16(const ModelShape& shape) {
     }
   }
   if (b.size() != 7) {
-    throw GeneratorError("image_size", std::to_string(shape.image_size) +
-                                ": dtsim models vgg16 on 224x224 inputs only (a 7x7 feature map)");
+    throw GeneratorError("image_size",
+                         std::to_string(shape.image_size) +
+                             ": dtsim models vgg16 on 224x224 inputs only (a 7x7 feature map)");
   }
   b.linear("classifier.0", 4096);
   b.relu("classifier.1");
@@ -232,8 +233,8 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                           .heads = 16,
                           .ffn = 4096};
   if (shape.seq_len > kPositions) {
-    throw GeneratorError("seq_len", std::to_string(shape.seq_len) +
-                                ": bert_large has 512 positions");
+    throw GeneratorError("seq_len",
+                         std::to_string(shape.seq_len) + ": bert_large has 512 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
   std::vector<LayerCost> out;
@@ -275,8 +276,7 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
                           .heads = 12,
                           .ffn = 3072};
   if (shape.seq_len > kPositions) {
-    throw GeneratorError("seq_len", std::to_string(shape.seq_len) +
-                                ": gpt2 has 1024 positions");
+    throw GeneratorError("seq_len", std::to_string(shape.seq_len) + ": gpt2 has 1024 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
   std::vector<LayerCost> out;
@@ -324,19 +324,17 @@ const std::vector<std::string>& model_names() {
 
 std::vector<LayerCost> model_layers(const ModelShape& shape) {
   if (shape.batch < 1) {
-    throw GeneratorError("batch", std::to_string(shape.batch) +
-                                ": expected an integer >= 1");
+    throw GeneratorError("batch", std::to_string(shape.batch) + ": expected an integer >= 1");
   }
   const std::string& m = shape.model;
   const bool cnn = m.starts_with("resnet") || m.starts_with("resnext") ||
                    m.starts_with("wide_resnet") || m == "vgg16";
   if (cnn && shape.image_size < 32) {
-    throw GeneratorError("image_size", std::to_string(shape.image_size) + ": " + m +
-                                " needs at least 32 pixels");
+    throw GeneratorError("image_size",
+                         std::to_string(shape.image_size) + ": " + m + " needs at least 32 pixels");
   }
   if (!cnn && shape.seq_len < 1) {
-    throw GeneratorError("seq_len", std::to_string(shape.seq_len) +
-                                ": expected an integer >= 1");
+    throw GeneratorError("seq_len", std::to_string(shape.seq_len) + ": expected an integer >= 1");
   }
   if (m == "resnet18")
     return resnet(shape, {.blocks = {2, 2, 2, 2}, .bottleneck = false});

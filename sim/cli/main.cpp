@@ -308,8 +308,8 @@ int run_simulate(const std::vector<std::string>& args,
                           {"graph", graph}});
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   if (!graph.empty()) {
-    const auto report = dtsim::sim::simulate_graph(
-        {.run = run_options(f), .graph_path = graph}, &outputs);
+    const auto report =
+        dtsim::sim::simulate_graph({.run = run_options(f), .graph_path = graph}, &outputs);
     write_report(f.report, dtsim::sim::report_json(report));
     dtsim::sim::write_outputs(outputs_flags, outputs);
     std::cout << dtsim::sim::report_summary(report);
@@ -441,9 +441,9 @@ std::string flag_of(const std::string& field) {
 
 // An error as the command line says it: the field at fault as its flag.
 std::string cli_message(const std::exception& e, const dtsim::parsing::FieldProblem& problem) {
-  return problem.field().empty()
-             ? e.what()
-             : dtsim::parsing::FieldProblem::join("--" + flag_of(problem.field()), problem.detail());
+  return problem.field().empty() ? e.what()
+                                 : dtsim::parsing::FieldProblem::join(
+                                       "--" + flag_of(problem.field()), problem.detail());
 }
 
 // Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".

@@ -100,8 +100,8 @@ CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions opt
     : algorithm_(std::move(algorithm)), options_(options) {
   if (!is_auto(algorithm_)) {
     if (!make_algorithm(algorithm_, options_)) {
-      throw ConfigError("algorithm", algorithm_ + ": unknown algorithm (expected one of " +
-                        names_list() + ")");
+      throw ConfigError("algorithm",
+                        algorithm_ + ": unknown algorithm (expected one of " + names_list() + ")");
     }
     return;
   }
@@ -109,7 +109,7 @@ CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions opt
   for (const std::string& name : candidates_) {
     if (!make_algorithm(name, options_)) {
       throw ConfigError("algorithm", algorithm_ + ": unknown algorithm \"" + name +
-                        "\" (expected one of " + names_list() + ")");
+                                         "\" (expected one of " + names_list() + ")");
     }
   }
 }
@@ -127,8 +127,8 @@ void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHi
       return;
     }
   }
-  throw ConfigError("algorithm", algorithm_ + ": no algorithm can run " +
-                    std::string(op_name(request.op)));
+  throw ConfigError("algorithm",
+                    algorithm_ + ": no algorithm can run " + std::string(op_name(request.op)));
 }
 
 CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
@@ -137,12 +137,13 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
   if (!is_auto(algorithm_)) {
     const double ops = op_bound(algorithm_, request, hints, options_);
     if (ops > kMaxScheduleOps) {
-      throw ConfigError("algorithm", algorithm_ + ": " + std::string(op_name(request.op)) +
-                        " of " + std::to_string(request.bytes) + " bytes on " +
-                        std::to_string(request.ranks) + " ranks: about " +
-                        parsing::format_number("%.3g", ops) +
-                        " transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, " +
-                        (rooted_or_tree_hint(algorithm_, request.op)) + "or auto");
+      throw ConfigError("algorithm",
+                        algorithm_ + ": " + std::string(op_name(request.op)) + " of " +
+                            std::to_string(request.bytes) + " bytes on " +
+                            std::to_string(request.ranks) + " ranks: about " +
+                            parsing::format_number("%.3g", ops) +
+                            " transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, " +
+                            (rooted_or_tree_hint(algorithm_, request.op)) + "or auto");
     }
     return {.algorithm = algorithm_,
             .schedule = with_entry_latency(
@@ -184,8 +185,7 @@ nlohmann::ordered_json choice_json(const CollectiveChoice& choice) {
   return {{"chosen", choice.algorithm}, {"candidates", std::move(candidates)}};
 }
 
-TopologyHints group_hints(const TopologyHints& all, const std::vector<int>& ranks,
-                          int rank_count) {
+TopologyHints group_hints(const TopologyHints& all, const std::vector<int>& ranks, int rank_count) {
   bool identity = static_cast<int>(ranks.size()) == rank_count;
   for (std::size_t i = 0; identity && i < ranks.size(); ++i) {
     identity = ranks[i] == static_cast<int>(i);
@@ -198,12 +198,14 @@ TopologyHints group_hints(const TopologyHints& all, const std::vector<int>& rank
   const auto members = std::make_shared<const std::vector<int>>(ranks);
   if (all.route_latency_sec) {
     h.route_latency_sec = [members, f = all.route_latency_sec](int src, int dst) {
-      return f((*members)[static_cast<std::size_t>(src)], (*members)[static_cast<std::size_t>(dst)]);
+      return f((*members)[static_cast<std::size_t>(src)],
+               (*members)[static_cast<std::size_t>(dst)]);
     };
   }
   if (all.route_links) {
     h.route_links = [members, f = all.route_links](int src, int dst) {
-      return f((*members)[static_cast<std::size_t>(src)], (*members)[static_cast<std::size_t>(dst)]);
+      return f((*members)[static_cast<std::size_t>(src)],
+               (*members)[static_cast<std::size_t>(dst)]);
     };
   } else {  // a star: keep each member's own link ids
     h.route_links = [members, bw = all.injection_bytes_per_sec](int src, int dst) {

@@ -49,10 +49,18 @@ bool parse(const std::array<std::pair<E, std::string_view>, N>& table, std::stri
 
 }  // namespace
 
-std::string_view node_kind_name(NodeKind kind) { return name_of(kKinds, kind); }
-std::string_view phase_name(Phase phase) { return name_of(kPhases, phase); }
-bool parse_node_kind(std::string_view name, NodeKind& kind) { return parse(kKinds, name, kind); }
-bool parse_phase(std::string_view name, Phase& phase) { return parse(kPhases, name, phase); }
+std::string_view node_kind_name(NodeKind kind) {
+  return name_of(kKinds, kind);
+}
+std::string_view phase_name(Phase phase) {
+  return name_of(kPhases, phase);
+}
+bool parse_node_kind(std::string_view name, NodeKind& kind) {
+  return parse(kKinds, name, kind);
+}
+bool parse_phase(std::string_view name, Phase& phase) {
+  return parse(kPhases, name, phase);
+}
 
 std::int32_t Program::add(Node node, std::span<const std::int32_t> on) {
   const auto id = static_cast<std::int32_t>(nodes.size());

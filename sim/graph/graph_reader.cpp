@@ -177,8 +177,8 @@ class Reader {
       graph_.communicators.push_back(std::move(comm));
       if (members > kMaxCommunicatorMembers) {  // memory: stop before it runs out
         f.problem("", "the communicators up to here hold " + std::to_string(members) +
-                          " members in all, more than " +
-                          std::to_string(kMaxCommunicatorMembers) + " (2^26)");
+                          " members in all, more than " + std::to_string(kMaxCommunicatorMembers) +
+                          " (2^26)");
         return;
       }
     }

@@ -48,7 +48,8 @@ struct FoldPlan {
 // REQUIRES: `graph` is valid (validate_execution_graph).
 [[nodiscard]] FoldPlan plan_fold(
     const ExecutionGraph& graph, std::span<const double> compute_factor, bool fold,
-    bool allow_memoize, const std::function<const Schedule&(int rank, std::int32_t node)>& schedule_of);
+    bool allow_memoize,
+    const std::function<const Schedule&(int rank, std::int32_t node)>& schedule_of);
 
 // A collective of a folded class in the task graph: a join of the representative `rank`'s
 // `entry` on its stream of `comm`, then either the whole schedule (every member entering at the

@@ -200,10 +200,10 @@ class Lowerer {
     int rank = 0;
     const Program* program = nullptr;
     const ProgramCuts* cuts = nullptr;
-    std::vector<std::size_t> heads;   // per stream: its next node (an index into cuts->streams)
+    std::vector<std::size_t> heads;     // per stream: its next node (an index into cuts->streams)
     std::vector<std::uint8_t> waiting;  // per stream: its head arrived at a communication
-    double run_sec = 0;                       // the open compute run, unscaled
-    std::size_t run_first = 0;                // its first node
+    double run_sec = 0;                 // the open compute run, unscaled
+    std::size_t run_first = 0;          // its first node
     std::map<std::int32_t, std::vector<TaskId>> stream_exits;  // per communicator
     std::map<std::int32_t, std::int32_t> collectives;          // per communicator: seen so far
     std::map<std::tuple<std::int32_t, std::int32_t, bool>, std::int32_t> p2p;  // (comm, peer, send)
@@ -367,15 +367,15 @@ void Lowerer::compute(Cursor& cur, std::size_t i) {
   }
   const double k = factor(cur.rank);
   auto& mine = out_.nodes[static_cast<std::size_t>(cur.rank)];
-  ProgramTasks& shared = out_.programs[static_cast<std::size_t>(
-      g_.ranks[static_cast<std::size_t>(cur.rank)].program)];
+  ProgramTasks& shared =
+      out_.programs[static_cast<std::size_t>(g_.ranks[static_cast<std::size_t>(cur.rank)].program)];
   shared.offset_sec[i] = cur.run_sec;
   cur.run_sec += node.duration_sec;
   if (cur.cuts->ends[i] == 0) {
     return;
   }
-  const TaskId task = out_.tasks.add_compute(
-      cur.rank, k * cur.run_sec, entry(cur, cur.program->nodes[cur.run_first], -1));
+  const TaskId task = out_.tasks.add_compute(cur.rank, k * cur.run_sec,
+                                             entry(cur, cur.program->nodes[cur.run_first], -1));
   for (std::size_t j = cur.run_first; j <= i; ++j) {
     if (cur.program->nodes[j].kind == NodeKind::kCompute) {
       mine[j].task = task;
@@ -387,7 +387,8 @@ void Lowerer::compute(Cursor& cur, std::size_t i) {
 // The tasks after which node `node` of cur's rank is done, for a dependent of the same rank.
 std::vector<TaskId> Lowerer::done_tasks(const Cursor& cur, std::int32_t node) const {
   const Node& n = cur.program->nodes[static_cast<std::size_t>(node)];
-  const NodeTasks& t = out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(node)];
+  const NodeTasks& t =
+      out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(node)];
   if (n.kind != NodeKind::kCollective) {
     return {t.task};
   }
@@ -544,8 +545,7 @@ LoweredGraph lower(const ExecutionGraph& graph, const LoweringOptions& options,
   return Lowerer(graph, options, choose).run();
 }
 
-IterationCommunication iteration_communication(const ExecutionGraph& g,
-                                               const LoweredGraph& lowered,
+IterationCommunication iteration_communication(const ExecutionGraph& g, const LoweredGraph& lowered,
                                                std::int32_t iteration) {
   IterationCommunication out;
   for (int r = 0; r < g.rank_count(); ++r) {
@@ -574,7 +574,8 @@ double node_start_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
   if (n.kind != NodeKind::kCompute) {
     return start;
   }
-  const auto program = static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
+  const auto program =
+      static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
   return start + lowered.factor(rank) *
                      lowered.programs[program].offset_sec[static_cast<std::size_t>(node)];
 }
@@ -583,7 +584,8 @@ double node_end_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
                     const ReplayTimes& times, int rank, std::int32_t node) {
   const NodeTasks& t = lowered.node(rank, node);
   const Node& n = graph.program_of(rank).nodes[static_cast<std::size_t>(node)];
-  const auto program = static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
+  const auto program =
+      static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
   if (n.kind != NodeKind::kCompute ||
       lowered.programs[program].ends_task[static_cast<std::size_t>(node)] != 0) {
     return times.end_sec[static_cast<std::size_t>(t.task)];

@@ -85,12 +85,12 @@ struct CollectiveInstance {
 
 struct LoweredGraph {
   TaskGraph tasks;
-  std::vector<int> stands_for;                 // per rank: whose tasks are its tasks
-  std::vector<std::vector<NodeTasks>> nodes;   // [rank][node], for ranks standing for themselves
-  std::vector<CollectiveInstance> instances;   // in the order they were added
-  std::vector<CollectiveChoice> choices;       // in call order of ChooseCollective (no schedules)
-  std::vector<ProgramTasks> programs;          // per program of the graph
-  std::vector<double> compute_factor;          // per rank (empty: 1), as LoweringOptions'
+  std::vector<int> stands_for;                // per rank: whose tasks are its tasks
+  std::vector<std::vector<NodeTasks>> nodes;  // [rank][node], for ranks standing for themselves
+  std::vector<CollectiveInstance> instances;  // in the order they were added
+  std::vector<CollectiveChoice> choices;      // in call order of ChooseCollective (no schedules)
+  std::vector<ProgramTasks> programs;         // per program of the graph
+  std::vector<double> compute_factor;         // per rank (empty: 1), as LoweringOptions'
   bool ranks_folded = false;
   int memoized = 0;  // instances that are memoized waits
 

@@ -54,8 +54,8 @@ TaskId TaskGraph::add_memo_wait(int rank, TaskId from, TaskId to, std::span<cons
                   stream_lane(rank, comm), all);
 }
 
-TaskId TaskGraph::add_transfer(int src, int dst, std::uint64_t bytes,
-                               std::span<const TaskId> deps, int comm) {
+TaskId TaskGraph::add_transfer(int src, int dst, std::uint64_t bytes, std::span<const TaskId> deps,
+                               int comm) {
   return add_task(Task{.kind = TaskKind::kTransfer, .rank = src, .peer = dst, .bytes = bytes},
                   channel_lane(comm, src, dst, 0), deps);
 }

@@ -65,8 +65,7 @@ class TaskGraph {
 
   // A wait of `duration_sec` on `rank`'s stream of communicator `comm` (one lane per rank and
   // communicator, in order).
-  TaskId add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps,
-                         int comm = 0);
+  TaskId add_stream_wait(int rank, double duration_sec, std::span<const TaskId> deps, int comm = 0);
 
   // A wait on `rank`'s stream of `comm` lasting end(to) - end(from): a repeat of the work
   // between those two tasks, on the same idle resources. `to` (hence `from`) is made a dependency.
@@ -103,8 +102,8 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<TaskId> deps_;
   std::vector<Lane> lanes_;
-  std::map<int, int> compute_lanes_;                        // rank -> lane
-  std::map<std::pair<int, int>, int> stream_lanes_;  // (rank, comm) -> lane
+  std::map<int, int> compute_lanes_;                             // rank -> lane
+  std::map<std::pair<int, int>, int> stream_lanes_;              // (rank, comm) -> lane
   std::map<std::tuple<int, int, int, int>, int> channel_lanes_;  // (comm, src, dst, channel)
 };
 

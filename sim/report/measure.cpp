@@ -45,7 +45,8 @@ std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& 
       if (ends.size() <= it) {
         ends.resize(it + 1, 0.0);
       }
-      ends[it] = std::max(ends[it], end_of(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
+      ends[it] =
+          std::max(ends[it], end_of(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
     }
   }
   for (std::size_t k = 1; k < ends.size(); ++k) {
@@ -145,9 +146,8 @@ TrainingTimes measure_training(const ExecutionGraph& g, const LoweredGraph& lowe
         ready = std::max(ready, found->second);
       }
     }
-    TrainingTimes::CollectiveTimes ct{.node = static_cast<std::int32_t>(i),
-                                      .instance = index,
-                                      .ready_sec = ready - start_sec};
+    TrainingTimes::CollectiveTimes ct{
+        .node = static_cast<std::int32_t>(i), .instance = index, .ready_sec = ready - start_sec};
     if (c.first == c.end) {  // a single rank: nothing to reduce
       ct.start_sec = ct.end_sec = ct.ready_sec;
     } else {

@@ -30,9 +30,9 @@ struct TrainingTimes {
   struct CollectiveTimes {
     std::int32_t node = 0;      // in rank 0's program
     std::int32_t instance = 0;  // in LoweredGraph::instances
-    double ready_sec = 0;  // last rank's backward node of the collective's first layer ended
-    double start_sec = 0;  // first task of the collective started
-    double end_sec = 0;    // last task of the collective ended
+    double ready_sec = 0;       // last rank's backward node of the collective's first layer ended
+    double start_sec = 0;       // first task of the collective started
+    double end_sec = 0;         // last task of the collective ended
   };
   std::vector<CollectiveTimes> collectives;
 };
@@ -40,8 +40,7 @@ struct TrainingTimes {
 // Reads the times of `graph`'s nodes, lowered as `lowered`, from `times`.
 // REQUIRES: `graph` has a node, and its iterations are numbered 0, 1, ... without a gap.
 [[nodiscard]] TrainingTimes measure_training(const ExecutionGraph& graph,
-                                             const LoweredGraph& lowered,
-                                             const ReplayTimes& times);
+                                             const LoweredGraph& lowered, const ReplayTimes& times);
 
 }  // namespace dtsim::sim
 

@@ -171,20 +171,17 @@ ordered_json report_json(const GraphReport& report) {
 
 std::string report_summary(const GraphReport& report) {
   std::string s = "dtsim simulate: graph " + report.graph_file + " (" +
-                  std::to_string(report.run.ranks) + " ranks, " +
-                  std::to_string(report.programs) + " programs, " +
-                  std::to_string(report.communicators) + " communicators) on " +
+                  std::to_string(report.run.ranks) + " ranks, " + std::to_string(report.programs) +
+                  " programs, " + std::to_string(report.communicators) + " communicators) on " +
                   report.run.topology + ", " + report.run.algorithm + " (" + report.run.replay +
                   " replay" + (report.ranks_folded ? " with ranks folded" : "") + ", " +
-                  report.run.network_model + " network model" + extra_cfg_note(report.run) +
-                  ")\n";
+                  report.run.network_model + " network model" + extra_cfg_note(report.run) + ")\n";
   s += "  iteration time          " + format_number("%.6f s", report.iteration_time_sec) + "\n";
   s += "  compute (busiest rank)  " + format_number("%.6f s", report.compute_sec) + " (rank " +
        std::to_string(report.busiest_rank) + ")\n";
   s += "  exposed communication   " + format_number("%.6f s", report.exposed_comm_sec) + "\n";
-  s += "  communication           " + std::to_string(report.collectives.size()) +
-       " collectives, " + std::to_string(report.transfers) +
-       " send/recv transfers in the last iteration\n";
+  s += "  communication           " + std::to_string(report.collectives.size()) + " collectives, " +
+       std::to_string(report.transfers) + " send/recv transfers in the last iteration\n";
   return s + busiest_links(report.links);
 }
 
@@ -198,8 +195,8 @@ std::string report_summary(const SimulateReport& report) {
                   std::to_string(report.workload.batch_per_device) + "/device) on " +
                   std::to_string(report.run.ranks) + " ranks, " + report.run.topology + ", " +
                   report.run.algorithm + " all-reduce (" + report.run.replay + " replay" + folded +
-                  ", " + report.run.network_model + " network model" +
-                  extra_cfg_note(report.run) + ")\n";
+                  ", " + report.run.network_model + " network model" + extra_cfg_note(report.run) +
+                  ")\n";
   s += "  iteration time          " + format_number("%.6f s", r.iteration_time_sec) + "\n";
   s += "  compute (fwd+bwd+opt)   " + format_number("%.6f s", r.compute_sec) + "\n";
   s += "  exposed communication   " + format_number("%.6f s", r.exposed_comm_sec) + "\n";
@@ -215,8 +212,8 @@ std::string report_summary(const SimulateReport& report) {
 }
 
 std::string report_summary(const CollectiveReport& report) {
-  return "dtsim collective: " + report.op + " of " + parsing::format_bytes(report.bytes) +
-         " on " + std::to_string(report.run.ranks) + " ranks, " + report.run.algorithm + ": " +
+  return "dtsim collective: " + report.op + " of " + parsing::format_bytes(report.bytes) + " on " +
+         std::to_string(report.run.ranks) + " ranks, " + report.run.algorithm + ": " +
          format_number("%.9g s", report.time_sec) + " (bus bandwidth " +
          format_number("%.4g GB/s", report.bus_bandwidth_bytes_per_sec / 1e9) + ")\n";
 }

@@ -126,8 +126,8 @@ struct GraphReport {
   int collectives_memoized = 0;
   double iteration_time_sec = 0;
   std::vector<double> iteration_end_sec;
-  double compute_sec = 0;  // the busiest rank's compute in the last iteration (its own speed)
-  int busiest_rank = 0;    // the lowest of the busiest
+  double compute_sec = 0;       // the busiest rank's compute in the last iteration (its own speed)
+  int busiest_rank = 0;         // the lowest of the busiest
   double exposed_comm_sec = 0;  // iteration time not hidden behind that compute
   std::vector<CollectiveResult> collectives;  // in the order lowering added them
   std::size_t transfers = 0;                  // send/recv pairs in the last iteration

@@ -76,7 +76,8 @@ class RankTimeline {
         args["layer"] = layer;
       }
       events.push_back(slice(name, phase.c_str(), rank_, kComputeTid, start,
-                             node_end_sec(g_, lowered_, times_, rank_, id) - start, std::move(args)));
+                             node_end_sec(g_, lowered_, times_, rank_, id) - start,
+                             std::move(args)));
     }
   }
 
@@ -88,20 +89,19 @@ class RankTimeline {
       }
       const Communicator& comm = g_.communicator_of(rank_, node);
       const auto comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
-      const int tid = kComputeTid + 1 +
-                      static_cast<int>(std::find(comms_.begin(), comms_.end(), comm_index) -
-                                       comms_.begin());
+      const int tid =
+          kComputeTid + 1 +
+          static_cast<int>(std::find(comms_.begin(), comms_.end(), comm_index) - comms_.begin());
       ordered_json args{{"iteration", node.iteration}, {"bytes", node.bytes}};
       const auto id = static_cast<std::int32_t>(i);
       if (node.kind != NodeKind::kCollective) {
         const int peer = comm.ranks[static_cast<std::size_t>(node.peer)];
         args["communicator"] = comm.name;
         const double start = node_start_sec(g_, lowered_, times_, rank_, id);
-        events.push_back(slice((node.kind == NodeKind::kSend ? "send to " : "recv from ") +
-                                   std::to_string(peer),
-                               "p2p", rank_, tid, start,
-                               node_end_sec(g_, lowered_, times_, rank_, id) - start,
-                               std::move(args)));
+        events.push_back(
+            slice((node.kind == NodeKind::kSend ? "send to " : "recv from ") + std::to_string(peer),
+                  "p2p", rank_, tid, start, node_end_sec(g_, lowered_, times_, rank_, id) - start,
+                  std::move(args)));
         continue;
       }
       const CollectiveInstance& c =
@@ -113,9 +113,9 @@ class RankTimeline {
       args["algorithm"] = lowered_.choices[static_cast<std::size_t>(c.choice)].algorithm;
       args["communicator"] = comm.name;
       const std::string op(op_name(node.op));
-      const std::string name =
-          node.label >= 0 ? op + " " + g_.labels[static_cast<std::size_t>(node.label)]
-                          : op + " on " + comm.name;
+      const std::string name = node.label >= 0
+                                   ? op + " " + g_.labels[static_cast<std::size_t>(node.label)]
+                                   : op + " on " + comm.name;
       events.push_back(slice(name, op.c_str(), rank_, tid, first, last - first, std::move(args)));
     }
   }

@@ -1,9 +1,10 @@
+#include "platforms/describe.h"
+
 #include <cstdio>
 
 #include <simgrid/s4u.hpp>
 
 #include "platforms/build_platform.h"
-#include "platforms/describe.h"
 #include "platforms/platform_spec.h"
 #include "sim/run/simulation.h"
 

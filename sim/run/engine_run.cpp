@@ -41,23 +41,25 @@ std::vector<std::string> network_model_settings(NetworkModel model) {
 void check_simgrid_cfg(const std::string& setting) {
   const std::size_t colon = setting.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == setting.size()) {
-    throw ConfigError("simgrid_cfg", setting +
-                      ": expected KEY:VALUE, e.g. network/maxmin-selective-update:yes");
+    throw ConfigError("simgrid_cfg",
+                      setting + ": expected KEY:VALUE, e.g. network/maxmin-selective-update:yes");
   }
   const std::string key = setting.substr(0, colon);
   const std::string value = setting.substr(colon + 1);
   if (key.starts_with("network/model") || key == "network/crosstraffic" ||
       key == "network/TCP-gamma") {
-    throw ConfigError("simgrid_cfg", setting + ": dtsim sets " + key +
-                      " itself; choose the network model with --network-model exact|lv08");
+    throw ConfigError("simgrid_cfg",
+                      setting + ": dtsim sets " + key +
+                          " itself; choose the network model with --network-model exact|lv08");
   }
   if (key.ends_with("/model")) {
-    throw ConfigError("simgrid_cfg", setting + ": dtsim sets " + key +
-                      " itself (compute is replayed from the trace's times, not modelled)");
+    throw ConfigError("simgrid_cfg",
+                      setting + ": dtsim sets " + key +
+                          " itself (compute is replayed from the trace's times, not modelled)");
   }
   if (key.starts_with("contexts/")) {
     throw ConfigError("simgrid_cfg", setting + ": dtsim sets " + key +
-                      " itself (actor contexts and their stacks)");
+                                         " itself (actor contexts and their stacks)");
   }
   char* end = nullptr;
   const double x = std::strtod(value.c_str(), &end);
@@ -69,8 +71,9 @@ void check_simgrid_cfg(const std::string& setting) {
     throw ConfigError("simgrid_cfg", setting + ": expected a factor > 0, e.g. " + key + ":0.97");
   }
   if (key.ends_with("concurrency-limit") && !(number && (x == -1 || x >= 1))) {
-    throw ConfigError("simgrid_cfg", setting +
-                      ": expected -1 (no limit) or a limit >= 1 (0 deadlocks every transfer)");
+    throw ConfigError(
+        "simgrid_cfg",
+        setting + ": expected -1 (no limit) or a limit >= 1 (0 deadlocks every transfer)");
   }
 }
 
@@ -86,8 +89,9 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* reques
     throw ConfigError("collapse_pipelines", ": needs collapse (a fast replay is a collapsed one)");
   }
   if (run.ranks_per_node < 0) {
-    throw ConfigError("ranks_per_node", std::to_string(run.ranks_per_node) +
-                      ": expected an integer >= 1 (or 0: the platform's GPUs per node)");
+    throw ConfigError("ranks_per_node",
+                      std::to_string(run.ranks_per_node) +
+                          ": expected an integer >= 1 (or 0: the platform's GPUs per node)");
   }
   if (!(run.collective_latency_sec >= 0) || !std::isfinite(run.collective_latency_sec)) {
     throw ConfigError("collective_latency_sec", ": expected a duration >= 0, e.g. 8.4us");
@@ -101,11 +105,10 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* reques
                  .chooser = std::move(chooser)};
   const unsigned hosts = v.platform.host_count();
   if (hosts != 0 && static_cast<unsigned>(run.ranks) > hosts) {
-    throw ConfigError(v.platform.file + ": the platform has " + std::to_string(hosts) +
-                      " hosts, fewer than " +
-                      (ranks_from.empty() ? "--ranks " + std::to_string(run.ranks)
-                                          : "the " + std::to_string(run.ranks) + " ranks of " +
-                                                ranks_from));
+    throw ConfigError(
+        v.platform.file + ": the platform has " + std::to_string(hosts) + " hosts, fewer than " +
+        (ranks_from.empty() ? "--ranks " + std::to_string(run.ranks)
+                            : "the " + std::to_string(run.ranks) + " ranks of " + ranks_from));
   }
   v.hints.ranks_per_node =
       run.ranks_per_node > 0 ? run.ranks_per_node : static_cast<int>(v.platform.gpus_per_node());
@@ -132,12 +135,12 @@ EngineRun::EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec,
                      TopologyHints hints)
     : hints_(std::move(hints)) {
   // One actor per lane: a direct all-reduce on 512 ranks has 261,632. Stacks with guard pages
-  // cost a memory mapping each (Linux allows 65,530 per process by default) and SimGrid aborts past it;
-  // stacks without guard pages come from the heap (measured in
-  // sim/SIMGRID_NOTES.md: no slower). 16 KiB: a lane actor's deepest call (a mailbox
-  // put inside SimGrid) runs in 8 KiB (same results with 8 KiB for a 4,096-rank ring iteration
-  // and for every all-reduce algorithm on 16 ranks of a DGX preset with LV08), and stacks are
-  // most of the memory at scale (32,768 actors: 512 MiB at 16 KiB, 2 GiB at 64).
+  // cost a memory mapping each (Linux allows 65,530 per process by default) and SimGrid aborts past
+  // it; stacks without guard pages come from the heap (measured in sim/SIMGRID_NOTES.md: no
+  // slower). 16 KiB: a lane actor's deepest call (a mailbox put inside SimGrid) runs in 8 KiB (same
+  // results with 8 KiB for a 4,096-rank ring iteration and for every all-reduce algorithm on 16
+  // ranks of a DGX preset with LV08), and stacks are most of the memory at scale (32,768 actors:
+  // 512 MiB at 16 KiB, 2 GiB at 64).
   // --cfg flags given by the user come later.
   args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/guard-size:0",
            "--cfg=contexts/stack-size:16"};
@@ -218,7 +221,9 @@ RunInfo run_info(const char* verb, const RunOptions& run, const platforms::Platf
             .ranks = run.ranks,
             .placement = placement_name(run.placement),
             .algorithm = run.algorithm,
-            .replay = !run.collapse ? "step" : run.collapse_pipelines ? "fast" : "collapsed",
+            .replay = !run.collapse            ? "step"
+                      : run.collapse_pipelines ? "fast"
+                                               : "collapsed",
             .chunk_bytes = run.chunk_bytes,
             .collective_latency_sec = run.collective_latency_sec,
             .network_model = network_model_name(run.network_model),
@@ -243,9 +248,9 @@ const CollectiveChoice& GroupChooser::operator()(const CollectiveRequest& reques
     try {
       chooser_.check(request, hints);
     } catch (const ConfigError& e) {  // say which collective of the graph cannot run
-      throw ConfigError(e.field(), e.detail() + " (" + std::string(op_name(request.op)) +
-                                       " of " + std::to_string(request.bytes) +
-                                       " bytes on communicator \"" + comm.name + "\")");
+      throw ConfigError(e.field(), e.detail() + " (" + std::string(op_name(request.op)) + " of " +
+                                       std::to_string(request.bytes) + " bytes on communicator \"" +
+                                       comm.name + "\")");
     }
     CollectiveChoice choice = chooser_.choose(request, hints);
     const CommCost cost = comm_cost(choice.schedule, hints);

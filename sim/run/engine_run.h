@@ -66,10 +66,10 @@ class EngineRun {
   std::vector<simgrid::s4u::Host*> rank_hosts_;
   std::vector<double> compute_factors_;
   bool has_background_traffic_ = false;
-  std::map<const simgrid::s4u::Link*, int> link_ids_;  // only groups loads: iteration order never matters
+  std::map<const simgrid::s4u::Link*, int>
+      link_ids_;  // only groups loads: iteration order never matters
   TopologyHints hints_;
 };
-
 
 // nccl-tests' bus bandwidth factors: what each rank's link carries relative to S/t.
 double bus_bandwidth_factor(CollectiveOp op, int p);

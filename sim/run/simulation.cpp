@@ -25,17 +25,17 @@ namespace {
 
 // The iteration and compute figures of `t` (buckets, limiter and costs are added by the caller).
 TrainingResult training_result(const TrainingTimes& t, int batch_per_device) {
-  TrainingResult r{.iteration_time_sec = t.iteration_time_sec,
-                   .compute_sec = t.compute_sec,
-                   .forward_sec = t.forward_sec,
-                   .backward_sec = t.backward_sec,
-                   .optimizer_sec = t.optimizer_sec,
-                   // Never negative: float sums of the same durations may differ in the last bit.
-                   .exposed_comm_sec = std::max(0.0, t.iteration_time_sec - t.compute_sec),
-                   .scaling_efficiency =
-                       t.iteration_time_sec > 0 ? t.compute_sec / t.iteration_time_sec : 1.0,
-                   .backward_end_sec = t.backward_end_sec,
-                   .iteration_end_sec = t.iteration_end_sec};
+  TrainingResult r{
+      .iteration_time_sec = t.iteration_time_sec,
+      .compute_sec = t.compute_sec,
+      .forward_sec = t.forward_sec,
+      .backward_sec = t.backward_sec,
+      .optimizer_sec = t.optimizer_sec,
+      // Never negative: float sums of the same durations may differ in the last bit.
+      .exposed_comm_sec = std::max(0.0, t.iteration_time_sec - t.compute_sec),
+      .scaling_efficiency = t.iteration_time_sec > 0 ? t.compute_sec / t.iteration_time_sec : 1.0,
+      .backward_end_sec = t.backward_end_sec,
+      .iteration_end_sec = t.iteration_end_sec};
   r.samples_per_sec_per_device =
       t.iteration_time_sec > 0 ? 1.0 * batch_per_device * t.micro_batches / t.iteration_time_sec
                                : 0.0;
@@ -55,8 +55,7 @@ void check_task_limit(const workloads::Workload& workload, DataParallelJob job,
   job.iterations = std::min(2, iterations);
   const double first_two =
       count_lowered_tasks(build_data_parallel(workload, job), options, std::ref(choose));
-  if (const double tasks = first + (iterations - 1) * (first_two - first);
-      tasks > kMaxGraphTasks) {
+  if (const double tasks = first + (iterations - 1) * (first_two - first); tasks > kMaxGraphTasks) {
     throw ConfigError("iterations", std::to_string(iterations) + ": about " +
                                         parsing::format_number("%.3g", tasks) +
                                         " tasks to replay (at most 5e7, ~10 GB); the last of 3 "
@@ -90,12 +89,12 @@ void add_buckets(const ExecutionGraph& graph, const LoweredGraph& lowered, const
 
 SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
   if (config.iterations < 1) {
-    throw ConfigError("iterations", std::to_string(config.iterations) +
-                      ": expected an integer >= 1");
+    throw ConfigError("iterations",
+                      std::to_string(config.iterations) + ": expected an integer >= 1");
   }
   if (config.accumulation_steps < 1) {
-    throw ConfigError("accumulation_steps", std::to_string(config.accumulation_steps) +
-                      ": expected an integer >= 1");
+    throw ConfigError("accumulation_steps",
+                      std::to_string(config.accumulation_steps) + ": expected an integer >= 1");
   }
   if (config.bucket_cap_bytes < 1) {
     throw ConfigError("bucket_cap_bytes", ": expected a bucket size > 0");
@@ -121,10 +120,9 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                             .iterations = config.iterations,
                             .accumulation_steps = config.accumulation_steps,
                             .overlap = config.overlap};
-  const LoweringOptions options{
-      .compute_factor = engine.compute_factors(),
-      .fold = config.run.collapse,
-      .memoize = config.run.collapse && !engine.has_background_traffic()};
+  const LoweringOptions options{.compute_factor = engine.compute_factors(),
+                                .fold = config.run.collapse,
+                                .memoize = config.run.collapse && !engine.has_background_traffic()};
   GroupChooser choose(v.chooser, engine, config.run.ranks);
   check_task_limit(workload, job, options, choose);
   ExecutionGraph graph = build_data_parallel(workload, job);
@@ -205,9 +203,9 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
         .algorithm = lowered.choices[static_cast<std::size_t>(c.choice)].algorithm};
     result.start_sec = result.end_sec = 0;
     if (c.first != c.end) {
-      result.start_sec = *std::min_element(times.start_sec.begin() + c.first,
-                                           times.start_sec.begin() + c.end) -
-                         start_sec;
+      result.start_sec =
+          *std::min_element(times.start_sec.begin() + c.first, times.start_sec.begin() + c.end) -
+          start_sec;
       result.end_sec =
           *std::max_element(times.end_sec.begin() + c.first, times.end_sec.begin() + c.end) -
           start_sec;
@@ -248,12 +246,11 @@ void check_replayable(const ExecutionGraph& g, const std::string& path, double s
       compute_sec += node.duration_sec;
     }
     if (!std::isfinite(slowest * compute_sec)) {
-      throw ConfigError(path + ": program \"" + p.name +
-                        "\": its compute durations add up to " +
+      throw ConfigError(path + ": program \"" + p.name + "\": its compute durations add up to " +
                         parsing::format_number("%g", compute_sec) + " s" +
-                        (slowest != 1 ? " (x " + parsing::format_number("%g", slowest) +
-                                            ", the slowest GPU)"
-                                      : "") +
+                        (slowest != 1
+                             ? " (x " + parsing::format_number("%g", slowest) + ", the slowest GPU)"
+                             : "") +
                         ": a replay would never end");
     }
   }
@@ -281,8 +278,8 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
   }
   RunOptions run = config.run;
   if (run.ranks != 0 && run.ranks != graph.rank_count()) {
-    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + config.graph_path +
-                      " has " + std::to_string(graph.rank_count()) + " ranks");
+    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + config.graph_path + " has " +
+                                   std::to_string(graph.rank_count()) + " ranks");
   }
   run.ranks = graph.rank_count();
   ValidatedRun v = validate_run(run, nullptr, config.graph_path);
@@ -340,7 +337,7 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
   const int p = config.run.ranks;
   if (config.root < 0 || config.root >= p) {
     throw ConfigError("root", std::to_string(config.root) + ": expected a rank in [0, " +
-                      std::to_string(p) + ")");
+                                  std::to_string(p) + ")");
   }
   if (*op == CollectiveOp::kSendRecv && p < 2) {
     throw ConfigError("op", "send-recv: needs at least 2 ranks");

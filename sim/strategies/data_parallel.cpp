@@ -71,8 +71,7 @@ ExecutionGraph build_data_parallel(const workloads::Workload& workload,
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       // Its gradients are ready once the backward node of its first layer ran; with
       // Overlap::kNone it also waits for the whole backward pass (layer 0's node, the last).
-      std::vector<std::int32_t> deps{
-          backward[static_cast<std::size_t>(buckets[b].first_layer)]};
+      std::vector<std::int32_t> deps{backward[static_cast<std::size_t>(buckets[b].first_layer)]};
       if (job.overlap == Overlap::kNone && buckets[b].first_layer != 0) {
         deps.push_back(backward[0]);
       }

@@ -574,15 +574,16 @@ TEST_F(Cli, ScheduleOfMoreThanTwentyMillionTransfersIsRefused) {
 TEST_F(Cli, NoOutputMayNameAnInput) {
   const fs::path workload = dir_ / "w.json";
   fs::copy_file("tests/testdata/sim_three_layers.json", workload);
-  expect_error("simulate --workload " + workload.string() + " " + kStar + " --ranks 2 --timeline " +
-                   workload.string(),
-               "dtsim simulate: --workload " + workload.string() + ": the same file as --timeline\n");
+  expect_error(
+      "simulate --workload " + workload.string() + " " + kStar + " --ranks 2 --timeline " +
+          workload.string(),
+      "dtsim simulate: --workload " + workload.string() + ": the same file as --timeline\n");
   EXPECT_EQ(slurp(workload), slurp("tests/testdata/sim_three_layers.json"));
   const fs::path graph = dir_ / "g.json";
   fs::copy_file("tests/testdata/graph_pipeline_2stage.json", graph);
-  expect_error("simulate --graph " + graph.string() + " " + kStar + " --dump-graph " +
-                   graph.string(),
-               "dtsim simulate: --graph " + graph.string() + ": the same file as --dump-graph\n");
+  expect_error(
+      "simulate --graph " + graph.string() + " " + kStar + " --dump-graph " + graph.string(),
+      "dtsim simulate: --graph " + graph.string() + ": the same file as --dump-graph\n");
   EXPECT_EQ(slurp(graph), slurp("tests/testdata/graph_pipeline_2stage.json"));
 }
 

@@ -27,7 +27,8 @@ double time_sec(const std::string& op, int ranks, int root, std::uint64_t n,
                                       .algorithm = algorithm},
                               .op = op,
                               .bytes = n,
-                              .root = root}).time_sec;
+                              .root = root})
+      .time_sec;
 }
 
 TEST(Dragonfly, RingInsideOneRouterCrossesTwoLinksPerEdge) {

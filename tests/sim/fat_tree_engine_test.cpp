@@ -16,7 +16,8 @@ double send_sec(const std::string& platform, int ranks, int root, std::uint64_t 
                                       .algorithm = "direct"},
                               .op = "send-recv",
                               .bytes = n,
-                              .root = root}).time_sec;
+                              .root = root})
+      .time_sec;
 }
 
 // sim_fat_tree16_levels.json: 4 leaves of 4 hosts, 4 spines; host links 25 GB/s and 1 us,

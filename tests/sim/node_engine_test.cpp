@@ -23,7 +23,8 @@ double time_sec(const std::string& op, int p, std::uint64_t n, const std::string
                                       .placement = *parse_placement(placement),
                                       .algorithm = algorithm},
                               .op = op,
-                              .bytes = n}).time_sec;
+                              .bytes = n})
+      .time_sec;
 }
 
 TEST(Nodes, SendInsideANodeUsesOnlyGpuLinks) {
@@ -64,7 +65,8 @@ TEST(Nodes, NvlsLatencyAddsToTheCollectiveLatency) {
                                    .algorithm = "nvls",
                                    .collective_latency_sec = 10e-6},
                            .op = "all-reduce",
-                           .bytes = n}).time_sec;
+                           .bytes = n})
+          .time_sec;
   EXPECT_NEAR(got, expected, 1e-9 * expected);
 }
 

@@ -46,7 +46,8 @@ TEST(Generator, GradientsAreFourBytesPerParameterAndTheOptimizerIsMemoryBound) {
 }
 
 TEST(Generator, CalibrationScalesTheIterationToTheGivenTime) {
-  // 0.097 s: ResNet-50 fp32 batch 32 on one V100 (experiments/validation/data/published.csv DDPB-01).
+  // 0.097 s: ResNet-50 fp32 batch 32 on one V100 (experiments/validation/data/published.csv
+  // DDPB-01).
   const Workload raw = generate_workload(resnet50_v100());
   const Workload w = generate_workload(resnet50_v100(0.097));
   EXPECT_NEAR(w.compute_sec(), 0.097, 1e-12);

@@ -30,7 +30,8 @@ double conv_fc_macs_per_sample(const std::vector<LayerCost>& layers, int batch) 
 }
 
 TEST(ModelZoo, CnnParameterCountsEqualTorchvision) {
-  // torchvision weights meta "num_params" (experiments/validation/data/published.csv rows PARAM-01..09).
+  // torchvision weights meta "num_params" (experiments/validation/data/published.csv rows
+  // PARAM-01..09).
   const std::vector<std::pair<std::string, std::uint64_t>> expected{
       {"resnet18", 11'689'512},
       {"resnet34", 21'797'672},

@@ -104,7 +104,9 @@ TEST(CollectiveChooser, NamedAlgorithmThatCannotRunIsAnError) {
 // (across) and 4 -> 6 (inside), nodes 0, 1, 1, and at most 2 members per node.
 TEST(GroupHints, ALocalRankSeesItsGlobalRanksRoutesAndNode) {
   TopologyHints all{.ranks_per_node = 4};
-  all.route_latency_sec = [](int src, int dst) { return src / 4 == dst / 4 ? 1e-6 : 5e-6; };
+  all.route_latency_sec = [](int src, int dst) {
+    return src / 4 == dst / 4 ? 1e-6 : 5e-6;
+  };
   all.route_links = [](int src, int dst) {
     return std::vector<std::pair<int, double>>{{src, 1e9}, {100 + dst, 2e9}};
   };

@@ -88,8 +88,7 @@ const ordered_json* find(const ordered_json& events, int pid, const std::string&
 // [36+2T, 37+2T]: the iteration ends at 37 ms + 2T = 53.781216 ms.
 TEST(HandWrittenGraph, TwoStagePipelineReplaysTheHandComputedTimeline) {
   SimulateOutputs outputs{.want_timeline = true};
-  const GraphReport r =
-      run_graph("graph_pipeline_2stage.json", "sim_star2_1GBps.json", &outputs);
+  const GraphReport r = run_graph("graph_pipeline_2stage.json", "sim_star2_1GBps.json", &outputs);
   const double t_ms = 2e-3 + 8388608 / 1e6;
   EXPECT_NEAR(r.iteration_time_sec * 1e3, 37 + 2 * t_ms, 1e-9);
   EXPECT_EQ(r.transfers, 4u);
@@ -142,9 +141,9 @@ TEST(GraphStreams, TwoCommunicatorsOfARankDoNotWaitForEachOther) {
 // before the simulation, naming the collective.
 TEST(GraphStreams, ACollectiveTheAlgorithmLacksIsAnError) {
   try {
-    (void)simulate_graph({.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json",
-                                  .algorithm = "ring"},
-                          .graph_path = "tests/testdata/graph_all_to_all.json"});
+    (void)simulate_graph(
+        {.run = {.platform_path = "tests/testdata/sim_star2_1GBps.json", .algorithm = "ring"},
+         .graph_path = "tests/testdata/graph_all_to_all.json"});
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(),

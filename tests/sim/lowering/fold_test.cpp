@@ -46,16 +46,16 @@ class With {
 };
 
 ChooseCollective with(const CollectiveAlgorithm& algorithm) {
-  return [chooser = std::make_shared<With>(algorithm)](const CollectiveRequest& request,
-                                                       const Communicator& comm)
-             -> const CollectiveChoice& { return (*chooser)(request, comm); };
+  return
+      [chooser = std::make_shared<With>(algorithm)](
+          const CollectiveRequest& request, const Communicator& comm) -> const CollectiveChoice& {
+        return (*chooser)(request, comm);
+      };
 }
 
 LoweredGraph lower_data_parallel(const CollectiveAlgorithm& algorithm, int p) {
-  const DataParallelJob job{.ranks = p,
-                            .bucket_cap_bytes = 2 * kMiB,
-                            .first_bucket_cap_bytes = kMiB,
-                            .iterations = 3};
+  const DataParallelJob job{
+      .ranks = p, .bucket_cap_bytes = 2 * kMiB, .first_bucket_cap_bytes = kMiB, .iterations = 3};
   return lower(build_data_parallel(four_layers(), job), {.fold = true, .memoize = true},
                with(algorithm));
 }
@@ -135,8 +135,8 @@ TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
 TEST(FoldRanks, ASlowRankBreaksTheClass) {
   const ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 1});
   const RingAlgorithm ring({.collapse = true});
-  const LoweredGraph lowered = lower(
-      g, {.compute_factor = {1, 1, 1.5, 1}, .fold = true, .memoize = true}, with(ring));
+  const LoweredGraph lowered =
+      lower(g, {.compute_factor = {1, 1, 1.5, 1}, .fold = true, .memoize = true}, with(ring));
   EXPECT_FALSE(lowered.ranks_folded);
   EXPECT_EQ(ranks_computing(lowered, 4), std::vector<bool>(4, true));
 }

@@ -22,7 +22,8 @@ double collective_sec(const std::string& platform, const std::string& op, int ra
                                       .algorithm = algorithm},
                               .op = op,
                               .bytes = n,
-                              .root = root}).time_sec;
+                              .root = root})
+      .time_sec;
 }
 
 TEST(SlowLinks, NamedLinkRunsAtItsFactor) {

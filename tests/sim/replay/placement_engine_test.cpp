@@ -82,7 +82,8 @@ double two_nodes_ring_sec(const std::string& placement) {
                                       .ranks = 8,
                                       .placement = *parse_placement(placement),
                                       .algorithm = "ring"},
-                              .bytes = 80'000'000}).time_sec;
+                              .bytes = 80'000'000})
+      .time_sec;
 }
 
 TEST(PlacementOnNodes, RoundRobinRingCrossesTheNicFourTimesPerDirection) {
@@ -117,7 +118,8 @@ TEST(PlacementOnTorus, TopologyAwareRingHasOnlyOneHopEdges) {
                                    .ranks = 64,
                                    .placement = {.kind = Placement::Kind::kTopologyAware},
                                    .algorithm = "ring"},
-                           .bytes = 100'000'000}).time_sec;
+                           .bytes = 100'000'000})
+          .time_sec;
   EXPECT_NEAR(time_sec, expected, 1e-6 * expected);
 }
 

@@ -13,8 +13,7 @@ using nlohmann::json;
 TEST(DescribeJson, ShortValuesInFullLongOnesCut) {
   EXPECT_EQ(describe_json(json("abc")), "string \"abc\"");
   EXPECT_EQ(describe_json(json(nullptr)), "null");
-  EXPECT_EQ(describe_json(json(std::string(50, 'x'))),
-            "string \"" + std::string(39, 'x') + "...");
+  EXPECT_EQ(describe_json(json(std::string(50, 'x'))), "string \"" + std::string(39, 'x') + "...");
 }
 
 // Issue #21: a file of 100,000 nested arrays crashed every reader (the message rendered the

@@ -1,5 +1,5 @@
-// Unit strings of data files and flags -> SI base units (workloads/parsing/units.h). Every expected value
-// says where it comes from: the definition of the unit, or a hand calculation.
+// Unit strings of data files and flags -> SI base units (workloads/parsing/units.h). Every expected
+// value says where it comes from: the definition of the unit, or a hand calculation.
 #include "workloads/parsing/units.h"
 
 #include <cstdint>
