@@ -88,11 +88,6 @@ std::int32_t ExecutionGraph::intern(std::vector<std::string>& table, const std::
   return static_cast<std::int32_t>(table.size()) - 1;
 }
 
-int local_rank(const Communicator& comm, int rank) {
-  const auto it = std::find(comm.ranks.begin(), comm.ranks.end(), rank);
-  return it == comm.ranks.end() ? -1 : static_cast<int>(it - comm.ranks.begin());
-}
-
 LocalRanks::LocalRanks(const ExecutionGraph& graph) {
   for (const Communicator& comm : graph.communicators) {
     auto& sorted = sorted_.emplace_back();
@@ -107,6 +102,17 @@ int LocalRanks::of(std::int32_t comm, int rank) const {
   const auto& sorted = sorted_[static_cast<std::size_t>(comm)];
   const auto it = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(rank, -1));
   return it != sorted.end() && it->first == rank ? it->second : -1;
+}
+
+std::vector<int> LocalRanks::repeated(std::int32_t comm) const {
+  const auto& sorted = sorted_[static_cast<std::size_t>(comm)];
+  std::vector<int> out;
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].first == sorted[i - 1].first && (out.empty() || out.back() != sorted[i].first)) {
+      out.push_back(sorted[i].first);
+    }
+  }
+  return out;
 }
 
 }  // namespace dtsim::sim

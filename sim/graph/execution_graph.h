@@ -133,16 +133,14 @@ struct ExecutionGraph {
   bool operator==(const ExecutionGraph&) const = default;
 };
 
-// The local rank of global rank `rank` in `comm`, or -1. A linear scan: for many lookups, use
-// LocalRanks.
-[[nodiscard]] int local_rank(const Communicator& comm, int rank);
-
 // Global rank -> local rank in every communicator of a graph, in O(log members) a lookup.
 class LocalRanks {
  public:
   explicit LocalRanks(const ExecutionGraph& graph);
-  // The local rank of `rank` in communicators[comm], or -1.
+  // The local rank of `rank` in communicators[comm] (its first, if listed twice), or -1.
   [[nodiscard]] int of(std::int32_t comm, int rank) const;
+  // The ranks communicators[comm] lists more than once, ascending.
+  [[nodiscard]] std::vector<int> repeated(std::int32_t comm) const;
 
  private:
   std::vector<std::vector<std::pair<int, int>>> sorted_;  // per communicator: (rank, local)

@@ -61,34 +61,6 @@ Problems::Problems(const ExecutionGraph& graph, const GraphLocator& locator,
   }
 }
 
-Membership::Membership(const ExecutionGraph& graph) : sorted_(graph.communicators.size()) {
-  for (std::size_t c = 0; c < graph.communicators.size(); ++c) {
-    const std::vector<int>& ranks = graph.communicators[c].ranks;
-    auto& sorted = sorted_[c];
-    sorted.reserve(ranks.size());
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      sorted.emplace_back(ranks[i], static_cast<int>(i));
-    }
-    std::sort(sorted.begin(), sorted.end());
-  }
-}
-
-int Membership::local_rank(int comm, int rank) const {
-  const auto& sorted = sorted_[static_cast<std::size_t>(comm)];
-  const auto it = std::lower_bound(sorted.begin(), sorted.end(), std::pair{rank, -1});
-  return it != sorted.end() && it->first == rank ? it->second : -1;
-}
-
-std::vector<int> Membership::repeated(int comm) const {
-  const auto& sorted = sorted_[static_cast<std::size_t>(comm)];
-  std::vector<int> out;
-  for (std::size_t i = 1; i < sorted.size(); ++i) {
-    if (sorted[i].first == sorted[i - 1].first && (out.empty() || out.back() != sorted[i].first)) {
-      out.push_back(sorted[i].first);
-    }
-  }
-  return out;
-}
 
 int role_of(const RankProgram& rp, int comm) {
   for (std::size_t i = 0; i < rp.comms.size(); ++i) {
@@ -104,7 +76,6 @@ int role_of(const RankProgram& rp, int comm) {
 namespace {
 
 using graph_internal::count_text;
-using graph_internal::Membership;
 using graph_internal::Problems;
 
 std::string number_text(double v) {
@@ -151,7 +122,7 @@ void check_tables(const ExecutionGraph& g, Problems& problems) {
 }
 
 // Returns false where a problem leaves indices unsound (the checks across ranks cannot run).
-bool check_communicators(const ExecutionGraph& g, const Membership& membership,
+bool check_communicators(const ExecutionGraph& g, const LocalRanks& membership,
                          Problems& problems) {
   check_unique(
       g.communicators.size(),
@@ -376,7 +347,7 @@ struct RankProblem {
   bool operator==(const RankProblem&) const = default;
 };
 
-void rank_problems(const ExecutionGraph& g, const Membership& membership, int r,
+void rank_problems(const ExecutionGraph& g, const LocalRanks& membership, int r,
                    std::vector<RankProblem>& out) {
   out.clear();
   const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
@@ -395,7 +366,7 @@ void rank_problems(const ExecutionGraph& g, const Membership& membership, int r,
       out.push_back({RankProblem::kCommIndex, rp.program, static_cast<int>(i), c});
       continue;
     }
-    if (membership.local_rank(c, r) < 0) {
+    if (membership.of(c, r) < 0) {
       out.push_back({RankProblem::kNotMember, rp.program, static_cast<int>(i), c});
     }
     for (std::size_t j = 0; j < i; ++j) {
@@ -442,7 +413,7 @@ std::string rank_problem_text(const ExecutionGraph& g, const RankProgram& rp,
   }
 }
 
-bool check_ranks(const ExecutionGraph& g, const Membership& membership, Problems& problems) {
+bool check_ranks(const ExecutionGraph& g, const LocalRanks& membership, Problems& problems) {
   const int n = g.rank_count();
   if (n == 0) {
     problems.add("/ranks", "a graph needs at least one rank");
@@ -495,7 +466,7 @@ std::vector<std::string> validate_execution_graph(const ExecutionGraph& graph,
                                                   const ValidateOptions& options) {
   std::vector<std::string> out;
   Problems problems(graph, options.locator, out);
-  const Membership membership(graph);
+  const LocalRanks membership(graph);
   check_tables(graph, problems);
   bool sound = check_communicators(graph, membership, problems);
   check_unique(

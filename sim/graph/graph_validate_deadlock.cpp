@@ -69,7 +69,7 @@ struct Unit {
 
 class Deadlock {
  public:
-  Deadlock(const ExecutionGraph& g, const Membership& membership, const Sequences& sequences);
+  Deadlock(const ExecutionGraph& g, const LocalRanks& membership, const Sequences& sequences);
   void run();
   void report(Problems& problems) const;
 
@@ -98,7 +98,7 @@ class Deadlock {
   void report_unit(Problems& problems, int u) const;
 
   const ExecutionGraph& g_;
-  const Membership& membership_;
+  const LocalRanks& membership_;
   const Sequences& sequences_;
   std::vector<std::vector<std::int32_t>> needs_;  // per program: program_needs
   std::vector<Unit> units_;
@@ -112,7 +112,7 @@ class Deadlock {
   std::vector<char> queued_;
 };
 
-Deadlock::Deadlock(const ExecutionGraph& g, const Membership& membership,
+Deadlock::Deadlock(const ExecutionGraph& g, const LocalRanks& membership,
                    const Sequences& sequences)
     : g_(g),
       membership_(membership),
@@ -234,7 +234,7 @@ void Deadlock::try_match(int u, std::size_t role) {
   }
   const Node& m = node(other, head(other, other_role));
   const NodeKind wanted = n.kind == NodeKind::kSend ? NodeKind::kRecv : NodeKind::kSend;
-  if (m.kind != wanted || m.peer != membership_.local_rank(c, unit.rank)) {
+  if (m.kind != wanted || m.peer != membership_.of(c, unit.rank)) {
     return;
   }
   complete(u, role);
@@ -313,7 +313,7 @@ void Deadlock::report_unit(Problems& problems, int u) const {
 
 }  // namespace
 
-void check_deadlock(Problems& problems, const Membership& membership, const Sequences& sequences) {
+void check_deadlock(Problems& problems, const LocalRanks& membership, const Sequences& sequences) {
   Deadlock deadlock(problems.graph(), membership, sequences);
   deadlock.run();
   deadlock.report(problems);

@@ -43,19 +43,6 @@ class Problems {
   std::vector<std::string>& out_;
 };
 
-// Local ranks by global rank, for every communicator (local_rank() of execution_graph.h scans).
-class Membership {
- public:
-  explicit Membership(const ExecutionGraph& graph);
-  // The local rank of `rank` in communicators[comm], or -1. REQUIRES: comm is an index.
-  [[nodiscard]] int local_rank(int comm, int rank) const;
-  // The ranks communicators[comm] lists more than once, ascending.
-  [[nodiscard]] std::vector<int> repeated(int comm) const;
-
- private:
-  std::vector<std::vector<std::pair<int, int>>> sorted_;  // (rank, local rank), by rank
-};
-
 // The communication nodes of one role of one program, in program order.
 struct RoleSequence {
   std::vector<std::int32_t> nodes;        // collectives, sends and receives
@@ -84,7 +71,8 @@ void check_roots_and_peers(Problems& problems, const Sequences& sequences);
 void check_collectives(Problems& problems, const Sequences& sequences);
 void check_point_to_point(Problems& problems, const Sequences& sequences);
 // REQUIRES also: the three checks above found nothing.
-void check_deadlock(Problems& problems, const Membership& membership, const Sequences& sequences);
+void check_deadlock(Problems& problems, const LocalRanks& membership,
+                    const Sequences& sequences);
 
 }  // namespace dtsim::sim::graph_internal
 

@@ -223,7 +223,6 @@ class Lowerer {
       it->second = program_cuts(p);
     }
     out_.nodes[static_cast<std::size_t>(rank)].resize(p.nodes.size());
-    cursor_of_rank_[rank] = cursors_.size();
     const std::size_t streams = it->second.streams.size();
     return Cursor{.rank = rank,
                   .program = &p,
@@ -258,12 +257,11 @@ class Lowerer {
   LoweredGraph out_;
   std::map<const Program*, ProgramCuts> cuts_;
   std::vector<Cursor> cursors_;
-  std::map<int, std::size_t> cursor_of_rank_;
   std::map<std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t>, Pending>
       pending_;  // (p2p, comm, a, b, sequence)
   std::vector<Pending> ready_;
-  std::map<std::int32_t, FoldedTasks> replayed_;  // memoized: per choice, its first replay
-  std::map<std::int32_t, std::int32_t> replayed_instance_;
+  // Memoizing: per choice, the tasks of its first replay and that instance's index.
+  std::map<std::int32_t, std::pair<FoldedTasks, std::int32_t>> replayed_;
   std::map<std::int32_t, std::size_t> needed_;  // per communicator: its distinct lowered ranks
 };
 
@@ -506,16 +504,16 @@ void Lowerer::emit_collective(const Pending& pending) {
     const bool repeat = plan_.memoize && it != replayed_.end();
     const FoldedTasks t =
         add_folded_collective(out_.tasks, schedule, first.rank, comm_index, comm.ranks,
-                              entry(first, node, comm_index), repeat ? &it->second : nullptr);
+                              entry(first, node, comm_index), repeat ? &it->second.first : nullptr);
     inst.first = t.first;
     inst.end = t.end;
     inst.exits = {{t.exit}};
     if (repeat) {
-      inst.repeats = replayed_instance_.at(inst.choice);
+      inst.repeats = it->second.second;
       ++out_.memoized;
     } else {
-      replayed_.emplace(inst.choice, t);
-      replayed_instance_.emplace(inst.choice, static_cast<std::int32_t>(out_.instances.size()));
+      replayed_.emplace(inst.choice,
+                        std::make_pair(t, static_cast<std::int32_t>(out_.instances.size())));
     }
   } else {
     std::vector<std::vector<TaskId>> entries(comm.ranks.size());
