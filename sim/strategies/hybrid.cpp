@@ -1,0 +1,300 @@
+#include "sim/strategies/hybrid.h"
+
+#include <map>
+#include <utility>
+
+#include "sim/strategies/hybrid_internal.h"
+
+namespace dtsim::sim {
+
+using hybrid::PieceRange;
+using hybrid::Role;
+
+namespace hybrid {
+
+const char* role_name(Role role) {
+  static constexpr const char* kNames[kRoleCount] = {
+      "dp", "dp_gather", "tp", "cp_next", "cp_prev", "ep", "edp",
+      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out"};
+  return kNames[role];
+}
+
+std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, int stage) {
+  const ParallelDegrees& d = job.degrees;
+  std::vector<bool> roles(kRoleCount, false);
+  bool experts = false;
+  for (const ModelPiece& p : model.pieces) {
+    experts = experts || p.expert;
+  }
+  roles[kDp] = true;
+  roles[kDpGather] = job.zero_stage == 3;
+  roles[kTp] = d.tp > 1;
+  roles[kCpNext] = roles[kCpPrev] = d.cp > 1;
+  roles[kEp] = d.ep > 1 && experts;
+  roles[kEdp] = experts;
+  // A device receives activations unless it only holds the first virtual stage, and sends them
+  // on unless it only holds the last (interleaving wraps the last device to the first).
+  const bool wraps = job.schedule.virtual_stages > 1;
+  roles[kActIn] = roles[kGradOut] = d.pp > 1 && (stage > 0 || wraps);
+  roles[kActOut] = roles[kGradIn] = d.pp > 1 && (stage + 1 < d.pp || wraps);
+  return roles;
+}
+
+std::vector<PieceRange> virtual_stage_pieces(const HybridModel& model, const HybridJob& job) {
+  const int parts = job.degrees.pp * job.schedule.virtual_stages;
+  const int units = model.pieces.back().unit + 1;
+  const std::vector<int> split =
+      job.stage_units.empty() ? split_units(units - model.first_units - model.last_units, parts)
+                              : job.stage_units;
+  std::vector<PieceRange> ranges(static_cast<std::size_t>(parts));
+  int next_unit = 0;
+  std::size_t piece = 0;
+  for (int v = 0; v < parts; ++v) {
+    next_unit += split[static_cast<std::size_t>(v)] + (v == 0 ? model.first_units : 0) +
+                 (v + 1 == parts ? model.last_units : 0);
+    ranges[static_cast<std::size_t>(v)].begin = static_cast<int>(piece);
+    while (piece < model.pieces.size() && model.pieces[piece].unit < next_unit) {
+      ++piece;
+    }
+    ranges[static_cast<std::size_t>(v)].end = static_cast<int>(piece);
+  }
+  return ranges;
+}
+
+}  // namespace hybrid
+
+std::vector<int> split_units(int units, int parts) {
+  std::vector<int> split(static_cast<std::size_t>(parts), units / parts);
+  for (int v = 0; v < units % parts; ++v) {
+    ++split[static_cast<std::size_t>(v)];
+  }
+  return split;
+}
+
+namespace {
+
+std::string check_pieces(const HybridModel& model) {
+  if (model.pieces.empty()) {
+    return "pieces: the model has no pieces";
+  }
+  int unit = 0;
+  for (std::size_t i = 0; i < model.pieces.size(); ++i) {
+    const int u = model.pieces[i].unit;
+    if (u != unit && u != unit + 1) {
+      return "pieces: piece " + std::to_string(i) + " is in unit " + std::to_string(u) +
+             ", expected " + std::to_string(unit) + " or " + std::to_string(unit + 1) +
+             " (units are numbered 0, 1, ... in forward order)";
+    }
+    unit = u;
+  }
+  const int balanced = unit + 1 - model.first_units - model.last_units;
+  if (model.first_units < 0 || model.last_units < 0 || balanced < 1) {
+    return "pieces: the model has no unit to balance over the pipeline";
+  }
+  return "";
+}
+
+std::string check_split(const HybridModel& model, const HybridJob& job) {
+  const int parts = job.degrees.pp * job.schedule.virtual_stages;
+  const int balanced = model.pieces.back().unit + 1 - model.first_units - model.last_units;
+  if (job.stage_units.empty()) {
+    if (balanced < parts) {
+      return "pp: " + std::to_string(parts) + " virtual pipeline stages for " +
+             std::to_string(balanced) + " layers: every stage needs one at least";
+    }
+    return "";
+  }
+  if (job.stage_units.size() != static_cast<std::size_t>(parts)) {
+    return "stage_units: " + std::to_string(job.stage_units.size()) + " counts for " +
+           std::to_string(parts) + " virtual pipeline stages";
+  }
+  long long sum = 0;
+  for (int n : job.stage_units) {
+    if (n < 1) {
+      return "stage_units: every virtual stage needs one layer at least";
+    }
+    sum += n;
+  }
+  if (sum != balanced) {
+    return "stage_units: the counts add up to " + std::to_string(sum) + ", the model has " +
+           std::to_string(balanced) + " layers";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
+  const ParallelDegrees& d = job.degrees;
+  if (std::string why = check_pieces(model); !why.empty()) {
+    return why;
+  }
+  if (d.dp % d.ep != 0) {
+    return "ep: " + std::to_string(d.ep) + " does not divide dp = " + std::to_string(d.dp);
+  }
+  bool experts = false;
+  for (const ModelPiece& p : model.pieces) {
+    experts = experts || p.expert;
+  }
+  if (d.ep > 1 && !experts) {
+    return "ep: expert parallelism needs a model with experts";
+  }
+  if (job.zero_stage < 0 || job.zero_stage > 3) {
+    return "zero: " + std::to_string(job.zero_stage) + " is not a ZeRO stage (0, 1, 2 or 3)";
+  }
+  if (job.zero_stage == 3 && experts) {
+    return "zero: ZeRO-3 of a model with experts is not modelled";
+  }
+  if (job.micro_batches < 1) {
+    return "micro_batches: " + std::to_string(job.micro_batches) + ", expected 1 or more";
+  }
+  if (job.schedule.kind == PipelineScheduleKind::kInterleaved && d.pp < 2) {
+    return "schedule: interleaving needs pp >= 2";
+  }
+  if (std::string why = check_pipeline(job.schedule, d.pp, job.micro_batches); !why.empty()) {
+    return "schedule: " + why;
+  }
+  if (d.pp > 1 && model.boundary_bytes == 0) {
+    return "pp: a pipeline sends activations between stages, and this model does not say how "
+           "many bytes they are";
+  }
+  if (job.iterations < 1) {
+    return "iterations: " + std::to_string(job.iterations) + ", expected 1 or more";
+  }
+  return check_split(model, job);
+}
+
+namespace {
+
+// What kind of communicator a role binds: the two ends of a pair share one ("pp_act" is the
+// sender's pp_act_out and the receiver's pp_act_in).
+std::string comm_kind(Role role) {
+  switch (role) {
+    case hybrid::kCpNext:
+    case hybrid::kCpPrev:
+      return "cp";
+    case hybrid::kActIn:
+    case hybrid::kActOut:
+      return "pp_act";
+    case hybrid::kGradIn:
+    case hybrid::kGradOut:
+      return "pp_grad";
+    default:
+      return hybrid::role_name(role);
+  }
+}
+
+// Communicators by (kind, members), named by the kind alone when it has one, else "KIND.K" in
+// order of first appearance.
+class CommTable {
+ public:
+  std::int32_t add(Role role, std::vector<int> members) {
+    std::string kind = comm_kind(role);
+    auto [it, inserted] = index_.try_emplace({kind, members}, 0);
+    if (inserted) {
+      it->second = static_cast<std::int32_t>(comms_.size());
+      comms_.push_back({kind, std::move(members)});
+      ++count_[kind];
+    }
+    return it->second;
+  }
+
+  std::vector<Communicator> finish() {
+    std::map<std::string, int> seen;
+    for (Communicator& c : comms_) {
+      if (count_[c.name] > 1) {
+        const int k = seen[c.name]++;
+        c.name += "." + std::to_string(k);
+      }
+    }
+    return std::move(comms_);
+  }
+
+ private:
+  std::map<std::pair<std::string, std::vector<int>>, std::int32_t> index_;
+  std::map<std::string, int> count_;
+  std::vector<Communicator> comms_;
+};
+
+// The two-rank communicator from `from` to `to` (sender local 0, receiver local 1).
+std::vector<int> pair(int from, int to) { return {from, to}; }
+
+// The communicator rank `rank` binds `role` to.
+std::vector<int> members(const RankLayout& layout, int rank, Role role) {
+  const ParallelDegrees& d = layout.degrees();
+  auto shifted = [&](Dim dim, int by) {
+    std::array<int, kDims> c{};
+    for (int i = 0; i < kDims; ++i) {
+      c[static_cast<std::size_t>(i)] = layout.coordinate(rank, static_cast<Dim>(i));
+    }
+    const int n = layout.degree(dim);
+    int& x = c[static_cast<std::size_t>(dim)];
+    x = ((x + by) % n + n) % n;
+    return layout.rank_at(c);
+  };
+  switch (role) {
+    case hybrid::kDp:
+    case hybrid::kDpGather:
+      return layout.group(rank, {Dim::kCp, Dim::kDp});
+    case hybrid::kTp:
+      return layout.group(rank, {Dim::kTp});
+    case hybrid::kCpNext:
+      return pair(rank, shifted(Dim::kCp, 1));
+    case hybrid::kCpPrev:
+      return pair(shifted(Dim::kCp, -1), rank);
+    case hybrid::kEp:
+      return layout.expert_group(rank);
+    case hybrid::kEdp: {
+      std::vector<int> all;  // the expert-data group of every context rank
+      for (int c : layout.group(rank, {Dim::kCp})) {
+        for (int m : layout.expert_data_group(c)) {
+          all.push_back(m);
+        }
+      }
+      return d.cp == 1 ? layout.expert_data_group(rank) : all;
+    }
+    case hybrid::kActIn:
+      return pair(shifted(Dim::kPp, -1), rank);
+    case hybrid::kActOut:
+      return pair(rank, shifted(Dim::kPp, 1));
+    case hybrid::kGradIn:
+      return pair(shifted(Dim::kPp, 1), rank);
+    case hybrid::kGradOut:
+      return pair(rank, shifted(Dim::kPp, -1));
+    case hybrid::kRoleCount:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+ExecutionGraph build_hybrid(const HybridModel& model, const HybridJob& job) {
+  ExecutionGraph g;
+  for (const ModelPiece& p : model.pieces) {
+    g.layers.push_back(p.name);
+  }
+  const RankLayout layout(job.degrees, job.order);
+  std::vector<std::vector<bool>> roles;
+  for (int s = 0; s < job.degrees.pp; ++s) {
+    g.programs.push_back(hybrid::build_stage_program(model, job, s, g));
+    roles.push_back(hybrid::stage_roles(model, job, s));
+  }
+  CommTable comms;
+  g.ranks.resize(static_cast<std::size_t>(layout.ranks()));
+  for (int r = 0; r < layout.ranks(); ++r) {
+    const int stage = layout.coordinate(r, Dim::kPp);
+    RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
+    rp.program = stage;
+    for (int role = 0; role < hybrid::kRoleCount; ++role) {
+      if (roles[static_cast<std::size_t>(stage)][static_cast<std::size_t>(role)]) {
+        const Role ro = static_cast<Role>(role);
+        rp.comms.push_back(comms.add(ro, members(layout, r, ro)));
+      }
+    }
+  }
+  g.communicators = comms.finish();
+  return g;
+}
+
+}  // namespace dtsim::sim

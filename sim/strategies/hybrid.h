@@ -1,0 +1,101 @@
+// Hybrid parallelism as an execution graph: tensor (TP), context (CP), expert (EP), pipeline (PP)
+// and data parallelism (DP, with ZeRO-1/2 or ZeRO-3/FSDP sharding) at once, the way Megatron-LM
+// and PyTorch FSDP run them. Every rule is in sim/strategies/HYBRID.md with its source.
+//
+// Ranks are arranged by RankLayout (layout.h). Every rank of pipeline stage s runs program
+// "stage s" ("replica" without pipelining): for each step of its schedule (pipeline_schedule.h),
+// a forward or backward pass of one micro-batch over the pieces of one model chunk, with
+//  - TP collectives around every piece on its tensor-parallel group ("tp"), blocking the compute
+//    that needs them;
+//  - activations received from the previous stage and sent to the next (and their gradients the
+//    other way), on one two-rank communicator per stage boundary and direction, so that a
+//    pipeline never waits on a transfer going the other way;
+//  - CP ring attention: key/value blocks passed to the next rank of the CP ring while the
+//    attention of the block already there computes;
+//  - EP all-to-all dispatch and combine around every expert piece ("ep");
+//  - DP: the gradients of each chunk reduced in buckets during its last micro-batch's backward
+//    ("dp": all-reduce, or reduce-scatter under ZeRO-1/2 with the parameters all-gathered after
+//    the optimizer step); under ZeRO-3 every unit's parameters all-gathered before its forward
+//    and backward (one unit prefetched, on "dp_gather") and its gradients reduce-scattered after.
+// With tp = cp = pp = ep = 1, ZeRO 0 and the 1F1B schedule the graph is build_data_parallel's.
+#ifndef DTSIM_SIM_STRATEGIES_HYBRID_H_
+#define DTSIM_SIM_STRATEGIES_HYBRID_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/graph/execution_graph.h"
+#include "sim/strategies/buckets.h"
+#include "sim/strategies/layout.h"
+#include "sim/strategies/pipeline_schedule.h"
+
+namespace dtsim::sim {
+
+// One piece of the model as one rank runs it for one micro-batch: a stretch of compute between
+// two points where tensor parallelism communicates.
+struct ModelPiece {
+  std::string name;
+  // Pipeline stages and ZeRO-3 units are whole units (a transformer block: its attention and MLP
+  // pieces); units are numbered 0, 1, ... in forward order.
+  int unit = 0;
+  double forward_sec = 0;
+  double backward_sec = 0;
+  double recompute_sec = 0;  // forward work redone before the backward pass (0: none)
+  // This rank's share of the piece's parameters: gradient bytes (reduced by DP) and weight bytes
+  // (gathered by ZeRO-3 and, after the optimizer step, by ZeRO-1/2).
+  std::uint64_t grad_bytes = 0;
+  std::uint64_t weight_bytes = 0;
+  bool expert = false;  // expert weights: reduced over the expert-data group, not "dp"
+  // TP, as Megatron-LM's conjugate operators (nccl-tests sizes; 0: none). At the piece's input:
+  // identity forward, all-reduce backward (with sequence parallelism: all-gather forward,
+  // reduce-scatter backward). At its output: all-reduce forward, identity backward (with sequence
+  // parallelism: reduce-scatter forward, all-gather backward).
+  std::uint64_t tp_in_bytes = 0;
+  std::uint64_t tp_out_bytes = 0;
+  std::uint64_t tp_loss_bytes = 0;  // all-reduce after the forward (vocabulary-parallel loss)
+  std::uint64_t cp_kv_bytes = 0;    // CP: one key/value block, passed cp - 1 times per pass
+  std::uint64_t ep_bytes = 0;       // EP: each all-to-all (dispatch, combine)
+};
+
+struct HybridModel {
+  std::vector<ModelPiece> pieces;  // forward order
+  // Units that always go with the first and with the last virtual stage (a transformer's
+  // embedding and head), beside those the split balances (its blocks).
+  int first_units = 0;
+  int last_units = 0;
+  std::uint64_t boundary_bytes = 0;  // activation sent from a stage to the next per micro-batch
+  double optimizer_sec = 0;          // one rank's optimizer step over all its pieces, unsharded
+};
+
+struct HybridJob {
+  ParallelDegrees degrees;
+  std::array<Dim, kDims> order{Dim::kTp, Dim::kCp, Dim::kDp, Dim::kPp};
+  int micro_batches = 1;  // per optimizer step, per replica
+  PipelineSchedule schedule;
+  // Balanced units per virtual stage (first_units and last_units not counted); empty: balanced
+  // by split_units.
+  std::vector<int> stage_units;
+  int zero_stage = 0;  // 0, 1, 2 or 3
+  bool sequence_parallel = false;
+  bool full_recompute = false;  // recomputation re-runs the forward's TP collectives too
+  std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
+  std::uint64_t first_bucket_cap_bytes = kFirstBucketCapBytes;
+  int iterations = 3;
+};
+
+// `units` split into `parts` contiguous runs as evenly as possible, the first ones one longer
+// when they do not divide.
+[[nodiscard]] std::vector<int> split_units(int units, int parts);
+
+// Empty if `job` can run `model`, else why not, naming the job field ("stage_units",
+// "micro_batches", ...) first.
+[[nodiscard]] std::string check_hybrid(const HybridModel& model, const HybridJob& job);
+
+// The graph of `job` on `model`. REQUIRES: check_hybrid(model, job) is empty.
+[[nodiscard]] ExecutionGraph build_hybrid(const HybridModel& model, const HybridJob& job);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_STRATEGIES_HYBRID_H_

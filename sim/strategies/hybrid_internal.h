@@ -1,0 +1,49 @@
+// Shared between hybrid.cpp (communicators, ranks) and hybrid_stage.cpp (one stage's program).
+#ifndef DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_
+#define DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/graph/execution_graph.h"
+#include "sim/strategies/hybrid.h"
+
+namespace dtsim::sim::hybrid {
+
+// The communicator roles a stage's program may use, in the order they are listed.
+enum Role : int {
+  kDp,         // dense gradients: the data x context group
+  kDpGather,   // ZeRO-3 parameter gathers: the same ranks, its own communicator (stream)
+  kTp,         // tensor-parallel group
+  kCpNext,     // CP ring: this rank -> the next (this rank sends)
+  kCpPrev,     // CP ring: the previous -> this rank (this rank receives)
+  kEp,         // expert-parallel group
+  kEdp,        // expert gradients: the expert-data x context group
+  kActIn,      // PP: activations from the previous device
+  kActOut,     // PP: activations to the next device
+  kGradIn,     // PP: gradients from the next device
+  kGradOut,    // PP: gradients to the previous device
+  kRoleCount,
+};
+[[nodiscard]] const char* role_name(Role role);
+
+// Which roles stage `stage` has under `job` (a role absent has no communicator).
+[[nodiscard]] std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job,
+                                            int stage);
+
+// Pieces [begin, end) of each virtual stage (index chunk * pp + stage), by the job's split.
+struct PieceRange {
+  int begin = 0;
+  int end = 0;
+};
+[[nodiscard]] std::vector<PieceRange> virtual_stage_pieces(const HybridModel& model,
+                                                           const HybridJob& job);
+
+// The program of every rank of pipeline stage `stage`. `graph` receives its labels.
+[[nodiscard]] Program build_stage_program(const HybridModel& model, const HybridJob& job,
+                                          int stage, ExecutionGraph& graph);
+
+}  // namespace dtsim::sim::hybrid
+
+#endif  // DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_

@@ -1,0 +1,239 @@
+// The hybrid-parallel graph builder on hand-made models, without SimGrid: equivalence with
+// data parallelism, validity (the graph validator, deadlock check included) for every kind of
+// parallelism, and each communicator's bytes per iteration against closed forms.
+#include "sim/strategies/hybrid.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "sim/graph/graph_validate.h"
+#include "sim/strategies/data_parallel.h"
+#include "sim/strategies/model_pieces.h"
+
+namespace dtsim::sim {
+namespace {
+
+// Three layers, gradients of 3 MiB, none and 1 MiB (fp32), as tests/testdata/sim_three_layers.
+workloads::Workload three_layers() {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  workloads::Workload w{.model = "three", .precision = "fp32", .optimizer_sec = 0.5e-3};
+  w.layers = {{.name = "l0", .forward_sec = 1e-3, .backward_sec = 0.3e-3, .param_bytes = 3 * kMiB},
+              {.name = "l1", .forward_sec = 1e-3, .backward_sec = 0.5e-3},
+              {.name = "l2", .forward_sec = 1e-3, .backward_sec = 2e-3, .param_bytes = kMiB}};
+  return w;
+}
+
+// `blocks` transformer-like units of two pieces each between an embedding and a head, with
+// every communication field set (bytes in round numbers, so sums are easy by hand).
+HybridModel toy_model(int blocks) {
+  HybridModel m{.first_units = 1, .last_units = 1, .boundary_bytes = 1000, .optimizer_sec = 1e-3};
+  m.pieces.push_back({.name = "embedding", .unit = 0, .forward_sec = 1e-4, .backward_sec = 1e-4,
+                      .grad_bytes = 4000, .weight_bytes = 4000, .tp_out_bytes = 100});
+  for (int b = 0; b < blocks; ++b) {
+    for (const char* part : {"attention", "mlp"}) {
+      m.pieces.push_back({.name = "layers." + std::to_string(b) + "." + part,
+                          .unit = 1 + b,
+                          .forward_sec = 1e-3,
+                          .backward_sec = 2e-3,
+                          .recompute_sec = part == std::string("attention") ? 5e-4 : 0,
+                          .grad_bytes = 8000,
+                          .weight_bytes = 8000,
+                          .tp_in_bytes = 100,
+                          .tp_out_bytes = 100,
+                          .cp_kv_bytes = part == std::string("attention") ? 50u : 0u});
+    }
+  }
+  m.pieces.push_back({.name = "head", .unit = blocks + 1, .forward_sec = 1e-4,
+                      .backward_sec = 1e-4, .grad_bytes = 4000, .weight_bytes = 4000,
+                      .tp_in_bytes = 100, .tp_loss_bytes = 10});
+  return m;
+}
+
+void expect_valid(const ExecutionGraph& g) {
+  const std::vector<std::string> problems = validate_execution_graph(g);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+}
+
+// Per communicator kind (its name up to the first '.'), summed over every rank's nodes of
+// iteration 0: collective bytes by op, and send bytes.
+std::map<std::string, std::uint64_t> bytes_by(const ExecutionGraph& g, NodeKind kind,
+                                              CollectiveOp op = CollectiveOp::kAllReduce) {
+  std::map<std::string, std::uint64_t> bytes;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    for (const Node& n : g.program_of(r).nodes) {
+      if (n.kind == kind && n.iteration == 0 && (kind != NodeKind::kCollective || n.op == op)) {
+        const std::string& name = g.communicator_of(r, n).name;
+        bytes[name.substr(0, name.find('.'))] += n.bytes;
+      }
+    }
+  }
+  return bytes;
+}
+
+TEST(Hybrid, DataParallelOnlyIsTheDataParallelGraph) {
+  // tp = cp = pp = ep = 1, ZeRO 0, 1F1B: the same graph build_data_parallel builds, node for
+  // node, with and without gradient accumulation.
+  const workloads::Workload w = three_layers();
+  for (int steps : {1, 3}) {
+    const ExecutionGraph dp =
+        build_data_parallel(w, {.ranks = 4, .iterations = 2, .accumulation_steps = steps});
+    const HybridJob job{.degrees = {.dp = 4}, .micro_batches = steps, .iterations = 2};
+    const HybridModel model = model_from_trace(w);
+    ASSERT_EQ(check_hybrid(model, job), "");
+    EXPECT_EQ(build_hybrid(model, job), dp) << steps << " micro-batches";
+  }
+}
+
+TEST(Hybrid, EveryKindOfParallelismBuildsAValidGraph) {
+  const HybridModel model = toy_model(4);
+  const PipelineSchedule one_f_one_b;
+  const PipelineSchedule gpipe{.kind = PipelineScheduleKind::kGpipe};
+  const PipelineSchedule interleaved{.kind = PipelineScheduleKind::kInterleaved,
+                                     .virtual_stages = 2};
+  const std::vector<HybridJob> jobs{
+      {.degrees = {.tp = 2, .dp = 2}, .micro_batches = 2},
+      {.degrees = {.tp = 2, .dp = 2}, .micro_batches = 2, .sequence_parallel = true},
+      {.degrees = {.tp = 2, .dp = 2, .pp = 2}, .micro_batches = 4, .schedule = gpipe},
+      {.degrees = {.dp = 2, .pp = 4}, .micro_batches = 8, .schedule = one_f_one_b},
+      {.degrees = {.pp = 2}, .micro_batches = 4, .schedule = interleaved},
+      {.degrees = {.cp = 2, .dp = 2}, .micro_batches = 1},
+      {.degrees = {.cp = 4}, .micro_batches = 1, .full_recompute = true},
+      {.degrees = {.dp = 4}, .micro_batches = 2, .zero_stage = 1},
+      {.degrees = {.dp = 4, .pp = 2}, .micro_batches = 2, .zero_stage = 3},
+      {.degrees = {.tp = 2, .cp = 2, .dp = 2, .pp = 2}, .micro_batches = 4,
+       .schedule = interleaved, .zero_stage = 1, .sequence_parallel = true}};
+  for (const HybridJob& job : jobs) {
+    SCOPED_TRACE(parallel_name(job.degrees) + " " + pipeline_schedule_name(job.schedule) +
+                 " zero " + std::to_string(job.zero_stage));
+    ASSERT_EQ(check_hybrid(model, job), "");
+    const ExecutionGraph g = build_hybrid(model, job);
+    EXPECT_EQ(g.rank_count(), job.degrees.ranks());
+    EXPECT_EQ(g.programs.size(), static_cast<std::size_t>(job.degrees.pp));
+    expect_valid(g);
+  }
+}
+
+TEST(Hybrid, TensorParallelAllReducesPerBlock) {
+  // Megatron-LM (Shoeybi et al. 2019, fig. 3): per block two all-reduces forward (after the
+  // attention and MLP outputs) and two backward (their inputs); the embedding one forward, the
+  // head one backward and its loss's one forward. 4 blocks, 3 micro-batches, tp = 2, 2 ranks:
+  // per rank 3 * (4 * 4 * 100 + 100 + 100 + 10) bytes.
+  const HybridJob job{.degrees = {.tp = 2}, .micro_batches = 3};
+  const ExecutionGraph g = build_hybrid(toy_model(4), job);
+  EXPECT_EQ(bytes_by(g, NodeKind::kCollective)["tp"], 2u * 3 * (4 * 4 * 100 + 210));
+  // With sequence parallelism the same tensors are all-gathered and reduce-scattered instead:
+  // per block and micro-batch, 2 gathers + 2 scatters forward and 2 + 2 backward (the
+  // embedding: a scatter forward, a gather backward; the head: a gather forward, a scatter
+  // backward).
+  HybridJob sp = job;
+  sp.sequence_parallel = true;
+  const ExecutionGraph s = build_hybrid(toy_model(4), sp);
+  EXPECT_EQ(bytes_by(s, NodeKind::kCollective, CollectiveOp::kAllGather)["tp"],
+            2u * 3 * (4 * 4 * 100 + 200));
+  EXPECT_EQ(bytes_by(s, NodeKind::kCollective, CollectiveOp::kReduceScatter)["tp"],
+            2u * 3 * (4 * 4 * 100 + 200));
+  EXPECT_EQ(bytes_by(s, NodeKind::kCollective)["tp"], 2u * 3 * 10);  // the loss only
+}
+
+TEST(Hybrid, PipelineSendsTwoActivationsPerMicroBatchAndBoundary) {
+  // The closed form: 2 * m * (b * s * h * dtype) per stage boundary (activations
+  // forward, their gradients backward). 4 stages (3 boundaries), m = 8, boundary 1000 bytes,
+  // dp = 2 pipelines.
+  for (const PipelineSchedule& schedule :
+       {PipelineSchedule{}, PipelineSchedule{.kind = PipelineScheduleKind::kGpipe}}) {
+    const HybridJob job{.degrees = {.dp = 2, .pp = 4}, .micro_batches = 8, .schedule = schedule};
+    const ExecutionGraph g = build_hybrid(toy_model(4), job);
+    const auto sent = bytes_by(g, NodeKind::kSend);
+    EXPECT_EQ(sent.at("pp_act") + sent.at("pp_grad"), 2u * 3 * 2 * 8 * 1000);
+    EXPECT_EQ(bytes_by(g, NodeKind::kRecv), sent);
+  }
+  // Interleaved with V = 2 on 2 devices: 4 virtual stages, 3 boundaries, one of which wraps
+  // from the last device to the first.
+  const HybridJob v2{.degrees = {.pp = 2},
+                     .micro_batches = 4,
+                     .schedule = {.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2}};
+  const auto sent = bytes_by(build_hybrid(toy_model(4), v2), NodeKind::kSend);
+  EXPECT_EQ(sent.at("pp_act") + sent.at("pp_grad"), 2u * 3 * 4 * 1000);
+}
+
+// Ring bytes per rank of a collective of nccl-tests size S on p ranks (Patarasuk and Yuan):
+// all-reduce 2 (p-1)/p S, all-gather and reduce-scatter (p-1)/p S.
+double ring_bytes(const ExecutionGraph& g, int p) {
+  double bytes = 0;
+  for (const Node& n : g.program_of(0).nodes) {
+    if (n.kind == NodeKind::kCollective && n.iteration == 0) {
+      bytes += (n.op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (p - 1) / p * n.bytes;
+    }
+  }
+  return bytes;
+}
+
+TEST(Hybrid, ZeroThreeMovesOneAndAHalfTimesTheBytesOfDataParallel) {
+  // ZeRO (Rajbhandari et al. 2020, sec. 7.2.2): all-gather the parameters forward and backward
+  // and reduce-scatter the gradients = 3 (p-1)/p Psi against all-reduce's 2 (p-1)/p Psi, with
+  // weights as large as gradients (fp32 here). ZeRO-1/2 reduce-scatter gradients and gather the
+  // parameters after the step: the same volume as the all-reduce.
+  const HybridModel model = toy_model(3);
+  const HybridJob dp{.degrees = {.dp = 8}, .micro_batches = 1};
+  HybridJob zero1 = dp;
+  zero1.zero_stage = 1;
+  HybridJob zero3 = dp;
+  zero3.zero_stage = 3;
+  const double plain = ring_bytes(build_hybrid(model, dp), 8);
+  EXPECT_DOUBLE_EQ(ring_bytes(build_hybrid(model, zero3), 8), 1.5 * plain);
+  EXPECT_DOUBLE_EQ(ring_bytes(build_hybrid(model, zero1), 8), plain);
+  // Plain DP: every gradient once, 2 (p-1)/p of (4000 + 3 * 16000 + 4000) bytes.
+  EXPECT_DOUBLE_EQ(plain, 2.0 * 7 / 8 * 56000);
+}
+
+TEST(Hybrid, ContextParallelRingPassesKeyValueBlocks) {
+  // Ring attention (Liu et al. 2023): cp - 1 key/value blocks forward, and blocks plus their
+  // gradients (twice the bytes) backward, per attention piece and micro-batch.
+  const HybridJob job{.degrees = {.cp = 4}, .micro_batches = 2};
+  const ExecutionGraph g = build_hybrid(toy_model(3), job);
+  EXPECT_EQ(bytes_by(g, NodeKind::kSend)["cp"], 4u * 2 * 3 * (3 * 50 + 3 * 100));
+}
+
+TEST(Hybrid, StageSplitKeepsEmbeddingFirstAndHeadLast) {
+  EXPECT_EQ(split_units(10, 4), (std::vector<int>{3, 3, 2, 2}));
+  EXPECT_EQ(split_units(8, 4), (std::vector<int>{2, 2, 2, 2}));
+  const HybridJob job{.degrees = {.pp = 2}, .micro_batches = 2, .stage_units = {1, 3}};
+  ASSERT_EQ(check_hybrid(toy_model(4), job), "");
+  const ExecutionGraph g = build_hybrid(toy_model(4), job);
+  // Stage 0: embedding + block 0; stage 1: blocks 1-3 + head.
+  std::map<int, std::vector<std::string>> layers;
+  for (int s = 0; s < 2; ++s) {
+    for (const Node& n : g.programs[static_cast<std::size_t>(s)].nodes) {
+      if (n.kind == NodeKind::kCompute && n.phase == Phase::kForward && n.micro_batch == 0 &&
+          n.iteration == 0) {
+        layers[s].push_back(g.layers[static_cast<std::size_t>(n.layer)]);
+      }
+    }
+  }
+  EXPECT_EQ(layers[0], (std::vector<std::string>{"embedding", "layers.0.attention",
+                                                 "layers.0.mlp"}));
+  EXPECT_EQ(layers[1].front(), "layers.1.attention");
+  EXPECT_EQ(layers[1].back(), "head");
+}
+
+TEST(Hybrid, RefusesWhatCannotRun) {
+  const HybridModel model = toy_model(4);
+  auto why = [&](HybridJob job) { return check_hybrid(model, job); };
+  EXPECT_TRUE(why({.degrees = {.pp = 5}}).starts_with("pp:"));  // 4 blocks on 5 stages
+  EXPECT_TRUE(why({.degrees = {.dp = 3, .ep = 2}}).starts_with("ep:"));
+  EXPECT_TRUE(why({.degrees = {.dp = 2, .ep = 2}}).starts_with("ep:"));  // no experts
+  EXPECT_TRUE(why({.degrees = {.dp = 2}, .zero_stage = 4}).starts_with("zero:"));
+  EXPECT_TRUE(why({.degrees = {.pp = 2}, .stage_units = {1, 2}}).starts_with("stage_units:"));
+  EXPECT_TRUE(why({.degrees = {.pp = 2}, .stage_units = {4, 0}}).starts_with("stage_units:"));
+  EXPECT_TRUE(why({.degrees = {.pp = 2},
+                   .micro_batches = 3,
+                   .schedule = {.kind = PipelineScheduleKind::kInterleaved,
+                                .virtual_stages = 2}})
+                  .starts_with("schedule:"));
+  EXPECT_TRUE(check_hybrid(model_from_trace(three_layers()), {.degrees = {.pp = 2}})
+                  .starts_with("pp:"));  // a trace has no activation bytes
+}
+
+}  // namespace
+}  // namespace dtsim::sim
