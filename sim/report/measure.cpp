@@ -17,18 +17,6 @@ double max_end(const std::vector<TaskId>& ids, const ReplayTimes& times) {
   return t;
 }
 
-// The end of node `i` of `rank`: a compute node's, a transfer's, or a collective's exit.
-double end_of(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
-              const LocalRanks& local, int rank, std::int32_t i) {
-  const Node& node = g.program_of(rank).nodes[static_cast<std::size_t>(i)];
-  if (node.kind != NodeKind::kCollective) {
-    return node_end_sec(g, lowered, times, rank, i);
-  }
-  const CollectiveInstance& inst =
-      lowered.instances[static_cast<std::size_t>(lowered.node(rank, i).instance)];
-  return max_end(inst.exits_of(local.of(inst.communicator, rank)), times);
-}
-
 // Per iteration k, the latest end of any node of any rank of an iteration <= k (so that the ends
 // never decrease, even where a graph lets iteration k+1's work end before iteration k's).
 std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& lowered,
@@ -46,7 +34,7 @@ std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& 
         ends.resize(it + 1, 0.0);
       }
       ends[it] =
-          std::max(ends[it], end_of(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
+          std::max(ends[it], node_exit_sec(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
     }
   }
   for (std::size_t k = 1; k < ends.size(); ++k) {
@@ -100,6 +88,18 @@ void measure_compute(const Program& p, std::int32_t it, TrainingTimes& t) {
 }
 
 }  // namespace
+
+double node_exit_sec(const ExecutionGraph& g, const LoweredGraph& lowered,
+                     const ReplayTimes& times, const LocalRanks& local, int rank,
+                     std::int32_t i) {
+  const Node& node = g.program_of(rank).nodes[static_cast<std::size_t>(i)];
+  if (node.kind != NodeKind::kCollective) {
+    return node_end_sec(g, lowered, times, rank, i);
+  }
+  const CollectiveInstance& inst =
+      lowered.instances[static_cast<std::size_t>(lowered.node(rank, i).instance)];
+  return max_end(inst.exits_of(local.of(inst.communicator, rank)), times);
+}
 
 TrainingTimes measure_training(const ExecutionGraph& g, const LoweredGraph& lowered,
                                const ReplayTimes& times) {

@@ -37,6 +37,12 @@ struct TrainingTimes {
   std::vector<CollectiveTimes> collectives;
 };
 
+// When node `i` of `rank` ended there: a compute node or a transfer when it ended, a collective
+// when `rank` left it (its last task there). REQUIRES: `rank` stands for itself in `lowered`.
+[[nodiscard]] double node_exit_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                                   const ReplayTimes& times, const LocalRanks& local, int rank,
+                                   std::int32_t i);
+
 // Reads the times of `graph`'s nodes, lowered as `lowered`, from `times`.
 // REQUIRES: `graph` has a node, and its iterations are numbered 0, 1, ... without a gap.
 [[nodiscard]] TrainingTimes measure_training(const ExecutionGraph& graph,

@@ -15,6 +15,7 @@
 #include "sim/report/measure.h"
 #include "sim/report/timeline.h"
 #include "sim/run/engine_run.h"
+#include "sim/run/graph_run.h"
 #include "sim/strategies/data_parallel.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace_reader.h"
@@ -271,20 +272,11 @@ void check_replayable(const ExecutionGraph& g, const std::string& path, double s
 
 }  // namespace
 
-GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) {
-  ExecutionGraph graph = read_execution_graph(config.graph_path);
-  if (graph.rank_count() < 1) {
-    throw ConfigError(config.graph_path + ": the graph has no ranks");
-  }
-  RunOptions run = config.run;
-  if (run.ranks != 0 && run.ranks != graph.rank_count()) {
-    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + config.graph_path + " has " +
-                                   std::to_string(graph.rank_count()) + " ranks");
-  }
-  run.ranks = graph.rank_count();
-  ValidatedRun v = validate_run(run, nullptr, config.graph_path);
+GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std::string& origin,
+                         SimulateOutputs* outputs, const ReplayObserver& observe) {
+  ValidatedRun v = validate_run(run, nullptr, origin);
   EngineRun engine(run, v.platform, v.hints);
-  check_replayable(graph, config.graph_path, std::ranges::max(engine.compute_factors()));
+  check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));
   const LoweringOptions options{.compute_factor = engine.compute_factors(),
                                 .fold = run.collapse,
                                 .memoize = run.collapse && !engine.has_background_traffic()};
@@ -297,7 +289,7 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
   }
   const TrainingTimes t = measure_training(graph, lowered, times);
   GraphReport report{.run = run_info("simulate", run, v.platform, v.hints, engine.host_count()),
-                     .graph_file = config.graph_path,
+                     .graph_file = origin,
                      .programs = graph.programs.size(),
                      .communicators = graph.communicators.size(),
                      .iterations_simulated = static_cast<int>(t.iteration_end_sec.size()),
@@ -316,6 +308,9 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
                                t.iteration_end_sec.back() - t.iteration_time_sec, report);
   report.links =
       measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
+  if (observe) {
+    observe(graph, lowered, times, t);
+  }
   if (outputs != nullptr) {
     outputs->links = report.links;
     if (outputs->want_graph) {
@@ -323,6 +318,20 @@ GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) 
     }
   }
   return report;
+}
+
+GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) {
+  ExecutionGraph graph = read_execution_graph(config.graph_path);
+  if (graph.rank_count() < 1) {
+    throw ConfigError(config.graph_path + ": the graph has no ranks");
+  }
+  RunOptions run = config.run;
+  if (run.ranks != 0 && run.ranks != graph.rank_count()) {
+    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + config.graph_path + " has " +
+                                   std::to_string(graph.rank_count()) + " ranks");
+  }
+  run.ranks = graph.rank_count();
+  return replay_graph(graph, run, config.graph_path, outputs, {});
 }
 
 CollectiveReport simulate_collective(const CollectiveConfig& config) {

@@ -1,0 +1,83 @@
+#include "sim/report/exposure.h"
+
+#include <algorithm>
+
+#include "sim/report/measure.h"
+
+namespace dtsim::sim {
+
+std::string communication_kind(std::string_view name) {
+  const std::string_view prefix = name.substr(0, name.find('.'));
+  if (prefix.starts_with("pp")) {
+    return "pp";
+  }
+  if (prefix == "dp_gather" || prefix == "edp") {
+    return "dp";
+  }
+  return std::string(prefix);
+}
+
+RankExposure measure_exposure(const ExecutionGraph& g, const LoweredGraph& lowered,
+                              const ReplayTimes& times, int rank, std::int32_t iteration,
+                              double start_sec, double end_sec) {
+  const LocalRanks local(g);
+  const Program& p = g.program_of(rank);
+  RankExposure e{.rank = rank};
+  double cursor = start_sec;  // where the compute stream became free
+  double waited = 0;
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& node = p.nodes[i];
+    if (node.kind != NodeKind::kCompute || node.iteration != iteration) {
+      continue;
+    }
+    const auto index = static_cast<std::int32_t>(i);
+    const double start = node_start_sec(g, lowered, times, rank, index);
+    if (start > cursor) {
+      // The communication dependency that ended last held this node back.
+      double latest = cursor;
+      std::int32_t blame = -1;
+      for (std::int32_t d : p.deps_of(node)) {
+        const Node& dep = p.nodes[static_cast<std::size_t>(d)];
+        if (dep.kind == NodeKind::kCompute) {
+          continue;
+        }
+        const double end = node_exit_sec(g, lowered, times, local, rank, d);
+        if (end > latest) {
+          latest = end;
+          blame = d;
+        }
+      }
+      if (blame >= 0) {
+        const double wait = std::min(start, latest) - cursor;
+        e.waiting_sec[communication_kind(
+            g.communicator_of(rank, p.nodes[static_cast<std::size_t>(blame)]).name)] += wait;
+        waited += wait;
+      }
+    }
+    e.compute_sec += node_duration_sec(g, lowered, rank, index);
+    cursor = std::max(cursor, node_end_sec(g, lowered, times, rank, index));
+  }
+  // After its last compute: the rank's own communication that ends last (gradients, gathers).
+  double latest = cursor;
+  std::int32_t blame = -1;
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    if (p.nodes[i].kind != NodeKind::kCompute && p.nodes[i].iteration == iteration) {
+      const double end =
+          node_exit_sec(g, lowered, times, local, rank, static_cast<std::int32_t>(i));
+      if (end > latest) {
+        latest = end;
+        blame = static_cast<std::int32_t>(i);
+      }
+    }
+  }
+  if (blame >= 0) {
+    const double wait = std::min(end_sec, latest) - cursor;
+    e.waiting_sec[communication_kind(
+        g.communicator_of(rank, p.nodes[static_cast<std::size_t>(blame)]).name)] += wait;
+    waited += wait;
+  }
+  e.idle_sec = std::max(0.0, end_sec - start_sec - e.compute_sec - waited);
+  return e;
+}
+
+}  // namespace dtsim::sim
