@@ -1,5 +1,8 @@
 #include "workloads/transformer.h"
 
+#include <string>
+#include <utility>
+
 #include "workloads/roofline.h"
 
 namespace dtsim::workloads {

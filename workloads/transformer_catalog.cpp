@@ -2,6 +2,7 @@
 // source; tests/workloads/transformer_test.cpp checks every parameter count against it.
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "workloads/transformer.h"
 
