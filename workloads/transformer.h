@@ -141,7 +141,8 @@ struct TransformerPiece {
                                                       const TransformerShard& shard);
 
 // Model FLOPs of one training step (forward + backward, no recompute) per token of a
-// `seq_len`-token sequence, two published ways (REQUIRES: seq_len >= 1):
+// `seq_len`-token sequence, two published ways; each throws GeneratorError for seq_len < 1 or
+// an inconsistent architecture:
 //  - 6 * N + 12 * layers * hidden * seq_len (PaLM, Chowdhery et al. 2022, App. B; torchtitan),
 //    N the parameters a token's matrix multiplications use: all but the embedding tables, the
 //    output head counted even when tied, only top-k experts of an MoE layer;
