@@ -11,29 +11,10 @@
 
 #include "workloads/generator_error.h"
 #include "workloads/model_zoo.h"
+#include "workloads/roofline.h"
 #include "workloads/trace.h"
 
 namespace dtsim::workloads {
-
-// Datasheet figures of one GPU (dense, no sparsity), in FLOP/s and bytes/s.
-struct DeviceSpec {
-  std::string name;       // "v100", ...
-  std::string full_name;  // "NVIDIA V100-SXM2-32GB"
-  double fp32_flops_per_sec = 0;
-  double tf32_flops_per_sec = 0;  // 0: not supported
-  double fp16_flops_per_sec = 0;  // tensor cores
-  double bf16_flops_per_sec = 0;  // 0: not supported
-  double memory_bytes_per_sec = 0;
-  std::string datasheet;  // where the figures come from
-};
-
-// "v100", "a100", "h100", "h200".
-[[nodiscard]] const std::vector<DeviceSpec>& device_catalog();
-
-// Fractions of the datasheet peaks a layer achieves, applied to every layer, model and device
-// alike (see GENERATOR.md for how they were chosen).
-inline constexpr double kComputeEfficiency = 0.5;
-inline constexpr double kMemoryEfficiency = 0.9;
 
 // Optimizer step cost: bytes moved per parameter (it is memory-bound).
 inline constexpr double kSgdMomentumBytesPerParam = 20;  // read p, g, m; write p, m (fp32)
@@ -51,8 +32,8 @@ struct GeneratorConfig {
 };
 
 // The trace of `config` (format version 2 without a measurement record: it is modelled).
-// Per layer: forward = max(flops / (peak * kComputeEfficiency),
-//                          bytes / (memory bandwidth * kMemoryEfficiency)),
+// Per layer, on the device's roofline (roofline.h): forward = max(flops / (peak *
+// kComputeEfficiency), bytes / (memory bandwidth * kMemoryEfficiency)),
 // backward the same with backward_factor times the FLOPs and twice the activation traffic;
 // optimizer = bytes per parameter * parameters / (bandwidth * kMemoryEfficiency). With
 // calibrate_iteration_sec, forward and backward times are scaled by one factor so that forward

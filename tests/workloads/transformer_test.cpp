@@ -1,0 +1,501 @@
+#include "workloads/transformer.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+namespace dtsim::workloads {
+namespace {
+
+// H100-SXM in bf16 at the generator's efficiencies (roofline.h): 0.5 * 989.4 TFLOP/s and
+// 0.9 * 3.35 TB/s; 2 bytes per element.
+constexpr double kFlopsPerSec = 0.5 * 989.4e12;
+constexpr double kBytesPerSec = 0.9 * 3350e9;
+constexpr double kBf16 = 2;
+
+// The roofline by hand: a kernel takes the longer of its compute and its memory traffic.
+double roofline_sec(double flops, double bytes) {
+  return std::max(flops / kFlopsPerSec, bytes / kBytesPerSec);
+}
+double memory_sec(double bytes) {
+  return bytes / kBytesPerSec;
+}
+
+// A small Llama-style model: head_dim 64, 4 KV heads (GQA), SwiGLU.
+TransformerArch toy_llama() {
+  return {.name = "toy-llama",
+          .layers = 2,
+          .hidden = 1024,
+          .heads = 16,
+          .kv_heads = 4,
+          .ffn_hidden = 2816,
+          .vocab = 32000,
+          .max_seq_len = 4096,
+          .mlp = MlpKind::kSwiGlu,
+          .norm = NormKind::kRmsNorm};
+}
+
+// A small GPT-style model: GeLU MLP of 4h, LayerNorm, learned positions, tied head.
+TransformerArch toy_gpt() {
+  return {.name = "toy-gpt",
+          .layers = 1,
+          .hidden = 1024,
+          .heads = 16,
+          .kv_heads = 16,
+          .ffn_hidden = 4096,
+          .vocab = 32000,
+          .max_seq_len = 2048,
+          .learned_positions = true,
+          .tied_embeddings = true};
+}
+
+// toy_llama with 4 experts, top-2, expert FFN 2048.
+TransformerArch toy_moe() {
+  TransformerArch a = toy_llama();
+  a.name = "toy-moe";
+  a.ffn_hidden = 2048;
+  a.experts = 4;
+  a.experts_per_token = 2;
+  return a;
+}
+
+const TransformerPiece& piece(const std::vector<TransformerPiece>& pieces,
+                              const std::string& name) {
+  const auto it = std::ranges::find(pieces, name, &TransformerPiece::name);
+  EXPECT_NE(it, pieces.end()) << name;
+  return *it;
+}
+
+TEST(TransformerCatalog, ParameterCountsMatchThePublishedFigures) {
+  // tolerance: 0 where the source gives the exact count (Hugging Face safetensors totals);
+  // else half a unit of the figure's last digit (the count rounds to the published figure), but
+  // for GPT-3's nominal sizes.
+  struct Published {
+    const char* name;
+    std::uint64_t params;
+    std::uint64_t tolerance;
+  };
+  constexpr std::uint64_t kM = 1'000'000;
+  const Published expected[] = {
+      // GPT-3, Brown et al. 2020 Table 2.1: nominal sizes, not counts; by the table's own
+      // dimensions "175.0B" is 174.6B, and "13.0B" counts its d_model 5140, where 40 heads of 128
+      // make 5120 (12.85B). 2 %: what rounding a two-digit "2.7B" alone can hide (1.9 %).
+      {"gpt3-1.3b", 1'300 * kM, 1'300 * kM / 50},
+      {"gpt3-2.7b", 2'700 * kM, 2'700 * kM / 50},
+      {"gpt3-6.7b", 6'700 * kM, 6'700 * kM / 50},
+      {"gpt3-13b", 13'000 * kM, 13'000 * kM / 50},
+      {"gpt3-175b", 175'000 * kM, 175'000 * kM / 50},
+      // NeMo's gpt3 configs, named "5b" and "20b".
+      {"gpt3-5b", 5'000 * kM, 500 * kM},
+      {"gpt3-20b", 20'000 * kM, 500 * kM},
+      // Megatron-LM README 2020: 1.16, 2.03, 4.24, 8.67 billion.
+      {"megatron-gpt2-1b", 1'160 * kM, 5 * kM},
+      {"megatron-gpt2-2b", 2'030 * kM, 5 * kM},
+      {"megatron-gpt2-4b", 4'240 * kM, 5 * kM},
+      {"megatron-gpt2-8b", 8'670 * kM, 5 * kM},
+      // Narayanan et al. 2021 Table 1 (and the README's 290.8B): billions to one decimal.
+      {"megatron-gpt-1.7b", 1'700 * kM, 50 * kM},
+      {"megatron-gpt-3.6b", 3'600 * kM, 50 * kM},
+      {"megatron-gpt-7.5b", 7'500 * kM, 50 * kM},
+      {"megatron-gpt-18b", 18'400 * kM, 50 * kM},
+      {"megatron-gpt-39b", 39'100 * kM, 50 * kM},
+      {"megatron-gpt-76b", 76'100 * kM, 50 * kM},
+      {"megatron-gpt-145b", 145'600 * kM, 50 * kM},
+      {"megatron-gpt-291b", 290'800 * kM, 50 * kM},
+      {"megatron-gpt-310b", 310'100 * kM, 50 * kM},
+      {"megatron-gpt-530b", 529'600 * kM, 50 * kM},
+      {"megatron-gpt-1t", 1'008'000 * kM, 50 * kM},
+      // Hugging Face safetensors totals of meta-llama/* and mistralai/* checkpoints.
+      {"llama2-7b", 6'738'415'616, 0},
+      {"llama2-13b", 13'015'864'320, 0},
+      {"llama2-70b", 68'976'648'192, 0},
+      {"llama3-8b", 8'030'261'248, 0},
+      {"llama3.1-8b", 8'030'261'248, 0},
+      {"llama3-70b", 70'553'706'496, 0},
+      {"llama3.1-70b", 70'553'706'496, 0},
+      {"mixtral-8x7b", 46'702'792'704, 0},
+      {"mixtral-8x22b", 140'620'634'112, 0},
+      // 405,853 M (torchtitan, experiments/validation/data/hybrid.csv rows TT).
+      {"llama3.1-405b", 405'853 * kM, kM / 2},
+  };
+  EXPECT_EQ(std::size(expected), transformer_catalog().size());
+  for (const Published& p : expected) {
+    const TransformerArch* arch = find_transformer(p.name);
+    ASSERT_NE(arch, nullptr) << p.name;
+    EXPECT_EQ(arch->published_params, p.params) << p.name;
+    const std::uint64_t count = parameter_count(*arch);
+    const std::uint64_t off = count > p.params ? count - p.params : p.params - count;
+    EXPECT_LE(off, p.tolerance) << p.name << ": " << count;
+  }
+}
+
+TEST(TransformerCatalog, FindsTheNamesTheValidationRowsUse) {
+  // Spellings of experiments/validation/data/hybrid.csv's model column.
+  for (const char* name :
+       {"llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "llama3-70b", "llama2-13b", "GPT3-5B",
+        "GPT3-20B", "GPT3-175B", "LLAMA2-7B", "LLAMA2-13B", "LLAMA2-70B", "LLAMA3-8B", "LLAMA3-70B",
+        "megatron-gpt2-1B", "megatron-gpt2-8B", "megatron-gpt-1.7B", "megatron-gpt-1T"}) {
+    EXPECT_NE(find_transformer(name), nullptr) << name;
+  }
+  EXPECT_EQ(find_transformer("gpt4"), nullptr);
+  EXPECT_EQ(find_transformer("llama3"), nullptr);
+}
+
+TEST(TransformerCatalog, Llama31_405bIsTheHerdPapersArchitecture) {
+  // Dubey et al. 2024 Table 3: 126 layers, 16384 wide, FFN 53248, 128 heads, 8 KV heads;
+  // vocab 128256; 128K context.
+  const TransformerArch& a = *find_transformer("llama3.1-405b");
+  EXPECT_EQ(std::tie(a.layers, a.hidden, a.ffn_hidden, a.heads, a.kv_heads, a.vocab),
+            std::make_tuple(126, 16384, 53248, 128, 8, 128256));
+  EXPECT_EQ(a.max_seq_len, 131072);
+  EXPECT_EQ(find_transformer("llama3-8b")->max_seq_len, 8192);
+  EXPECT_EQ(transformer_pieces(a, {.seq_len = 8192, .tp = 8}).size(), 1 + 2 * 126 + 1u);
+}
+
+TEST(TransformerPieces, OneLlamaBlockHasTheHandCountedFlopsAndParams) {
+  // b = 2, s = 512: t = 1024 tokens; h = 1024, 16 heads of 64, 4 KV heads (KV width 256),
+  // FFN 2816 with gate, up and down; vocab 32000 (a multiple of 128: no padding).
+  const double t = 1024, s = 512, h = 1024, kv = 256, f = 2816, v = 32000;
+  const auto pieces = transformer_pieces(toy_llama(), {.micro_batch = 2, .seq_len = 512});
+  ASSERT_EQ(pieces.size(), 6u);  // embedding, 2 x (attention, mlp), head
+  EXPECT_EQ(pieces[0].name, "embedding");
+  EXPECT_EQ(pieces[3].name, "layers.1.attention");
+  EXPECT_EQ(pieces[3].block, 1);
+  EXPECT_EQ(pieces[5].name, "head");
+  // Attention: QKV 2*t*h*(h + 2*kv) = 3,221,225,472; causal core 0.5 * 4*t*s*h =
+  // 1,073,741,824; output 2*t*h*h = 2,147,483,648.
+  const TransformerPiece& attention = piece(pieces, "layers.0.attention");
+  EXPECT_DOUBLE_EQ(attention.forward_flops,
+                   2 * t * h * (h + 2 * kv) + 2 * t * s * h + 2 * t * h * h);
+  EXPECT_DOUBLE_EQ(attention.forward_flops, 6'442'450'944.0);
+  // MLP: gate and up 2*t*h*2f, down 2*t*f*h: 6*t*h*f = 17,716,740,096.
+  EXPECT_DOUBLE_EQ(piece(pieces, "layers.0.mlp").forward_flops, 6 * t * h * f);
+  EXPECT_DOUBLE_EQ(piece(pieces, "head").forward_flops, 2 * t * h * v);
+  EXPECT_EQ(pieces[0].forward_flops, 0.0);  // a lookup
+  // Parameters: QKV h*(h + 2*kv), output h*h, RMSNorm h; MLP 3*h*f + h; embedding v*h; head
+  // v*h + final norm h.
+  EXPECT_EQ(attention.params, 1024u * 1536 + 1024 * 1024 + 1024);
+  EXPECT_EQ(piece(pieces, "layers.1.mlp").params, 3u * 1024 * 2816 + 1024);
+  EXPECT_EQ(pieces[0].params, 32000u * 1024);
+  EXPECT_EQ(pieces[5].params, 32000u * 1024 + 1024);
+}
+
+TEST(TransformerPieces, AttentionTimesAreTheRooflineOfEachKernel) {
+  // The same block (t = 1024, s = 512, b*s = 1024 keys, KV width 256, bf16). Forward kernels:
+  // RMSNorm reads and writes t*h; QKV GEMM (t x h).(h x 1536); RoPE on queries and keys
+  // (t*1280 in and out); FlashAttention core 2*t*s*h FLOPs reading Q, K, V and writing O;
+  // output GEMM (t x h).(h x h); residual add reads 2*t*h, writes t*h.
+  const double t = 1024, s = 512, h = 1024, kv = 256;
+  const double q_bytes = t * h * kBf16, kv_bytes = 2 * 1024 * kv * kBf16;
+  const double qkv_gemm = roofline_sec(2 * t * h * 1536, (t * h + h * 1536 + t * 1536) * kBf16);
+  const double out_gemm = roofline_sec(2 * t * h * h, 3 * t * h * kBf16);  // t = h: 3 equal sizes
+  const double core_flops = 2 * t * s * h;
+  const double forward =
+      memory_sec(2 * t * h * kBf16) + qkv_gemm + memory_sec(2 * t * 1280 * kBf16) +
+      roofline_sec(core_flops, 2 * q_bytes + kv_bytes) + out_gemm + memory_sec(3 * t * h * kBf16);
+  // Backward: two GEMMs of each forward shape; the core at 2.5x the FLOPs (FlashAttention-2)
+  // reading Q, K, V, O, dO and writing dQ, dK, dV; each elementwise kernel reads its inputs and
+  // the output gradient and writes the input gradients.
+  const double backward = 2 * (qkv_gemm + out_gemm) +
+                          roofline_sec(2.5 * core_flops, 4 * q_bytes + 2 * kv_bytes) +
+                          memory_sec(3 * t * h * kBf16) + memory_sec(3 * t * 1280 * kBf16) +
+                          memory_sec(5 * t * h * kBf16);
+  const TransformerPiece attention =
+      transformer_pieces(toy_llama(), {.micro_batch = 2, .seq_len = 512})[1];
+  EXPECT_NEAR(attention.forward_sec, forward, 1e-15);
+  EXPECT_NEAR(attention.backward_sec, backward, 1e-15);
+}
+
+TEST(TransformerPieces, TensorParallelismHalvesGemmParamsAndFlops) {
+  const auto one = transformer_pieces(toy_llama(), {.seq_len = 1024});
+  const auto two = transformer_pieces(toy_llama(), {.seq_len = 1024, .tp = 2});
+  const std::uint64_t rms_norm = 1024;  // replicated on every TP rank
+  for (const char* name : {"layers.0.attention", "layers.0.mlp"}) {
+    EXPECT_EQ(piece(two, name).params, (piece(one, name).params - rms_norm) / 2 + rms_norm) << name;
+    // Heads (so the attention core), QKV columns, MLP columns and rows: all split by tp.
+    EXPECT_DOUBLE_EQ(piece(two, name).forward_flops, piece(one, name).forward_flops / 2) << name;
+  }
+}
+
+TEST(TransformerPieces, FlopsOfTheTpRanksAddUpToTheUnshardedModel) {
+  // With sequence parallelism every piece's work is split over the TP group; with the vocab
+  // padded only to a multiple of tp (32000 = 4 * 8000) the head splits exactly too.
+  const TransformerShard unsharded{.seq_len = 2048, .vocab_divisible_by = 1};
+  TransformerShard sharded = unsharded;
+  sharded.tp = 4;
+  sharded.sequence_parallel = true;
+  const auto one = transformer_pieces(toy_llama(), unsharded);
+  const auto four = transformer_pieces(toy_llama(), sharded);
+  ASSERT_EQ(one.size(), four.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    EXPECT_DOUBLE_EQ(4 * four[i].forward_flops, one[i].forward_flops) << one[i].name;
+  }
+  // Parameters: everything but the norms is split (4 copies of each norm of h = 1024).
+  EXPECT_EQ(4 * four[0].params, one[0].params);
+  EXPECT_EQ(4 * four[1].params, one[1].params + 3 * 1024);
+  EXPECT_EQ(4 * four.back().params, one.back().params + 3 * 1024);
+}
+
+TEST(TransformerPieces, KvHeadsAreReplicatedWhenTpExceedsThem) {
+  // tp = 8 over 4 KV heads: each rank holds 2 query heads and one KV head (of 64).
+  const auto pieces = transformer_pieces(toy_llama(), {.seq_len = 1024, .tp = 8});
+  const TransformerPiece& attention = piece(pieces, "layers.0.attention");
+  const double t = 1024, h = 1024, s = 1024;
+  EXPECT_EQ(attention.params, 1024u * (128 + 2 * 64) + 128 * 1024 + 1024);
+  EXPECT_DOUBLE_EQ(attention.forward_flops,
+                   2 * t * h * (128 + 2 * 64) + 2 * t * s * 128 + 2 * t * 128 * h);
+}
+
+TEST(TransformerPieces, SmallTpShardsMakeGemmsMemoryBound) {
+  // The MLP of toy_gpt on t = 256 tokens: up (256 x 1024).(1024 x 4096/tp), down
+  // (256 x 4096/tp).(4096/tp x 1024). A GEMM of n = 4096/tp columns does m*k*n / (m*k + k*n +
+  // m*n) FLOP per byte in bf16 (2*m*k*n FLOPs over 2*(m*k + k*n + m*n) bytes) and is
+  // compute-bound above 494.7e12 / 3.015e12 = 164.1: 256*1024*n / (262144 + 1280*n) > 164.1 for
+  // n > 825. So tp = 1, 2, 4 (n = 4096, 2048, 1024: 195.0, 186.2, 170.7) are compute-bound and
+  // tp = 8 (n = 512: 146.3) is memory-bound. With sequence parallelism the elementwise kernels
+  // shrink by tp too, so tp * forward time stays constant until the GEMMs cross over.
+  auto mlp_sec = [](int tp) {
+    const auto pieces =
+        transformer_pieces(toy_gpt(), {.seq_len = 256, .tp = tp, .sequence_parallel = true});
+    return piece(pieces, "layers.0.mlp").forward_sec;
+  };
+  const double m = 256, k = 1024, f = 4096;
+  EXPECT_NEAR(2 * mlp_sec(2), mlp_sec(1), 1e-15);
+  EXPECT_NEAR(4 * mlp_sec(4), mlp_sec(1), 1e-15);
+  // At tp = 8 each GEMM takes its traffic time, 2*(m*k + k*n + m*n) bytes with n = 512, instead
+  // of its share of the compute time: 8*t8 - t1 = 8*2*traffic(512) - 2*compute(4096).
+  const double traffic = memory_sec(2 * (m * k + k * 512 + m * 512));
+  const double compute = 2 * m * k * f / kFlopsPerSec;
+  EXPECT_NEAR(8 * mlp_sec(8) - mlp_sec(1), 16 * traffic - 2 * compute, 1e-15);
+  EXPECT_GT(8 * mlp_sec(8), mlp_sec(1));  // time per FLOP rose: 1.06 us more over 8 ranks
+}
+
+TEST(TransformerPieces, RecomputeRedoesTheAttentionCoreOrTheWholeBlock) {
+  // b = 1, s = 1024: the causal core is 2*t*s*h = 2.15e9 FLOPs, 4.34 us of compute against
+  // 5.24 MB of Q, K, V, O (1.74 us): compute-bound.
+  const double t = 1024, s = 1024, h = 1024;
+  auto pieces_for = [](Recompute r) {
+    return transformer_pieces(toy_llama(), {.seq_len = 1024, .recompute = r});
+  };
+  const auto selective = pieces_for(Recompute::kSelective);
+  const auto full = pieces_for(Recompute::kFull);
+  const auto none = pieces_for(Recompute::kNone);
+  EXPECT_NEAR(piece(selective, "layers.0.attention").recompute_sec, 2 * t * s * h / kFlopsPerSec,
+              1e-15);
+  EXPECT_EQ(piece(selective, "layers.0.mlp").recompute_sec, 0);
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    const bool block = full[i].block >= 0;
+    EXPECT_EQ(full[i].recompute_sec, block ? full[i].forward_sec : 0) << full[i].name;
+    EXPECT_EQ(none[i].recompute_sec, 0) << none[i].name;
+    EXPECT_EQ(full[i].forward_sec, none[i].forward_sec);  // recompute adds, never changes
+  }
+}
+
+TEST(TransformerPieces, ContextParallelismSplitsTheSequenceAndPassesKvBlocks) {
+  // cp = 2 on s = 1024: t = 512 tokens a rank, load-balanced causal work halves.
+  const auto one = transformer_pieces(toy_llama(), {.seq_len = 1024, .tp = 2});
+  const auto two = transformer_pieces(toy_llama(), {.seq_len = 1024, .tp = 2, .cp = 2});
+  const TransformerPiece& attention = piece(two, "layers.0.attention");
+  EXPECT_DOUBLE_EQ(attention.forward_flops, piece(one, "layers.0.attention").forward_flops / 2);
+  // One K+V block: 2 * t * (4/2 KV heads) * 64 * 2 bytes.
+  EXPECT_EQ(attention.cp_kv_bytes, 2u * 512 * 2 * 64 * 2);
+  EXPECT_EQ(attention.tp_bytes, 512u * 1024 * 2);
+  EXPECT_EQ(piece(one, "layers.0.attention").cp_kv_bytes, 0u);
+  EXPECT_EQ(piece(two, "layers.0.mlp").cp_kv_bytes, 0u);
+}
+
+TEST(TransformerPieces, ExpertParallelismSplitsTheExpertsNotTheirWork) {
+  // t = 1024 tokens, 4 experts, top-2, FFN 2048: router 2*t*h*4, experts on t*2 rows:
+  // 2*(2t)*h*(3*2048) FLOPs, whatever ep is.
+  const double t = 1024, h = 1024;
+  const auto one = transformer_pieces(toy_moe(), {.seq_len = 1024});
+  const auto two = transformer_pieces(toy_moe(), {.seq_len = 1024, .ep = 2});
+  const TransformerPiece& moe = piece(two, "layers.0.moe");
+  EXPECT_EQ(moe.kind, PieceKind::kMoe);
+  EXPECT_DOUBLE_EQ(moe.forward_flops, 2 * t * h * 4 + 2 * (2 * t) * h * (3 * 2048));
+  EXPECT_DOUBLE_EQ(piece(one, "layers.0.moe").forward_flops, moe.forward_flops);
+  // RMSNorm + router h*4 + 2 of the 4 experts (3*h*2048 each).
+  EXPECT_EQ(moe.params, 1024u + 1024 * 4 + 2 * 3 * 1024 * 2048);
+  EXPECT_EQ(moe.ep_bytes, 1024u * 2 * 1024 * 2);  // t * top-k * h * bf16
+  EXPECT_EQ(piece(one, "layers.0.moe").ep_bytes, 0u);
+}
+
+TEST(TransformerPieces, TpCollectivesFollowMegatronsLayout) {
+  // tp = 4, b = 1, s = 2048: t*h*e = 2048*1024*2 bytes around every piece; the embedding has
+  // nothing on its input; the head all-reduces 3 fp32 scalars per token.
+  const std::uint64_t activation = 2048u * 1024 * 2;
+  const auto pieces = transformer_pieces(toy_llama(), {.tp = 4});
+  EXPECT_EQ(std::tie(pieces[0].tp_bytes, pieces[0].tp_input_bytes, pieces[0].tp_collectives),
+            std::make_tuple(activation, std::uint64_t{0}, 1));
+  for (std::size_t i = 1; i + 1 < pieces.size(); ++i) {
+    EXPECT_EQ(std::tie(pieces[i].tp_bytes, pieces[i].tp_input_bytes, pieces[i].tp_collectives),
+              std::make_tuple(activation, activation, 1))
+        << pieces[i].name;
+  }
+  EXPECT_EQ(
+      std::tie(pieces.back().tp_bytes, pieces.back().tp_input_bytes, pieces.back().tp_collectives),
+      std::make_tuple(std::uint64_t{2048 * 4}, activation, 3));
+  for (const TransformerPiece& p : transformer_pieces(toy_llama(), {})) {
+    EXPECT_EQ(p.tp_bytes + p.tp_input_bytes, 0u) << p.name;
+    EXPECT_EQ(p.tp_collectives, 0) << p.name;
+  }
+}
+
+TEST(TransformerPieces, SequenceParallelismWithoutTpChangesNothing) {
+  EXPECT_EQ(transformer_pieces(toy_llama(), {.sequence_parallel = true}),
+            transformer_pieces(toy_llama(), {}));
+}
+
+TEST(TransformerPieces, TheVocabularyIsPaddedAsMegatronPadsIt) {
+  // GPT-3's 50257 tokens: 50304 = 393 * 128 at tp = 1; 51200 = 50 * 1024 at tp = 8, 6400 rows a
+  // rank; 50257 unpadded with vocab_divisible_by 1. Plus the 2048 x h position table.
+  const TransformerArch& gpt3 = *find_transformer("gpt3-1.3b");
+  const std::uint64_t h = 2048, positions = 2048 * h;
+  EXPECT_EQ(transformer_pieces(gpt3, {})[0].params, 50304 * h + positions);
+  EXPECT_EQ(transformer_pieces(gpt3, {.tp = 8})[0].params, 6400 * h + positions);
+  EXPECT_EQ(transformer_pieces(gpt3, {.vocab_divisible_by = 1})[0].params, 50257 * h + positions);
+  EXPECT_EQ(transformer_pieces(gpt3, {}).back().params, 2 * h);  // tied: the final LayerNorm
+}
+
+TEST(TransformerPieces, BoundaryActivationIsOneMicroBatchOfHiddenStates) {
+  // b * s * h * 2 bytes in bf16; sequence parallelism scatters it over tp, CP splits s.
+  const TransformerArch& llama = *find_transformer("llama3-8b");
+  EXPECT_EQ(boundary_activation_bytes(llama, {.micro_batch = 2, .seq_len = 8192}),
+            2u * 8192 * 4096 * 2);
+  EXPECT_EQ(boundary_activation_bytes(
+                llama, {.micro_batch = 2, .seq_len = 8192, .tp = 4, .sequence_parallel = true}),
+            2u * 8192 * 4096 * 2 / 4);
+  EXPECT_EQ(boundary_activation_bytes(llama, {.micro_batch = 2, .seq_len = 8192, .cp = 2}),
+            2u * 4096 * 4096 * 2);
+  EXPECT_EQ(boundary_activation_bytes(llama, {.seq_len = 8192, .precision = "fp32"}),
+            8192u * 4096 * 4);
+}
+
+TEST(TransformerFlops, MegatronFormulaForGpt3IsThePapers) {
+  // 72*l*h^2*(1 + s/(6h) + V/(12*l*h)) per token (B*s tokens): l = 96, h = 12288, s = 2048,
+  // V = 50257: 1.04367e12 * (1 + 0.027778 + 0.0035503) = 1.07637e12.
+  const double l = 96, h = 12288, s = 2048, v = 50257;
+  const double paper = 72 * l * h * h * (1 + s / (6 * h) + v / (12 * l * h));
+  const double got = megatron_flops_per_token(*find_transformer("gpt3-175b"), 2048);
+  EXPECT_NEAR(got, paper, 1e-12 * paper);
+  EXPECT_NEAR(got, 1.07637e12, 0.00001e12);
+}
+
+TEST(TransformerFlops, MegatronFormulaCountsGqaSwigluAndTopK) {
+  // Mixtral 8x7B, s = 4096: 12*l*h^2*((1 + g/a + s/h) + (f/h)*k*3/2 + V/(2*l*h)) with l = 32,
+  // h = 4096, g/a = 8/32, f = 14336, k = 2, V = 32000.
+  const double l = 32, h = 4096, s = 4096;
+  const double expected =
+      12 * l * h * h * ((1 + 0.25 + s / h) + 14336 / h * 2 * 1.5 + 32000 / (2 * l * h));
+  const double got = megatron_flops_per_token(*find_transformer("mixtral-8x7b"), 4096);
+  EXPECT_NEAR(got, expected, 1e-12 * expected);
+}
+
+TEST(TransformerFlops, SixNCountsTheParametersATokensMatmulsUse) {
+  // GPT-3 175B: blocks of 12h^2 + 13h (with biases and two LayerNorms), the final LayerNorm 2h
+  // and the tied head V*h (its matmul runs); no position or token table. + 12*l*h*s.
+  {
+    const double l = 96, h = 12288, s = 2048, v = 50257;
+    const double n = l * (12 * h * h + 13 * h) + 2 * h + v * h;
+    const double got = model_flops_per_token_6n(*find_transformer("gpt3-175b"), 2048);
+    EXPECT_NEAR(got, 6 * n + 12 * l * h * s, 1e-12 * got);
+  }
+  // Mixtral 8x7B: attention h*(h + 2*1024) + h*h, router 8h, 2 of 8 experts 3*h*f, 2 RMSNorms;
+  // final RMSNorm h; untied head V*h.
+  {
+    const double l = 32, h = 4096, f = 14336, s = 4096, v = 32000;
+    const double n = l * (h * (h + 2048) + h * h + 8 * h + 2 * 3 * h * f + 2 * h) + h + v * h;
+    const double got = model_flops_per_token_6n(*find_transformer("mixtral-8x7b"), 4096);
+    EXPECT_NEAR(got, 6 * n + 12 * l * h * s, 1e-12 * got);
+  }
+}
+
+TEST(TransformerFlops, ThreeForwardsOfThePiecesAreMegatronWithCausalAttention) {
+  // The pieces count causal attention (half of s^2): 3 x forward FLOPs per token is
+  // 72*l*h^2*(1 + s/(12h) + V/(12*l*h)), Megatron-LM's 2025 form. Unpadded V = 50257.
+  const double l = 96, h = 12288, s = 2048, v = 50257;
+  double forward = 0;
+  for (const TransformerPiece& p : transformer_pieces(*find_transformer("gpt3-175b"),
+                                                      {.seq_len = 2048, .vocab_divisible_by = 1})) {
+    forward += p.forward_flops;
+  }
+  const double causal = 72 * l * h * h * (1 + s / (12 * h) + v / (12 * l * h));
+  EXPECT_NEAR(3 * forward / s, causal, 1e-12 * causal);
+}
+
+TEST(Recompute, ParsesItsThreeNames) {
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    EXPECT_EQ(parse_recompute(recompute_name(r)), r);
+  }
+  EXPECT_EQ(recompute_name(Recompute::kSelective), "selective");
+  EXPECT_EQ(parse_recompute("Full"), std::nullopt);
+  EXPECT_EQ(parse_recompute(""), std::nullopt);
+}
+
+// "<field>: <what()>" of the GeneratorError that `arch` under `shard` throws, or "<no error>".
+std::string error_of(const TransformerArch& arch, const TransformerShard& shard) {
+  try {
+    (void)transformer_pieces(arch, shard);
+  } catch (const GeneratorError& e) {
+    return e.field() + ": " + e.what();
+  }
+  return "<no error>";
+}
+
+TEST(TransformerPieces, RejectsShardsItCannotRun) {
+  const TransformerArch a = toy_llama();
+  EXPECT_EQ(error_of(a, {.micro_batch = 0}),
+            "micro_batch: micro_batch 0: expected an integer >= 1");
+  EXPECT_EQ(error_of(a, {.seq_len = 0}), "seq_len: seq_len 0: expected an integer >= 1");
+  EXPECT_EQ(error_of(a, {.seq_len = 4097}),
+            "seq_len: seq_len 4097: above toy-llama's max_seq_len 4096");
+  EXPECT_EQ(error_of(a, {.tp = 0}), "tp: tp 0: expected an integer >= 1");
+  EXPECT_EQ(error_of(a, {.cp = -1}), "cp: cp -1: expected an integer >= 1");
+  EXPECT_EQ(error_of(a, {.ep = 0}), "ep: ep 0: expected an integer >= 1");
+  EXPECT_EQ(error_of(a, {.vocab_divisible_by = 0}),
+            "vocab_divisible_by: vocab_divisible_by 0: expected an integer >= 1");
+  EXPECT_EQ(error_of(a, {.tp = 3}), "tp: tp 3: does not divide heads 16");
+  EXPECT_EQ(error_of(*find_transformer("mixtral-8x22b"), {.tp = 12}),
+            "tp: tp 12: neither divides kv_heads 8 nor is a multiple of it");
+  TransformerArch odd_ffn = a;
+  odd_ffn.ffn_hidden = 2820;
+  EXPECT_EQ(error_of(odd_ffn, {.tp = 8}), "tp: tp 8: does not divide ffn_hidden 2820");
+  EXPECT_EQ(error_of(a, {.cp = 3}),
+            "cp: cp 3: 2*cp = 6 does not divide seq_len 2048 (causal load balancing cuts it into "
+            "2*cp chunks)");
+  EXPECT_EQ(error_of(a, {.seq_len = 2050, .cp = 2}),  // 2050 = 2 * 1025, but not 4 * 512.5
+            "cp: cp 2: 2*cp = 4 does not divide seq_len 2050 (causal load balancing cuts it into "
+            "2*cp chunks)");
+  EXPECT_EQ(error_of(a, {.ep = 2}), "ep: ep 2: toy-llama is dense (experts 1)");
+  EXPECT_EQ(error_of(toy_moe(), {.ep = 3}), "ep: ep 3: does not divide experts 4");
+  EXPECT_EQ(error_of(a, {.device = "tpu"}),
+            "device: device tpu: unknown device (expected one of v100, a100, h100, h200)");
+  EXPECT_EQ(error_of(a, {.device = "v100"}),
+            "precision: precision bf16: NVIDIA V100-SXM2 does not support it");
+  EXPECT_EQ(error_of(a, {.precision = "int8"}),
+            "precision: precision int8: expected fp32, tf32, fp16 or bf16");
+  EXPECT_EQ(error_of(a, {.seq_len = 4096, .tp = 16, .cp = 2, .vocab_divisible_by = 1}),
+            "<no error>");
+}
+
+TEST(TransformerPieces, RejectsInconsistentArchitectures) {
+  auto with = [](auto change) {
+    TransformerArch a = toy_moe();
+    change(a);
+    return error_of(a, {});
+  };
+  EXPECT_EQ(with([](TransformerArch& a) { a.heads = 0; }),
+            "heads: heads 0: expected an integer >= 1");
+  EXPECT_EQ(with([](TransformerArch& a) { a.hidden = 1000; }),
+            "heads: heads 16: does not divide hidden 1000");
+  EXPECT_EQ(with([](TransformerArch& a) { a.kv_heads = 3; }),
+            "kv_heads: kv_heads 3: does not divide heads 16");
+  EXPECT_EQ(with([](TransformerArch& a) { a.experts_per_token = 5; }),
+            "experts_per_token: experts_per_token 5: above experts 4");
+  EXPECT_THROW((void)parameter_count(TransformerArch{}), GeneratorError);
+}
+
+}  // namespace
+}  // namespace dtsim::workloads

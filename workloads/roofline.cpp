@@ -1,0 +1,94 @@
+#include "workloads/roofline.h"
+
+#include <algorithm>
+
+#include "workloads/generator_error.h"
+
+namespace dtsim::workloads {
+
+namespace {
+constexpr double kTera = 1e12;
+}  // namespace
+
+const std::vector<DeviceSpec>& device_catalog() {
+  static const std::vector<DeviceSpec> kDevices{
+      {.name = "v100",
+       .full_name = "NVIDIA V100-SXM2",
+       .fp32_flops_per_sec = 15.7 * kTera,
+       .fp16_flops_per_sec = 125 * kTera,
+       .memory_bytes_per_sec = 900e9,
+       .datasheet = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS fp32, 125 TFLOPS tensor, "
+                    "900 GB/s HBM2"},
+      {.name = "a100",
+       .full_name = "NVIDIA A100-SXM4-80GB",
+       .fp32_flops_per_sec = 19.5 * kTera,
+       .tf32_flops_per_sec = 156 * kTera,
+       .fp16_flops_per_sec = 312 * kTera,
+       .bf16_flops_per_sec = 312 * kTera,
+       .memory_bytes_per_sec = 2039e9,
+       .datasheet = "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
+                    "fp16/bf16 (dense), 2039 GB/s HBM2e"},
+      {.name = "h100",
+       .full_name = "NVIDIA H100-SXM5-80GB",
+       .fp32_flops_per_sec = 67 * kTera,
+       .tf32_flops_per_sec = 494.7 * kTera,
+       .fp16_flops_per_sec = 989.4 * kTera,
+       .bf16_flops_per_sec = 989.4 * kTera,
+       .memory_bytes_per_sec = 3350e9,
+       .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
+                    "(dense), 3.35 TB/s HBM3"},
+      {.name = "h200",
+       .full_name = "NVIDIA H200-SXM-141GB",
+       .fp32_flops_per_sec = 67 * kTera,
+       .tf32_flops_per_sec = 494.7 * kTera,
+       .fp16_flops_per_sec = 989.4 * kTera,
+       .bf16_flops_per_sec = 989.4 * kTera,
+       .memory_bytes_per_sec = 4800e9,
+       .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
+                    "(dense), 4.8 TB/s HBM3e"},
+  };
+  return kDevices;
+}
+
+const DeviceSpec& find_device(const std::string& name) {
+  for (const DeviceSpec& d : device_catalog()) {
+    if (d.name == name) {
+      return d;
+    }
+  }
+  std::string names;
+  for (const DeviceSpec& d : device_catalog()) {
+    names += (names.empty() ? "" : ", ") + d.name;
+  }
+  throw GeneratorError("device", name + ": unknown device (expected one of " + names + ")");
+}
+
+double Roofline::seconds(double flops, double bytes) const {
+  return std::max(flops / flops_per_sec, bytes / bytes_per_sec);
+}
+
+Roofline make_roofline(const DeviceSpec& device, const std::string& precision) {
+  double peak = 0;
+  double element_bytes = 4;
+  if (precision == "fp32") {
+    peak = device.fp32_flops_per_sec;
+  } else if (precision == "tf32") {
+    peak = device.tf32_flops_per_sec;
+  } else if (precision == "fp16") {
+    peak = device.fp16_flops_per_sec;
+    element_bytes = 2;
+  } else if (precision == "bf16") {
+    peak = device.bf16_flops_per_sec;
+    element_bytes = 2;
+  } else {
+    throw GeneratorError("precision", precision + ": expected fp32, tf32, fp16 or bf16");
+  }
+  if (peak <= 0) {
+    throw GeneratorError("precision", precision + ": " + device.full_name + " does not support it");
+  }
+  return {.flops_per_sec = peak * kComputeEfficiency,
+          .bytes_per_sec = device.memory_bytes_per_sec * kMemoryEfficiency,
+          .element_bytes = element_bytes};
+}
+
+}  // namespace dtsim::workloads

@@ -1,0 +1,53 @@
+// The roofline that the analytical generators time work with: a datasheet GPU at one precision,
+// derated by two global efficiency constants. The generator (generator.h) and the transformer
+// description (transformer.h) share it; the constants are justified in workloads/GENERATOR.md.
+#ifndef DTSIM_WORKLOADS_ROOFLINE_H_
+#define DTSIM_WORKLOADS_ROOFLINE_H_
+
+#include <string>
+#include <vector>
+
+namespace dtsim::workloads {
+
+// Datasheet figures of one GPU (dense, no sparsity), in FLOP/s and bytes/s.
+struct DeviceSpec {
+  std::string name;       // "v100", ...
+  std::string full_name;  // "NVIDIA V100-SXM2-32GB"
+  double fp32_flops_per_sec = 0;
+  double tf32_flops_per_sec = 0;  // 0: not supported
+  double fp16_flops_per_sec = 0;  // tensor cores
+  double bf16_flops_per_sec = 0;  // 0: not supported
+  double memory_bytes_per_sec = 0;
+  std::string datasheet;  // where the figures come from
+};
+
+// "v100", "a100", "h100", "h200".
+[[nodiscard]] const std::vector<DeviceSpec>& device_catalog();
+
+// Fractions of the datasheet peaks any kernel achieves, applied to every layer, model and device
+// alike (see GENERATOR.md for how they were chosen).
+inline constexpr double kComputeEfficiency = 0.5;
+inline constexpr double kMemoryEfficiency = 0.9;
+
+// The catalogue entry called `name`. Throws GeneratorError("device", ...) listing the known
+// names. The reference is to the catalogue, which lives as long as the program.
+[[nodiscard]] const DeviceSpec& find_device(const std::string& name);
+
+// One device at one precision, derated by the efficiency constants.
+struct Roofline {
+  double flops_per_sec = 0;  // dense peak of the precision * kComputeEfficiency
+  double bytes_per_sec = 0;  // memory bandwidth * kMemoryEfficiency
+  double element_bytes = 0;  // bytes of one activation element: 4 (fp32, tf32) or 2 (fp16, bf16)
+
+  // The time of a kernel that executes `flops` and moves `bytes` to and from memory:
+  // max(flops / flops_per_sec, bytes / bytes_per_sec).
+  [[nodiscard]] double seconds(double flops, double bytes) const;
+};
+
+// `device` at `precision` ("fp32", "tf32", "fp16", "bf16"; fp16/bf16 are mixed precision).
+// Throws GeneratorError("precision", ...) for another name or one the device does not support.
+[[nodiscard]] Roofline make_roofline(const DeviceSpec& device, const std::string& precision);
+
+}  // namespace dtsim::workloads
+
+#endif  // DTSIM_WORKLOADS_ROOFLINE_H_

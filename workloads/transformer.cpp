@@ -1,0 +1,421 @@
+#include "workloads/transformer.h"
+
+#include <string>
+#include <utility>
+
+#include "workloads/roofline.h"
+
+namespace dtsim::workloads {
+
+namespace {
+
+constexpr double kCausalFraction = 0.5;        // FlashAttention skips the masked half
+constexpr double kFlashBackwardFactor = 2.5;   // FlashAttention-2: 5 matmuls against 2
+constexpr std::uint64_t kLossScalarBytes = 4;  // the cross-entropy's fp32 per-token scalars
+constexpr int kCrossEntropyAllReduces = 3;     // max logit, target logit, sum of exponentials
+
+std::string text(int value) {
+  return std::to_string(value);
+}
+
+void require_at_least_one(const char* field, int value) {
+  if (value < 1) {
+    throw GeneratorError(field, text(value) + ": expected an integer >= 1");
+  }
+}
+
+void validate_arch(const TransformerArch& a) {
+  require_at_least_one("layers", a.layers);
+  require_at_least_one("hidden", a.hidden);
+  require_at_least_one("heads", a.heads);
+  require_at_least_one("kv_heads", a.kv_heads);
+  require_at_least_one("ffn_hidden", a.ffn_hidden);
+  require_at_least_one("vocab", a.vocab);
+  require_at_least_one("max_seq_len", a.max_seq_len);
+  require_at_least_one("experts", a.experts);
+  require_at_least_one("experts_per_token", a.experts_per_token);
+  if (a.hidden % a.heads != 0) {
+    throw GeneratorError("heads", text(a.heads) + ": does not divide hidden " + text(a.hidden));
+  }
+  if (a.heads % a.kv_heads != 0) {
+    throw GeneratorError("kv_heads", text(a.kv_heads) + ": does not divide heads " + text(a.heads));
+  }
+  if (a.experts_per_token > a.experts) {
+    throw GeneratorError("experts_per_token",
+                         text(a.experts_per_token) + ": above experts " + text(a.experts));
+  }
+}
+
+void require_divides(const char* field, int value, const char* what, int of) {
+  if (of % value != 0) {
+    throw GeneratorError(field, text(value) + ": does not divide " + what + " " + text(of));
+  }
+}
+
+void validate_tp(const TransformerArch& a, int tp) {
+  require_divides("tp", tp, "heads", a.heads);
+  const bool splits_kv = tp <= a.kv_heads ? a.kv_heads % tp == 0 : tp % a.kv_heads == 0;
+  if (!splits_kv) {
+    throw GeneratorError("tp", text(tp) + ": neither divides kv_heads " + text(a.kv_heads) +
+                                   " nor is a multiple of it");
+  }
+  require_divides("tp", tp, "ffn_hidden", a.ffn_hidden);
+}
+
+// Checks `s` against `a` and returns the roofline it runs on.
+Roofline validate(const TransformerArch& a, const TransformerShard& s) {
+  validate_arch(a);
+  require_at_least_one("micro_batch", s.micro_batch);
+  require_at_least_one("seq_len", s.seq_len);
+  if (s.seq_len > a.max_seq_len) {
+    throw GeneratorError(
+        "seq_len", text(s.seq_len) + ": above " + a.name + "'s max_seq_len " + text(a.max_seq_len));
+  }
+  require_at_least_one("tp", s.tp);
+  require_at_least_one("cp", s.cp);
+  require_at_least_one("ep", s.ep);
+  require_at_least_one("vocab_divisible_by", s.vocab_divisible_by);
+  validate_tp(a, s.tp);
+  if (s.cp > 1 && s.seq_len % (2 * s.cp) != 0) {
+    throw GeneratorError("cp", text(s.cp) + ": 2*cp = " + text(2 * s.cp) +
+                                   " does not divide seq_len " + text(s.seq_len) +
+                                   " (causal load balancing cuts it into 2*cp chunks)");
+  }
+  if (s.ep > 1 && a.experts == 1) {
+    throw GeneratorError("ep", text(s.ep) + ": " + a.name + " is dense (experts 1)");
+  }
+  require_divides("ep", s.ep, "experts", a.experts);
+  return make_roofline(find_device(s.device), s.precision);
+}
+
+std::uint64_t head_dim(const TransformerArch& a) {
+  return static_cast<std::uint64_t>(a.hidden / a.heads);
+}
+// KV heads one rank holds: kv_heads/tp, or 1 when tp > kv_heads replicates them.
+std::uint64_t kv_heads_on_rank(const TransformerArch& a, int tp) {
+  return static_cast<std::uint64_t>(tp <= a.kv_heads ? a.kv_heads / tp : 1);
+}
+std::uint64_t norm_params(const TransformerArch& a) {
+  return (a.norm == NormKind::kLayerNorm ? 2u : 1u) * static_cast<std::uint64_t>(a.hidden);
+}
+
+// Column-parallel QKV (its bias split too), row-parallel output (its bias replicated), the norm.
+std::uint64_t attention_params(const TransformerArch& a, int tp) {
+  const auto h = static_cast<std::uint64_t>(a.hidden);
+  const std::uint64_t q = h / static_cast<std::uint64_t>(tp);
+  const std::uint64_t qkv = q + 2 * kv_heads_on_rank(a, tp) * head_dim(a);
+  const std::uint64_t biases = a.linear_biases ? qkv + h : 0;
+  return h * qkv + q * h + biases + norm_params(a);
+}
+
+// One dense MLP or expert: column-parallel up (and gate), row-parallel down.
+std::uint64_t mlp_params(const TransformerArch& a, int tp) {
+  const auto h = static_cast<std::uint64_t>(a.hidden);
+  const auto f = static_cast<std::uint64_t>(a.ffn_hidden / tp);
+  const std::uint64_t up = a.mlp == MlpKind::kSwiGlu ? 2 * f : f;
+  return h * up + f * h + (a.linear_biases ? up + h : 0);
+}
+
+// The block's second piece: norm + MLP, or norm + router (replicated) + experts.
+std::uint64_t ffn_params(const TransformerArch& a, int tp, int experts_held) {
+  if (a.experts == 1) {
+    return norm_params(a) + mlp_params(a, tp);
+  }
+  const auto h = static_cast<std::uint64_t>(a.hidden);
+  return norm_params(a) + h * static_cast<std::uint64_t>(a.experts) +
+         static_cast<std::uint64_t>(experts_held) * mlp_params(a, tp);
+}
+
+std::uint64_t embedding_params(const TransformerArch& a, std::uint64_t vocab_on_rank) {
+  const auto h = static_cast<std::uint64_t>(a.hidden);
+  return vocab_on_rank * h +
+         (a.learned_positions ? static_cast<std::uint64_t>(a.max_seq_len) * h : 0);
+}
+
+std::uint64_t head_params(const TransformerArch& a, std::uint64_t vocab_on_rank) {
+  return norm_params(a) +
+         (a.tied_embeddings ? 0 : vocab_on_rank * static_cast<std::uint64_t>(a.hidden));
+}
+
+// One rank's shapes of one micro-batch, in elements.
+struct Dims {
+  double tokens = 0;        // t = b * s / cp: the queries this rank holds
+  double keys = 0;          // b * s: the keys and values its queries see over the CP ring
+  double seq = 0;           // s
+  double hidden = 0;        // h
+  double q_width = 0;       // (heads / tp) * head_dim
+  double kv_width = 0;      // (KV heads on this rank) * head_dim
+  double ffn = 0;           // ffn_hidden / tp
+  double vocab = 0;         // padded vocab / tp
+  double norm_tokens = 0;   // t / tp with sequence parallelism, else t
+  double experts_held = 0;  // experts / ep
+  double top_k = 0;
+  double experts = 0;
+};
+
+std::uint64_t padded_vocab(const TransformerArch& a, const TransformerShard& s) {
+  const auto multiple =
+      static_cast<std::uint64_t>(s.vocab_divisible_by) * static_cast<std::uint64_t>(s.tp);
+  return (static_cast<std::uint64_t>(a.vocab) + multiple - 1) / multiple * multiple;
+}
+
+Dims dims_of(const TransformerArch& a, const TransformerShard& s) {
+  const double t = 1.0 * s.micro_batch * s.seq_len / s.cp;
+  const double d = static_cast<double>(head_dim(a));
+  return {.tokens = t,
+          .keys = 1.0 * s.micro_batch * s.seq_len,
+          .seq = 1.0 * s.seq_len,
+          .hidden = 1.0 * a.hidden,
+          .q_width = 1.0 * a.hidden / s.tp,
+          .kv_width = static_cast<double>(kv_heads_on_rank(a, s.tp)) * d,
+          .ffn = 1.0 * a.ffn_hidden / s.tp,
+          .vocab = static_cast<double>(padded_vocab(a, s) / static_cast<std::uint64_t>(s.tp)),
+          .norm_tokens = s.sequence_parallel ? t / s.tp : t,
+          .experts_held = 1.0 * a.experts / s.ep,
+          .top_k = 1.0 * a.experts_per_token,
+          .experts = 1.0 * a.experts};
+}
+
+// The costs of one piece, kernel by kernel, on one roofline.
+class PieceCost {
+ public:
+  explicit PieceCost(const Roofline& roofline) : r_(roofline) {}
+
+  // `count` GEMMs (m x k) . (k x n); backward is two of the same shape (input and weight
+  // gradients).
+  void gemms(double count, double m, double k, double n) {
+    const double flops = 2 * m * k * n;
+    const double sec = r_.seconds(flops, (m * k + k * n + m * n) * r_.element_bytes);
+    forward_sec_ += count * sec;
+    backward_sec_ += 2 * count * sec;
+    forward_flops_ += count * flops;
+  }
+  void gemm(double m, double k, double n) { gemms(1, m, k, n); }
+  // An elementwise kernel reading `in` and writing `out` elements; its backward reads the inputs
+  // and the output gradient and writes one gradient per input.
+  void elementwise(double in, double out) {
+    forward_sec_ += r_.seconds(0, (in + out) * r_.element_bytes);
+    backward_sec_ += r_.seconds(0, (2 * in + out) * r_.element_bytes);
+  }
+  // FlashAttention, causal: QK^T and PV over the unmasked half; reads Q, K, V and writes O (no
+  // s^2 traffic); backward 2.5x the FLOPs, reading Q, K, V, O, dO and writing dQ, dK, dV.
+  void attention_core(const Dims& d) {
+    const double flops = kCausalFraction * 4 * d.tokens * d.seq * d.q_width;
+    const double q = d.tokens * d.q_width;
+    const double kv = 2 * d.keys * d.kv_width;
+    core_sec_ = r_.seconds(flops, (2 * q + kv) * r_.element_bytes);
+    forward_sec_ += core_sec_;
+    backward_sec_ += r_.seconds(kFlashBackwardFactor * flops, (4 * q + 2 * kv) * r_.element_bytes);
+    forward_flops_ += flops;
+  }
+
+  // The piece of these costs, holding `params`, before its communication is set.
+  [[nodiscard]] TransformerPiece piece(std::string name, PieceKind kind,
+                                       std::uint64_t params) const {
+    return {.name = std::move(name),
+            .kind = kind,
+            .forward_sec = forward_sec_,
+            .backward_sec = backward_sec_,
+            .forward_flops = forward_flops_,
+            .params = params};
+  }
+  [[nodiscard]] double core_sec() const { return core_sec_; }
+
+ private:
+  Roofline r_;
+  double forward_sec_ = 0, backward_sec_ = 0, forward_flops_ = 0, core_sec_ = 0;
+};
+
+// A norm, on the tokens this rank holds of the sequence.
+void add_norm(PieceCost& c, const Dims& d) {
+  c.elementwise(d.norm_tokens * d.hidden, d.norm_tokens * d.hidden);
+}
+// Bias, dropout and residual add, one fused kernel (Megatron's bias_dropout_add); learned
+// positions are added the same way.
+void add_residual(PieceCost& c, const Dims& d) {
+  c.elementwise(2 * d.norm_tokens * d.hidden, d.norm_tokens * d.hidden);
+}
+
+// Up (and gate) GEMM, activation, down GEMM over `rows` tokens split among `count` experts.
+void mlp_kernels(PieceCost& c, const TransformerArch& a, const Dims& d, double count, double rows) {
+  const double per_gemm = rows / count;
+  const bool gated = a.mlp == MlpKind::kSwiGlu;
+  c.gemms(count, per_gemm, d.hidden, (gated ? 2 : 1) * d.ffn);
+  c.elementwise((gated ? 2 : 1) * rows * d.ffn, rows * d.ffn);  // GeLU, or SiLU(gate) * up
+  c.gemms(count, per_gemm, d.ffn, d.hidden);
+}
+
+TransformerPiece attention_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
+                                 const Roofline& r) {
+  PieceCost c(r);
+  const double qkv = d.q_width + 2 * d.kv_width;
+  add_norm(c, d);
+  c.gemm(d.tokens, d.hidden, qkv);
+  if (!a.learned_positions) {  // RoPE rotates queries and keys
+    c.elementwise(d.tokens * (d.q_width + d.kv_width), d.tokens * (d.q_width + d.kv_width));
+  }
+  c.attention_core(d);
+  c.gemm(d.tokens, d.q_width, d.hidden);
+  add_residual(c, d);
+  TransformerPiece p = c.piece("attention", PieceKind::kAttention, attention_params(a, s.tp));
+  p.recompute_sec = s.recompute == Recompute::kFull        ? p.forward_sec
+                    : s.recompute == Recompute::kSelective ? c.core_sec()
+                                                           : 0;
+  return p;
+}
+
+// Dense: norm, MLP, residual. MoE: norm, router and top-k (replicated over TP), permutation of
+// each token's top-k copies, the rank's experts on t * top_k rows on balance, weighted combine.
+TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
+                           const Roofline& r) {
+  PieceCost c(r);
+  add_norm(c, d);
+  const bool moe = a.experts > 1;
+  if (moe) {
+    const double routed = d.tokens * d.top_k;
+    c.gemm(d.tokens, d.hidden, d.experts);
+    c.elementwise(d.tokens * d.experts, d.tokens * d.experts);
+    c.elementwise(d.tokens * d.hidden, routed * d.hidden);
+    mlp_kernels(c, a, d, d.experts_held, routed);
+    c.elementwise(routed * d.hidden, d.tokens * d.hidden);
+  } else {
+    mlp_kernels(c, a, d, 1, d.tokens);
+  }
+  add_residual(c, d);
+  TransformerPiece p = c.piece(moe ? "moe" : "mlp", moe ? PieceKind::kMoe : PieceKind::kMlp,
+                               ffn_params(a, s.tp, a.experts / s.ep));
+  p.recompute_sec = s.recompute == Recompute::kFull ? p.forward_sec : 0;
+  return p;
+}
+
+// Vocab-parallel lookup: the rank reads the rows it owns (t/tp of them on average) and writes the
+// whole (partial) output; learned positions are added after it.
+TransformerPiece embedding_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
+                                 const Roofline& r) {
+  PieceCost c(r);
+  c.elementwise(d.tokens * d.hidden / s.tp, d.tokens * d.hidden);
+  if (a.learned_positions) {
+    add_residual(c, d);
+  }
+  return c.piece("embedding", PieceKind::kEmbedding,
+                 embedding_params(a, static_cast<std::uint64_t>(d.vocab)));
+}
+
+// Final norm, vocab-parallel output projection, cross-entropy over the rank's logits (reads them,
+// writes the softmax backward needs).
+TransformerPiece head_piece(const TransformerArch& a, const Dims& d, const Roofline& r) {
+  PieceCost c(r);
+  add_norm(c, d);
+  c.gemm(d.tokens, d.hidden, d.vocab);
+  c.elementwise(d.tokens * d.vocab, d.tokens * d.vocab);
+  return c.piece("head", PieceKind::kHead, head_params(a, static_cast<std::uint64_t>(d.vocab)));
+}
+
+std::uint64_t tokens_on_rank(const TransformerShard& s) {
+  return static_cast<std::uint64_t>(s.micro_batch) * static_cast<std::uint64_t>(s.seq_len / s.cp);
+}
+
+// The communication sizes of `p` under `s` (transformer.h says where each collective goes).
+void set_communication(TransformerPiece& p, const TransformerArch& a, const TransformerShard& s,
+                       std::uint64_t element_bytes) {
+  const std::uint64_t t = tokens_on_rank(s);
+  const std::uint64_t activation = t * static_cast<std::uint64_t>(a.hidden) * element_bytes;
+  if (s.tp > 1) {
+    const bool head = p.kind == PieceKind::kHead;
+    p.tp_bytes = head ? t * kLossScalarBytes : activation;
+    p.tp_collectives = head ? kCrossEntropyAllReduces : 1;
+    p.tp_input_bytes = p.kind == PieceKind::kEmbedding ? 0 : activation;
+  }
+  if (s.cp > 1 && p.kind == PieceKind::kAttention) {
+    p.cp_kv_bytes = 2 * t * kv_heads_on_rank(a, s.tp) * head_dim(a) * element_bytes;
+  }
+  if (s.ep > 1 && p.kind == PieceKind::kMoe) {
+    p.ep_bytes = activation * static_cast<std::uint64_t>(a.experts_per_token);
+  }
+}
+
+}  // namespace
+
+std::uint64_t parameter_count(const TransformerArch& arch) {
+  validate_arch(arch);
+  const auto vocab = static_cast<std::uint64_t>(arch.vocab);
+  const std::uint64_t block = attention_params(arch, 1) + ffn_params(arch, 1, arch.experts);
+  return embedding_params(arch, vocab) + static_cast<std::uint64_t>(arch.layers) * block +
+         head_params(arch, vocab);
+}
+
+std::optional<Recompute> parse_recompute(std::string_view name) {
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    if (recompute_name(r) == name) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+    case Recompute::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::vector<TransformerPiece> transformer_pieces(const TransformerArch& arch,
+                                                 const TransformerShard& shard) {
+  const Roofline roofline = validate(arch, shard);
+  const Dims d = dims_of(arch, shard);
+  const auto element_bytes = static_cast<std::uint64_t>(roofline.element_bytes);
+  // Every block is the same two pieces.
+  const TransformerPiece attention = attention_piece(arch, shard, d, roofline);
+  const TransformerPiece ffn = ffn_piece(arch, shard, d, roofline);
+  std::vector<TransformerPiece> pieces{embedding_piece(arch, shard, d, roofline)};
+  for (int i = 0; i < arch.layers; ++i) {
+    for (const TransformerPiece* kind : {&attention, &ffn}) {
+      TransformerPiece& p = pieces.emplace_back(*kind);
+      p.name = "layers." + text(i) + "." + kind->name;
+      p.block = i;
+    }
+  }
+  pieces.push_back(head_piece(arch, d, roofline));
+  for (TransformerPiece& p : pieces) {
+    set_communication(p, arch, shard, element_bytes);
+  }
+  return pieces;
+}
+
+std::uint64_t boundary_activation_bytes(const TransformerArch& arch,
+                                        const TransformerShard& shard) {
+  const Roofline roofline = validate(arch, shard);
+  const std::uint64_t bytes = tokens_on_rank(shard) * static_cast<std::uint64_t>(arch.hidden) *
+                              static_cast<std::uint64_t>(roofline.element_bytes);
+  return shard.sequence_parallel ? bytes / static_cast<std::uint64_t>(shard.tp) : bytes;
+}
+
+double model_flops_per_token_6n(const TransformerArch& arch, int seq_len) {
+  validate_arch(arch);
+  require_at_least_one("seq_len", seq_len);
+  const double h = arch.hidden;
+  const double active_ffn = static_cast<double>(
+      arch.experts == 1 ? ffn_params(arch, 1, 1) : ffn_params(arch, 1, arch.experts_per_token));
+  const double n = arch.layers * (static_cast<double>(attention_params(arch, 1)) + active_ffn) +
+                   static_cast<double>(norm_params(arch)) + h * arch.vocab;
+  return 6 * n + 12.0 * arch.layers * h * seq_len;
+}
+
+double megatron_flops_per_token(const TransformerArch& arch, int seq_len) {
+  validate_arch(arch);
+  require_at_least_one("seq_len", seq_len);
+  const double h = arch.hidden, l = arch.layers, s = seq_len;
+  const double gated = arch.mlp == MlpKind::kSwiGlu ? 1.5 : 1.0;
+  const double attention = 1 + 1.0 * arch.kv_heads / arch.heads + s / h;
+  const double mlp = 1.0 * arch.ffn_hidden / h * arch.experts_per_token * gated;
+  const double logit = arch.vocab / (2 * l * h);
+  return 12 * l * h * h * (attention + mlp + logit);
+}
+
+}  // namespace dtsim::workloads
