@@ -54,8 +54,13 @@ struct ModelPiece {
   // parallelism: reduce-scatter forward, all-gather backward).
   std::uint64_t tp_in_bytes = 0;
   std::uint64_t tp_out_bytes = 0;
-  std::uint64_t tp_loss_bytes = 0;  // all-reduce after the forward (vocabulary-parallel loss)
-  std::uint64_t cp_kv_bytes = 0;    // CP: one key/value block, passed cp - 1 times per pass
+  // All-reduces after the forward of tp_loss_bytes each (the vocabulary-parallel loss's: max
+  // logit, target logit, sum of exponentials), none backward.
+  std::uint64_t tp_loss_bytes = 0;
+  int tp_loss_collectives = 1;
+  // CP: one key/value block, passed cp - 1 times forward; backward passes the block and its
+  // gradient cp - 1 times, then the gradient once more, home.
+  std::uint64_t cp_kv_bytes = 0;
   std::uint64_t ep_bytes = 0;       // EP: each all-to-all (dispatch, combine)
 };
 

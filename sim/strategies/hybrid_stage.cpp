@@ -140,7 +140,7 @@ class StageWriter {
       const CollectiveOp op = sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
       wait_ = {last_ = collective(op, kTp, piece, p.tp_out_bytes, {last_})};
     }
-    if (has(kTp) && p.tp_loss_bytes > 0) {
+    for (int k = 0; has(kTp) && p.tp_loss_bytes > 0 && k < p.tp_loss_collectives; ++k) {
       wait_ = {last_ = collective(CollectiveOp::kAllReduce, kTp, piece, p.tp_loss_bytes, {last_})};
     }
   }
@@ -160,10 +160,19 @@ class StageWriter {
     if (has(kEp) && p.expert) {
       deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, deps)};
     }
-    // Ring attention's backward passes the key/value blocks and their gradients.
-    const std::int32_t gradients = piece_compute(piece, p.backward_sec, 2 * p.cp_kv_bytes, deps);
+    // Ring attention's backward passes the key/value blocks and their gradients around, then
+    // each gradient block travels one step more, home; the piece's gradients are ready once it
+    // arrived.
+    std::int32_t gradients = piece_compute(piece, p.backward_sec, 2 * p.cp_kv_bytes, deps);
+    if (job_.degrees.cp > 1 && p.cp_kv_bytes > 0) {
+      p2p(NodeKind::kSend, kCpNext, piece, p.cp_kv_bytes, {gradients});
+      gradients = p2p(NodeKind::kRecv, kCpPrev, piece, p.cp_kv_bytes, {});
+    }
     last_ = gradients;
     wait_.clear();
+    if (p.cp_kv_bytes > 0 && job_.degrees.cp > 1) {
+      wait_ = {gradients};  // the input gradient needs the key/value gradients
+    }
     if (has(kEp) && p.expert) {
       wait_ = {last_ = collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, {last_})};
     }

@@ -188,11 +188,12 @@ TEST(Hybrid, ZeroThreeMovesOneAndAHalfTimesTheBytesOfDataParallel) {
 }
 
 TEST(Hybrid, ContextParallelRingPassesKeyValueBlocks) {
-  // Ring attention (Liu et al. 2023): cp - 1 key/value blocks forward, and blocks plus their
-  // gradients (twice the bytes) backward, per attention piece and micro-batch.
+  // Ring attention (Liu et al. 2023; TransformerEngine's attn_with_cp): cp - 1 key/value blocks
+  // forward; backward cp - 1 blocks with their gradients (twice the bytes), then the gradient
+  // block once more to its owner; per attention piece and micro-batch, 4 ranks.
   const HybridJob job{.degrees = {.cp = 4}, .micro_batches = 2};
   const ExecutionGraph g = build_hybrid(toy_model(3), job);
-  EXPECT_EQ(bytes_by(g, NodeKind::kSend)["cp"], 4u * 2 * 3 * (3 * 50 + 3 * 100));
+  EXPECT_EQ(bytes_by(g, NodeKind::kSend)["cp"], 4u * 2 * 3 * (3 * 50 + 3 * 100 + 50));
 }
 
 TEST(Hybrid, StageSplitKeepsEmbeddingFirstAndHeadLast) {
