@@ -13,6 +13,7 @@
 
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "sim/cli/hybrid_flags.h"
 #include "sim/cli/output_flags.h"
 #include "sim/cli/sweep.h"
 #include "sim/config_error.h"
@@ -280,7 +281,11 @@ int run_simulate(const std::vector<std::string>& args,
           "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
           "CPUs whose cores all compute)");
   dtsim::sim::OutputFlags outputs_flags;
-  flags.add(job).add(run_flags(f, false)).add(dtsim::sim::output_flags(outputs_flags));
+  dtsim::sim::HybridFlags hybrid;
+  flags.add(job)
+      .add(dtsim::sim::hybrid_flags(hybrid))
+      .add(run_flags(f, false))
+      .add(dtsim::sim::output_flags(outputs_flags));
   if (flag_names != nullptr) {
     for (const auto& option : flags.options()) {
       flag_names->push_back(option->long_name());
@@ -295,9 +300,15 @@ int run_simulate(const std::vector<std::string>& args,
              "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n")) {
     return 0;
   }
-  if (workload.empty() == graph.empty()) {
+  const bool wants_hybrid = dtsim::sim::wants_hybrid(hybrid);
+  if (wants_hybrid && !graph.empty()) {
+    throw ConfigError("--graph G.json replays a graph as it is: --model and --parallel do not "
+                      "apply");
+  }
+  if (!wants_hybrid && workload.empty() == graph.empty()) {
     throw ConfigError(std::string(workload.empty() ? "expected" : "give only one of") +
-                      " --workload W.json or --graph G.json (see dtsim simulate --help)");
+                      " --workload W.json, --model NAME or --graph G.json (see dtsim simulate "
+                      "--help)");
   }
   check_output_path("report", f.report);
   check_distinct_outputs({{"report", f.report},
@@ -323,6 +334,16 @@ int run_simulate(const std::vector<std::string>& args,
     throw ConfigError("--bucket-mb " + dtsim::parsing::format_number("%g", bucket_mb) +
                       ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
   }
+  const auto bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024));
+  if (wants_hybrid) {
+    const auto config = dtsim::sim::hybrid_config(hybrid, run_options(f), workload,
+                                                  bucket_cap_bytes, iterations);
+    const auto report = dtsim::sim::simulate_hybrid(config, &outputs);
+    write_report(f.report, dtsim::sim::report_json(report));
+    dtsim::sim::write_outputs(outputs_flags, outputs);
+    std::cout << dtsim::sim::report_summary(report);
+    return 0;
+  }
   const auto overlap_mode = dtsim::sim::parse_overlap(overlap);
   if (!overlap_mode) {
     throw ConfigError("--overlap " + overlap + ": expected backward or none");
@@ -330,7 +351,7 @@ int run_simulate(const std::vector<std::string>& args,
   dtsim::sim::SimulateConfig config{
       .run = run_options(f),
       .workload_path = workload,
-      .bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024)),
+      .bucket_cap_bytes = bucket_cap_bytes,
       .iterations = iterations,
       .accumulation_steps = accumulation_steps,
       .overlap = *overlap_mode};

@@ -65,21 +65,6 @@ ordered_json result_json(const TrainingResult& t) {
   return r;
 }
 
-// The busiest link of each level.
-std::string busiest_links(const std::vector<LinkLoad>& links) {
-  std::string s;
-  const char* heading = "  busiest link per level ";
-  for (const auto& level : link_levels_json(links, 1)) {
-    const auto& top = level["busiest"][0];
-    s += heading + (" " + level["level"].get<std::string>()) + ": " +
-         top["link"].get<std::string>() + " " +
-         format_number("%.1f %% utilized", 100 * top["utilization"].get<double>()) + ", " +
-         parsing::format_bytes(top["bytes"].get<std::uint64_t>()) + " per iteration\n";
-    heading = "                         ";
-  }
-  return s;
-}
-
 // What limits scaling and the busiest link of each level.
 std::string limits_summary(const SimulateReport& report) {
   return "  limited by              " + report.result.limiter.explanation + "\n" +
@@ -97,6 +82,20 @@ std::string extra_cfg_note(const RunInfo& run) {
 }
 
 }  // namespace
+
+std::string busiest_links(const std::vector<LinkLoad>& links) {
+  std::string s;
+  const char* heading = "  busiest link per level ";
+  for (const auto& level : link_levels_json(links, 1)) {
+    const auto& top = level["busiest"][0];
+    s += heading + (" " + level["level"].get<std::string>()) + ": " +
+         top["link"].get<std::string>() + " " +
+         format_number("%.1f %% utilized", 100 * top["utilization"].get<double>()) + ", " +
+         parsing::format_bytes(top["bytes"].get<std::uint64_t>()) + " per iteration\n";
+    heading = "                         ";
+  }
+  return s;
+}
 
 ordered_json report_json(const SimulateReport& report) {
   ordered_json r = run_json(report.run);

@@ -140,6 +140,9 @@ struct GraphReport {
 [[nodiscard]] nlohmann::ordered_json report_json(const CollectiveReport& report);
 [[nodiscard]] nlohmann::ordered_json report_json(const GraphReport& report);
 
+// The busiest link of each level, a line each, for the summaries.
+[[nodiscard]] std::string busiest_links(const std::vector<LinkLoad>& links);
+
 // A few lines for people.
 [[nodiscard]] std::string report_summary(const SimulateReport& report);
 // One line for people.

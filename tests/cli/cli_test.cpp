@@ -632,8 +632,8 @@ TEST_F(Cli, BadOverlap) {
 
 TEST_F(Cli, MissingRequiredFlag) {
   expect_error("simulate " + kStar + " --ranks 2",
-               "dtsim simulate: expected --workload W.json or --graph G.json (see dtsim simulate "
-               "--help)\n");
+               "dtsim simulate: expected --workload W.json, --model NAME or --graph G.json (see "
+               "dtsim simulate --help)\n");
 }
 
 }  // namespace

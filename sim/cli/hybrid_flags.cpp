@@ -1,0 +1,154 @@
+#include "sim/cli/hybrid_flags.h"
+
+#include <charconv>
+
+#include "sim/config_error.h"
+
+namespace dtsim::sim {
+
+namespace po = boost::program_options;
+
+po::options_description hybrid_flags(HybridFlags& f) {
+  constexpr unsigned kColumns = 100;
+  po::options_description d("Hybrid parallelism (sim/strategies/HYBRID.md)", kColumns,
+                            kColumns / 2);
+  auto add = d.add_options();
+  add("model", po::value(&f.model)->value_name("NAME"),
+      "a transformer of the catalogue (workloads/TRANSFORMER.md: gpt3-175b, llama3-70b, "
+      "mixtral-8x7b, ...), its compute modelled on the sharded shapes; instead of --workload");
+  add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
+      "--model's GPU, from the generator's datasheets (v100, a100, h100, h200)");
+  add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
+      "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision)");
+  add("parallel", po::value(&f.parallel)->value_name("tp=T,pp=P,dp=D[,cp=C][,ep=E]"),
+      "parallelism degrees; their product is --ranks (dp left out: --ranks / (tp*cp*pp))");
+  add("rank-order", po::value(&f.rank_order)->default_value("tp-cp-dp-pp")->value_name("ORDER"),
+      "how ranks are numbered, fastest dimension first (Megatron-LM's default: a tensor-parallel "
+      "group on consecutive ranks, so on one node)");
+  add("micro-batch", po::value(&f.micro_batch)->default_value(1)->value_name("B"),
+      "sequences per micro-batch");
+  add("global-batch", po::value(&f.global_batch)->default_value(0)->value_name("G"),
+      "sequences per optimizer step over all replicas (0: micro-batch * dp); a multiple of "
+      "micro-batch * dp");
+  add("seq-len", po::value(&f.seq_len)->default_value(0)->value_name("S"),
+      "tokens per sequence (0: the model's context length)");
+  add("schedule", po::value(&f.schedule)->default_value("1f1b")->value_name("1f1b|gpipe|interleaved:V"),
+      "pipeline schedule");
+  add("zero", po::value(&f.zero)->default_value(0)->value_name("0|1|2|3"),
+      "ZeRO stage: 0 data parallel, 1 and 2 gradients reduce-scattered and parameters gathered "
+      "after the step, 3 (FSDP) parameters gathered before every unit's forward and backward");
+  add("sequence-parallel", po::bool_switch(&f.sequence_parallel),
+      "Megatron-LM's sequence parallelism: TP all-gathers and reduce-scatters in place of "
+      "all-reduces");
+  add("recompute", po::value(&f.recompute)->default_value("none")->value_name("none|selective|full"),
+      "activation recomputation: none, selective (the attention core), full (every block's "
+      "forward again before its backward)");
+  add("cp", po::value(&f.cp)->default_value(0)->value_name("C"), "context parallel degree");
+  add("ep", po::value(&f.ep)->default_value(0)->value_name("E"), "expert parallel degree");
+  add("stage-layers", po::value(&f.stage_layers)->value_name("N,N,..."),
+      "transformer blocks per virtual pipeline stage (default: balanced, the first ones one more; "
+      "the embedding goes with the first stage, the head with the last)");
+  return d;
+}
+
+bool wants_hybrid(const HybridFlags& f) { return !f.model.empty() || !f.parallel.empty(); }
+
+namespace {
+
+std::vector<int> parse_counts(const std::string& text) {
+  std::vector<int> counts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    int n = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + end, n);
+    if (ec != std::errc() || ptr != text.data() + end) {
+      throw ConfigError("--stage-layers " + text + ": expected counts such as 10,11,11,10");
+    }
+    counts.push_back(n);
+    start = end + 1;
+  }
+  return counts;
+}
+
+// --cp or --ep beside --parallel: the same degree, or only one of them.
+void merge_degree(const char* name, int flag, int& degree) {
+  if (flag == 0) {
+    return;
+  }
+  if (flag < 1) {
+    throw ConfigError(std::string("--") + name + " " + std::to_string(flag) +
+                      ": expected a degree >= 1");
+  }
+  if (degree != 1 && degree != flag) {
+    throw ConfigError(std::string("--") + name + " " + std::to_string(flag) + ": --parallel says " +
+                      name + "=" + std::to_string(degree));
+  }
+  degree = flag;
+}
+
+}  // namespace
+
+HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
+                           const std::string& workload_path, std::uint64_t bucket_cap_bytes,
+                           int iterations) {
+  HybridConfig c{.run = run,
+                 .model = f.model,
+                 .workload_path = f.model.empty() ? workload_path : "",
+                 .device = f.device,
+                 .precision = f.precision,
+                 .micro_batch = f.micro_batch,
+                 .global_batch = f.global_batch,
+                 .seq_len = f.seq_len};
+  if (!f.model.empty() && !workload_path.empty()) {
+    throw ConfigError("give only one of --model NAME or --workload W.json");
+  }
+  std::string why;
+  bool dp_given = false;
+  if (!f.parallel.empty()) {
+    const auto degrees = parse_parallel(f.parallel, &dp_given, &why);
+    if (!degrees) {
+      throw ConfigError("--parallel " + f.parallel + ": " + why);
+    }
+    c.job.degrees = *degrees;
+  }
+  merge_degree("cp", f.cp, c.job.degrees.cp);
+  merge_degree("ep", f.ep, c.job.degrees.ep);
+  ParallelDegrees& d = c.job.degrees;
+  if (!dp_given && run.ranks > 0) {
+    const long long others = 1LL * d.tp * d.cp * d.pp;
+    if (run.ranks % others != 0) {
+      throw ConfigError("--parallel " + f.parallel + ": tp*cp*pp = " + std::to_string(others) +
+                        " does not divide --ranks " + std::to_string(run.ranks));
+    }
+    d.dp = static_cast<int>(run.ranks / others);
+  }
+  const auto order = parse_order(f.rank_order, &why);
+  if (!order) {
+    throw ConfigError("--rank-order " + why);
+  }
+  c.job.order = *order;
+  const auto schedule = parse_pipeline_schedule(f.schedule, &why);
+  if (!schedule) {
+    throw ConfigError("--schedule " + f.schedule + ": " + why);
+  }
+  c.job.schedule = *schedule;
+  const auto recompute = workloads::parse_recompute(f.recompute);
+  if (!recompute) {
+    throw ConfigError("--recompute " + f.recompute + ": expected none, selective or full");
+  }
+  c.recompute = *recompute;
+  if (f.zero < 0 || f.zero > 3) {
+    throw ConfigError("--zero " + std::to_string(f.zero) + ": expected 0, 1, 2 or 3");
+  }
+  c.job.zero_stage = f.zero;
+  c.job.sequence_parallel = f.sequence_parallel;
+  if (!f.stage_layers.empty()) {
+    c.job.stage_units = parse_counts(f.stage_layers);
+  }
+  c.job.bucket_cap_bytes = bucket_cap_bytes;
+  c.job.iterations = iterations;
+  return c;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,234 @@
+#include "sim/run/hybrid_run.h"
+
+#include <algorithm>
+
+#include "sim/config_error.h"
+#include "sim/graph/graph_validate.h"
+#include "sim/invariant.h"
+#include "sim/report/exposure.h"
+#include "sim/run/graph_run.h"
+#include "sim/strategies/hybrid_internal.h"
+#include "sim/strategies/model_pieces.h"
+#include "sim/strategies/transformer_model.h"
+#include "workloads/generator_error.h"
+#include "workloads/roofline.h"
+#include "workloads/trace_reader.h"
+
+namespace dtsim::sim {
+
+namespace {
+
+// A problem with a job field (check_hybrid's "field: detail", or the transformer's) as a
+// ConfigError on the HybridConfig field that sets it: the degrees on "parallel", the stage
+// split on "stage_layers", the micro-batch count on "global_batch".
+[[noreturn]] void refuse(const std::string& field, const std::string& detail) {
+  if (field == "tp" || field == "cp" || field == "dp" || field == "pp" || field == "ep") {
+    throw ConfigError("parallel", ": " + parsing::FieldProblem::join(field, detail));
+  }
+  const std::string renamed = field == "stage_units"     ? "stage_layers"
+                              : field == "micro_batches" ? "global_batch"
+                                                         : field;
+  throw ConfigError(renamed, detail);
+}
+
+// check_hybrid's "field: what is wrong" (no value in front).
+[[noreturn]] void refuse(const std::string& why) {
+  const std::size_t colon = why.find(": ");
+  refuse(why.substr(0, colon), why.substr(colon));
+}
+
+const workloads::TransformerArch& find_model(const std::string& name) {
+  if (const workloads::TransformerArch* arch = workloads::find_transformer(name)) {
+    return *arch;
+  }
+  std::string names;
+  for (const workloads::TransformerArch& a : workloads::transformer_catalog()) {
+    names += (names.empty() ? "" : ", ") + a.name;
+  }
+  throw ConfigError("model", name + ": not in the catalogue (" + names + ")");
+}
+
+// The model's pieces and what the report says about where their compute comes from.
+struct BuiltModel {
+  HybridModel model;
+  HybridReport report;  // model fields only
+};
+
+BuiltModel transformer(const HybridConfig& c, int seq_len) {
+  const workloads::TransformerArch& arch = find_model(c.model);
+  const ParallelDegrees& d = c.job.degrees;
+  const workloads::TransformerShard shard{.micro_batch = c.micro_batch,
+                                          .seq_len = seq_len,
+                                          .tp = d.tp,
+                                          .cp = d.cp,
+                                          .ep = d.ep,
+                                          .sequence_parallel = c.job.sequence_parallel,
+                                          .recompute = c.recompute,
+                                          .device = c.device,
+                                          .precision = c.precision};
+  BuiltModel b;
+  try {
+    b.model = model_from_transformer(arch, shard);
+  } catch (const workloads::GeneratorError& e) {
+    refuse(e.field(), e.detail());
+  }
+  const workloads::DeviceSpec& device = workloads::find_device(c.device);
+  const workloads::Roofline roofline = workloads::make_roofline(device, c.precision);
+  b.report.model = arch.name;
+  b.report.compute_source = "generator (roofline of the sharded shapes on " + device.full_name +
+                            ", workloads/TRANSFORMER.md)";
+  b.report.device = device.full_name;
+  b.report.precision = c.precision;
+  b.report.parameters = workloads::parameter_count(arch);
+  b.report.flops_per_token_6n = workloads::model_flops_per_token_6n(arch, seq_len);
+  b.report.flops_per_token_megatron = workloads::megatron_flops_per_token(arch, seq_len);
+  b.report.peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency;
+  return b;
+}
+
+BuiltModel trace(const HybridConfig& c) {
+  const workloads::Workload w = workloads::read_workload(c.workload_path);
+  BuiltModel b{.model = model_from_trace(w)};
+  b.report.model = w.model;
+  b.report.compute_source = c.workload_path;
+  b.report.device = w.device;
+  b.report.precision = w.precision;
+  b.report.micro_batch = w.batch_per_device;
+  return b;
+}
+
+// The micro-batches per replica of `c`: global_batch / (micro_batch * dp).
+int micro_batches(const HybridConfig& c, int micro_batch) {
+  const long long replica_batch = 1LL * micro_batch * c.job.degrees.dp;
+  const long long global = c.global_batch == 0 ? replica_batch : c.global_batch;
+  if (global < 1 || global % replica_batch != 0) {
+    throw ConfigError("global_batch", std::to_string(global) +
+                                          ": not a multiple of the micro-batch times dp (" +
+                                          std::to_string(replica_batch) + ")");
+  }
+  return static_cast<int>(global / replica_batch);
+}
+
+// Every stage's compute and waits in the last iteration, measured on its first rank.
+void measure_stages(const ExecutionGraph& g, const LoweredGraph& lowered,
+                    const ReplayTimes& times, const TrainingTimes& t, const HybridModel& model,
+                    const HybridJob& job, HybridReport& report) {
+  const RankLayout layout(job.degrees, job.order);
+  const std::vector<hybrid::PieceRange> ranges = hybrid::virtual_stage_pieces(model, job);
+  const auto last = static_cast<std::int32_t>(t.iteration_end_sec.size()) - 1;
+  const double end = t.iteration_end_sec.back();
+  const double start = end - t.iteration_time_sec;
+  const int pp = job.degrees.pp;
+  double bubble = 0;
+  for (int s = 0; s < pp; ++s) {
+    const int rank = lowered.stands_for[static_cast<std::size_t>(layout.rank_at({0, 0, 0, s}))];
+    const RankExposure e = measure_exposure(g, lowered, times, rank, last, start, end);
+    const hybrid::PieceRange first = ranges[static_cast<std::size_t>(s)];
+    const hybrid::PieceRange final_chunk = ranges[ranges.size() - static_cast<std::size_t>(pp - s)];
+    report.stages.push_back({.stage = s,
+                             .rank = rank,
+                             .first_layer = model.pieces[static_cast<std::size_t>(first.begin)].name,
+                             .last_layer = model.pieces[static_cast<std::size_t>(final_chunk.end - 1)].name,
+                             .compute_sec = e.compute_sec,
+                             .waiting_sec = e.waiting_sec,
+                             .idle_sec = e.idle_sec});
+    for (const auto& [kind, sec] : e.waiting_sec) {
+      report.exposed_sec[kind] += sec / pp;
+    }
+    const auto pipeline = e.waiting_sec.find("pp");
+    bubble += (e.idle_sec + (pipeline == e.waiting_sec.end() ? 0.0 : pipeline->second)) /
+              t.iteration_time_sec;
+  }
+  report.bubble_fraction = t.iteration_time_sec > 0 ? bubble / pp : 0.0;
+  report.rank0_forward_sec = t.forward_sec;
+  report.rank0_backward_sec = t.backward_sec;
+  report.rank0_optimizer_sec = t.optimizer_sec;
+  report.rank0_compute_sec = t.compute_sec;
+}
+
+void add_throughput(HybridReport& r) {
+  const double time = r.replay.iteration_time_sec;
+  if (r.seq_len == 0 || time <= 0) {
+    return;  // a trace: no tokens
+  }
+  r.tokens_per_sec_per_gpu = 1.0 * r.global_batch * r.seq_len / time / r.replay.run.ranks;
+  r.tflops_per_gpu = r.flops_per_token_6n * r.tokens_per_sec_per_gpu / 1e12;
+  r.tflops_per_gpu_megatron = r.flops_per_token_megatron * r.tokens_per_sec_per_gpu / 1e12;
+  if (r.peak_flops_per_sec > 0) {
+    r.mfu = r.tflops_per_gpu * 1e12 / r.peak_flops_per_sec;
+    r.mfu_megatron = r.tflops_per_gpu_megatron * 1e12 / r.peak_flops_per_sec;
+  }
+}
+
+}  // namespace
+
+HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const RunOptions& run,
+                           const std::string& origin, HybridReport report,
+                           SimulateOutputs* outputs) {
+  const ParallelDegrees& d = job.degrees;
+  ExecutionGraph graph = build_hybrid(model, job);
+  const std::vector<std::string> problems = validate_execution_graph(graph);
+  DTSIM_CHECK(problems.empty(), "the hybrid graph is invalid: " + problems.front());
+  report.parallel = parallel_name(d);
+  report.order = order_name(job.order);
+  report.schedule = pipeline_schedule_name(job.schedule);
+  report.zero_stage = job.zero_stage;
+  report.sequence_parallel = job.sequence_parallel;
+  report.micro_batches = job.micro_batches;
+  report.global_batch = job.micro_batches * report.micro_batch * d.dp;
+  const int units = model.pieces.back().unit + 1;
+  report.stage_layers = job.stage_units.empty()
+                            ? split_units(units - model.first_units - model.last_units,
+                                          d.pp * job.schedule.virtual_stages)
+                            : job.stage_units;
+  report.replay = replay_graph(graph, run, origin, outputs,
+                               [&](const ExecutionGraph& g, const LoweredGraph& lowered,
+                                   const ReplayTimes& times, const TrainingTimes& t) {
+                                 measure_stages(g, lowered, times, t, model, job, report);
+                               });
+  add_throughput(report);
+  return report;
+}
+
+HybridReport simulate_hybrid(const HybridConfig& config, SimulateOutputs* outputs) {
+  if (config.model.empty() == config.workload_path.empty()) {
+    throw ConfigError("model", ": give a model or a workload trace, one of them");
+  }
+  HybridJob job = config.job;
+  const ParallelDegrees& d = job.degrees;
+  RunOptions run = config.run;
+  if (run.ranks == 0) {
+    run.ranks = static_cast<int>(std::min<long long>(d.ranks(), kMaxGraphRanks + 1LL));
+  }
+  if (d.ranks() != run.ranks) {
+    throw ConfigError("parallel", ": " + parallel_name(d) + " makes " + std::to_string(d.ranks()) +
+                                      " ranks, not " + std::to_string(run.ranks));
+  }
+  if (config.micro_batch < 1) {
+    throw ConfigError("micro_batch", std::to_string(config.micro_batch) + ": expected 1 or more");
+  }
+  BuiltModel built;
+  int seq_len = 0;
+  int micro_batch = config.micro_batch;
+  if (!config.model.empty()) {
+    seq_len = config.seq_len == 0 ? find_model(config.model).max_seq_len : config.seq_len;
+    built = transformer(config, seq_len);
+  } else {
+    built = trace(config);
+    micro_batch = std::max(1, built.report.micro_batch);
+  }
+  job.micro_batches = micro_batches(config, micro_batch);
+  job.full_recompute = config.recompute == workloads::Recompute::kFull;
+  if (std::string why = check_hybrid(built.model, job); !why.empty()) {
+    refuse(why);
+  }
+  HybridReport header = std::move(built.report);
+  header.micro_batch = micro_batch;
+  header.seq_len = seq_len;
+  header.recompute = std::string(workloads::recompute_name(config.recompute));
+  return replay_hybrid(built.model, job, run,
+                       config.model.empty() ? config.workload_path : config.model,
+                       std::move(header), outputs);
+}
+
+}  // namespace dtsim::sim

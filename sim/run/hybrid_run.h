@@ -1,0 +1,48 @@
+// `dtsim simulate --model M --parallel ...`: a hybrid-parallel training job (sim/strategies/
+// hybrid.h) on a transformer from the catalogue (workloads/transformer.h) or a workload trace,
+// built, replayed and reported.
+#ifndef DTSIM_SIM_RUN_HYBRID_RUN_H_
+#define DTSIM_SIM_RUN_HYBRID_RUN_H_
+
+#include <string>
+
+#include "sim/report/hybrid_report.h"
+#include "sim/run/simulation.h"
+#include "sim/strategies/hybrid.h"
+#include "workloads/transformer.h"
+
+namespace dtsim::sim {
+
+struct HybridConfig {
+  RunOptions run;  // run.ranks: tp * cp * dp * pp
+  // The model: a transformer of the catalogue (its compute from the generator's roofline on
+  // the sharded shapes), or else a workload trace (data parallelism and ZeRO only).
+  std::string model;
+  std::string workload_path;
+  std::string device = "h100";
+  std::string precision = "bf16";
+  int micro_batch = 1;   // sequences per micro-batch (a trace: its batch_per_device)
+  int global_batch = 0;  // sequences per optimizer step over all replicas; 0: micro_batch * dp
+  int seq_len = 0;       // tokens per sequence; 0: the model's max_seq_len
+  workloads::Recompute recompute = workloads::Recompute::kNone;
+  // Degrees, order, schedule, ZeRO, sequence parallelism, stage split, buckets, iterations.
+  // job.micro_batches and job.full_recompute are derived from the fields above.
+  HybridJob job;
+};
+
+// Throws ConfigError (naming the config field), workloads::GeneratorError,
+// workloads::TraceError or platforms::PlatformError before the simulation starts.
+[[nodiscard]] HybridReport simulate_hybrid(const HybridConfig& config,
+                                           SimulateOutputs* outputs = nullptr);
+
+// The replay of `model` under `job` on `run`'s platform (run.ranks == job.degrees.ranks();
+// check_hybrid(model, job) is empty), reported on `report`, whose model fields (model, device,
+// FLOPs per token, peak, micro_batch, seq_len, recompute) the caller has filled. `origin` names
+// the model in the report. What simulate_hybrid does once it built the model.
+[[nodiscard]] HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job,
+                                         const RunOptions& run, const std::string& origin,
+                                         HybridReport report, SimulateOutputs* outputs = nullptr);
+
+}  // namespace dtsim::sim
+
+#endif  // DTSIM_SIM_RUN_HYBRID_RUN_H_

@@ -1,0 +1,142 @@
+// `dtsim simulate --model/--parallel` as a user runs it: plain data parallelism unchanged, a
+// transformer job end to end, and every bad combination a located error (exit 2, no report).
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using dtsim::cli_test::Result;
+using dtsim::cli_test::slurp;
+using nlohmann::json;
+
+class HybridCli : public dtsim::cli_test::DtsimTest {
+ protected:
+  [[nodiscard]] fs::path path(const std::string& name) const { return dir_ / name; }
+
+  json simulate(const std::string& args, const std::string& report) const {
+    const Result r = run("simulate " + args + " --report " + path(report).string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(slurp(path(report)));
+  }
+
+  void expect_error(const std::string& args, const std::string& message) const {
+    const Result r = run("simulate " + args + " --report " + path("bad.json").string());
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, message) << args;
+    EXPECT_FALSE(fs::exists(path("bad.json"))) << args;
+  }
+};
+
+const std::string kResnet =
+    "--workload workloads/traces/resnet50_v100_b32.json --platform "
+    "tests/testdata/sim_fat_tree16.json";
+// Two DGX A100 nodes (platforms/PRESETS.md): 8 GPUs on NVSwitch each.
+const std::string kGpt = "--model gpt3-1.3b --device a100 --platform "
+                         "tests/testdata/dgx_a100_2nodes.json --ranks 16";
+
+TEST_F(HybridCli, DataParallelAloneIsTodaysRunToTheLastDigit) {
+  // The rule: tp = pp = cp = ep = 1 is today's data-parallel model. Same iteration,
+  // compute and per-bucket all-reduce times, with and without gradient accumulation.
+  for (const std::string& steps : {std::string("1"), std::string("2")}) {
+    const json dp = simulate(kResnet + " --ranks 8 --accumulation-steps " + steps, "dp.json");
+    const json hybrid = simulate(kResnet + " --ranks 8 --parallel dp=8 --global-batch " +
+                                     std::to_string(32 * 8 * std::stoi(steps)),
+                                 "hybrid.json");
+    EXPECT_EQ(hybrid["result"]["iteration_time_sec"], dp["result"]["iteration_time_sec"]);
+    for (const char* phase : {"compute_sec", "forward_sec", "backward_sec", "optimizer_sec"}) {
+      EXPECT_EQ(hybrid["result"]["rank0"][phase], dp["result"][phase]) << phase;
+    }
+    const json& buckets = dp["result"]["buckets"];
+    const json& collectives = hybrid["result"]["collectives"];
+    ASSERT_EQ(buckets.size(), collectives.size());
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      EXPECT_EQ(collectives[b]["bytes"], buckets[b]["bytes"]);
+      EXPECT_EQ(collectives[b]["start_sec"], buckets[b]["start_sec"]);
+      EXPECT_EQ(collectives[b]["end_sec"], buckets[b]["end_sec"]);
+    }
+  }
+}
+
+TEST_F(HybridCli, TransformerJobReportsThroughputAndStages) {
+  const std::string args = kGpt + " --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 1024";
+  const json r = simulate(args, "r.json");
+  const json& result = r["result"];
+  EXPECT_EQ(r["parallel"]["micro_batches"], 4);  // 16 / (1 * 4)
+  ASSERT_EQ(result["stages"].size(), 2u);
+  EXPECT_EQ(result["stages"][0]["first_layer"], "embedding");
+  EXPECT_EQ(result["stages"][1]["last_layer"], "head");
+  // tokens/s per GPU = global batch * seq_len / iteration time / GPUs (the report's own terms).
+  const double time = result["iteration_time_sec"];
+  EXPECT_NEAR(result["tokens_per_sec_per_gpu"].get<double>(), 16.0 * 1024 / time / 16, 1e-6);
+  const double mfu = result["mfu"];
+  EXPECT_GT(mfu, 0.0);
+  EXPECT_LT(mfu, 1.0);
+  EXPECT_GT(result["exposed_sec"]["tp"].get<double>(), 0.0);
+  EXPECT_GT(result["bubble_fraction"].get<double>(), 0.0);
+  // Deterministic: the same run gives the same report, byte for byte.
+  simulate(args, "again.json");
+  EXPECT_EQ(slurp(path("r.json")), slurp(path("again.json")));
+}
+
+TEST_F(HybridCli, BadJobsAreLocatedErrors) {
+  expect_error(kGpt + " --parallel tp=8,pp=4,dp=8",
+               "dtsim simulate: --parallel: tp=8,cp=1,dp=8,pp=4,ep=1 makes 256 ranks, not 16\n");
+  expect_error(kGpt + " --parallel tp=2,pp=32",
+               "dtsim simulate: --parallel tp=2,pp=32: tp*cp*pp = 64 does not divide --ranks "
+               "16\n");
+  expect_error(kGpt + " --parallel tp=2,pp=8,dp=1 --stage-layers 3,3,3,3,3,3,3,4",
+               "dtsim simulate: --stage-layers: the counts add up to 25, the model has 24 "
+               "layers\n");
+  expect_error(kGpt + " --parallel tp=2,dp=8 --global-batch 12",
+               "dtsim simulate: --global-batch 12: not a multiple of the micro-batch times dp "
+               "(8)\n");
+  expect_error(kGpt + " --parallel tp=2,pp=2,dp=4 --schedule interleaved:2 --global-batch 12",
+               "dtsim simulate: --schedule: interleaved:2 needs micro-batches divisible by "
+               "pipeline stages, got 3 micro-batches over 2 stages\n");
+  expect_error(kGpt + " --parallel tp=2,pp=4,dp=2 --schedule 2f2b",
+               "dtsim simulate: --schedule 2f2b: unknown pipeline schedule \"2f2b\"; expected "
+               "\"gpipe\", \"1f1b\" or \"interleaved:V\"\n");
+  expect_error(kGpt + " --parallel dp=16 --zero 4",
+               "dtsim simulate: --zero 4: expected 0, 1, 2 or 3\n");
+  expect_error(kGpt + " --parallel tp=2,dp=8 --graph x.json",
+               "dtsim simulate: --graph G.json replays a graph as it is: --model and --parallel "
+               "do not apply\n");
+}
+
+TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
+  // gpt3-1.3b: 24 layers, 16 heads of 128, hidden 2048 (Brown et al. 2020, table 2.1, with the
+  // heads that make its hidden size). Each run: exit 2, the flag named, no report.
+  const std::string model = "simulate --model gpt3-1.3b --device a100 --platform "
+                            "tests/testdata/dgx_a100_2nodes.json ";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--ranks 6 --parallel tp=3,dp=2", "dtsim simulate: --parallel: tp 3: does not divide"},
+      {"--ranks 8 --parallel tp=1,pp=8 --schedule interleaved:4 --global-batch 8",
+       "dtsim simulate: --parallel: pp: 32 virtual pipeline stages for 24 layers"},
+      {"--ranks 16 --parallel dp=16,ep=2", "dtsim simulate: --parallel: ep"},
+      {"--ranks 16 --parallel dp=16 --seq-len 4096", "dtsim simulate: --seq-len 4096"},
+  };
+  for (const auto& [args, prefix] : cases) {
+    const Result r = run(model + args + " --report " + path("bad.json").string());
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(r.err.starts_with(prefix)) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(path("bad.json"))) << args;
+  }
+  const Result device = run("simulate --model gpt3-1.3b --device x100 --platform "
+                            "tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16");
+  EXPECT_EQ(device.exit_code, 2);
+  EXPECT_TRUE(device.err.starts_with("dtsim simulate: --device x100")) << device.err;
+  const Result unknown = run("simulate --model gpt-17 --platform "
+                             "tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(unknown.err.starts_with("dtsim simulate: --model gpt-17: not in the catalogue "
+                                      "(gpt3-1.3b, "))
+      << unknown.err;
+}
+
+}  // namespace

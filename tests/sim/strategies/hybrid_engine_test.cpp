@@ -1,0 +1,96 @@
+// Hybrid-parallel iterations on SimGrid against closed forms and a hand-computed timeline.
+// Every TEST runs in its own process (one SimGrid engine per process).
+#include <gtest/gtest.h>
+
+#include "sim/run/hybrid_run.h"
+
+namespace dtsim::sim {
+namespace {
+
+// `units` single-piece units with forward tf and backward tb seconds each; activations of 1 kB
+// between stages; no optimizer work, so an iteration is the pipeline alone.
+HybridModel uniform_model(int units, double tf, double tb) {
+  HybridModel m{.boundary_bytes = 1000};
+  for (int u = 0; u < units; ++u) {
+    m.pieces.push_back({.name = "l" + std::to_string(u),
+                        .unit = u,
+                        .forward_sec = tf,
+                        .backward_sec = tb,
+                        .grad_bytes = 1000,
+                        .weight_bytes = 1000});
+  }
+  return m;
+}
+
+// 10^21 bytes/s and no latency (tests/testdata/sim_star8_infinite.json): communication takes
+// ~1e-18 s, so only the schedule shapes the iteration.
+HybridReport run_on_infinite_network(const HybridModel& model, const HybridJob& job) {
+  const RunOptions run{.platform_path = "tests/testdata/sim_star8_infinite.json",
+                       .ranks = static_cast<int>(job.degrees.ranks())};
+  EXPECT_EQ(check_hybrid(model, job), "");
+  return replay_hybrid(model, job, run, "uniform", {.micro_batch = 1});
+}
+
+struct BubbleCase {
+  PipelineSchedule schedule;
+  int stages;
+  int micro_batches;
+};
+
+class PipelineBubble : public testing::TestWithParam<BubbleCase> {};
+
+TEST_P(PipelineBubble, MatchesTheClosedForm) {
+  // Narayanan et al. (SC'21), sec. 2.2: with t_f + t_b per micro-batch and stage, GPipe and 1F1B
+  // take (m + p - 1)(t_f + t_b) and idle (p - 1)/(m + p - 1) of it; interleaving with V chunks
+  // shrinks the bubble to (p - 1)/(V m + p - 1) (chunks of (t_f + t_b)/V each).
+  const BubbleCase& c = GetParam();
+  const int v = c.schedule.virtual_stages;
+  const double tf = 1e-3, tb = 2e-3;  // per stage and micro-batch, over its V chunks
+  const HybridModel model = uniform_model(c.stages * v, tf / v, tb / v);
+  const HybridJob job{.degrees = {.pp = c.stages},
+                      .micro_batches = c.micro_batches,
+                      .schedule = c.schedule,
+                      .iterations = 2};
+  const HybridReport r = run_on_infinite_network(model, job);
+  const double p = c.stages, m = c.micro_batches;
+  const double bubble = (p - 1) / (v * m + p - 1);
+  EXPECT_NEAR(r.replay.iteration_time_sec, m * (tf + tb) / (1 - bubble), 1e-9);
+  EXPECT_NEAR(r.bubble_fraction, bubble, 1e-6);
+  for (const StageResult& s : r.stages) {
+    EXPECT_NEAR(s.compute_sec, m * (tf + tb), 1e-9) << "stage " << s.stage;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, PipelineBubble,
+    testing::Values(BubbleCase{{.kind = PipelineScheduleKind::kGpipe}, 4, 8},
+                    BubbleCase{{}, 4, 8}, BubbleCase{{}, 2, 1}, BubbleCase{{}, 8, 3},
+                    BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2},
+                               4, 8},
+                    BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 3},
+                               2, 4}));
+
+TEST(Pipeline, TwoStagesOfOneFOneBByHand) {
+  // Stage s: forward 1 ms, backward 2 ms per micro-batch; 4 micro-batches. Stage 0 runs
+  // F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0 B0 F1 B1 F2 B2 F3 B3. By hand (ms):
+  //   s0 F0 0-1, F1 1-2; s1 F0 1-2, B0 2-4; s0 B0 4-6; s1 F1 4-5, B1 5-7; s0 F2 6-7, B1 7-9;
+  //   s1 F2 7-8, B2 8-10; s0 F3 9-10, B2 10-12; s1 F3 10-11, B3 11-13; s0 B3 13-15.
+  // The iteration ends at 15 ms; each stage computes 12 ms and idles 3 (bubble 1/5): stage 0
+  // waits for gradients 2 ms before B0 and 1 ms before B3; stage 1 waits 1 ms for its first
+  // activation and is idle for the last 2 ms, waiting for nothing of its own.
+  const HybridJob job{.degrees = {.pp = 2}, .micro_batches = 4, .iterations = 1};
+  const HybridReport r = run_on_infinite_network(uniform_model(2, 1e-3, 2e-3), job);
+  EXPECT_NEAR(r.replay.iteration_time_sec, 15e-3, 1e-12);
+  ASSERT_EQ(r.stages.size(), 2u);
+  for (const StageResult& s : r.stages) {
+    EXPECT_NEAR(s.compute_sec, 12e-3, 1e-12);
+  }
+  EXPECT_NEAR(r.stages[0].waiting_sec.at("pp"), 3e-3, 1e-9);
+  EXPECT_NEAR(r.stages[0].idle_sec, 0, 1e-9);
+  EXPECT_NEAR(r.stages[1].waiting_sec.at("pp"), 1e-3, 1e-9);
+  EXPECT_NEAR(r.stages[1].idle_sec, 2e-3, 1e-9);
+  EXPECT_NEAR(r.bubble_fraction, 0.2, 1e-9);
+}
+
+}  // namespace
+}  // namespace dtsim::sim
