@@ -32,7 +32,8 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "micro-batch * dp");
   add("seq-len", po::value(&f.seq_len)->default_value(0)->value_name("S"),
       "tokens per sequence (0: the model's context length)");
-  add("schedule", po::value(&f.schedule)->default_value("1f1b")->value_name("1f1b|gpipe|interleaved:V"),
+  add("schedule",
+      po::value(&f.schedule)->default_value("1f1b")->value_name("1f1b|gpipe|interleaved:V"),
       "pipeline schedule");
   add("zero", po::value(&f.zero)->default_value(0)->value_name("0|1|2|3"),
       "ZeRO stage: 0 data parallel, 1 and 2 gradients reduce-scattered and parameters gathered "
@@ -40,7 +41,8 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("sequence-parallel", po::bool_switch(&f.sequence_parallel),
       "Megatron-LM's sequence parallelism: TP all-gathers and reduce-scatters in place of "
       "all-reduces");
-  add("recompute", po::value(&f.recompute)->default_value("none")->value_name("none|selective|full"),
+  add("recompute",
+      po::value(&f.recompute)->default_value("none")->value_name("none|selective|full"),
       "activation recomputation: none, selective (the attention core), full (every block's "
       "forward again before its backward)");
   add("cp", po::value(&f.cp)->default_value(0)->value_name("C"), "context parallel degree");
@@ -51,7 +53,9 @@ po::options_description hybrid_flags(HybridFlags& f) {
   return d;
 }
 
-bool wants_hybrid(const HybridFlags& f) { return !f.model.empty() || !f.parallel.empty(); }
+bool wants_hybrid(const HybridFlags& f) {
+  return !f.model.empty() || !f.parallel.empty();
+}
 
 namespace {
 

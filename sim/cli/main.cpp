@@ -302,8 +302,9 @@ int run_simulate(const std::vector<std::string>& args,
   }
   const bool wants_hybrid = dtsim::sim::wants_hybrid(hybrid);
   if (wants_hybrid && !graph.empty()) {
-    throw ConfigError("--graph G.json replays a graph as it is: --model and --parallel do not "
-                      "apply");
+    throw ConfigError(
+        "--graph G.json replays a graph as it is: --model and --parallel do not "
+        "apply");
   }
   if (!wants_hybrid && workload.empty() == graph.empty()) {
     throw ConfigError(std::string(workload.empty() ? "expected" : "give only one of") +
@@ -336,8 +337,8 @@ int run_simulate(const std::vector<std::string>& args,
   }
   const auto bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024));
   if (wants_hybrid) {
-    const auto config = dtsim::sim::hybrid_config(hybrid, run_options(f), workload,
-                                                  bucket_cap_bytes, iterations);
+    const auto config =
+        dtsim::sim::hybrid_config(hybrid, run_options(f), workload, bucket_cap_bytes, iterations);
     const auto report = dtsim::sim::simulate_hybrid(config, &outputs);
     write_report(f.report, dtsim::sim::report_json(report));
     dtsim::sim::write_outputs(outputs_flags, outputs);
@@ -348,13 +349,12 @@ int run_simulate(const std::vector<std::string>& args,
   if (!overlap_mode) {
     throw ConfigError("--overlap " + overlap + ": expected backward or none");
   }
-  dtsim::sim::SimulateConfig config{
-      .run = run_options(f),
-      .workload_path = workload,
-      .bucket_cap_bytes = bucket_cap_bytes,
-      .iterations = iterations,
-      .accumulation_steps = accumulation_steps,
-      .overlap = *overlap_mode};
+  dtsim::sim::SimulateConfig config{.run = run_options(f),
+                                    .workload_path = workload,
+                                    .bucket_cap_bytes = bucket_cap_bytes,
+                                    .iterations = iterations,
+                                    .accumulation_steps = accumulation_steps,
+                                    .overlap = *overlap_mode};
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, dtsim::sim::report_json(report));
   dtsim::sim::write_outputs(outputs_flags, outputs);

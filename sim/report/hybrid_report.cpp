@@ -72,13 +72,12 @@ ordered_json report_json(const HybridReport& report) {
 
 std::string report_summary(const HybridReport& report) {
   const GraphReport& g = report.replay;
-  std::string s = "dtsim simulate: " + report.model + " (" + report.precision + ", " +
-                  report.parallel + ", " + report.schedule + ", ZeRO " +
-                  std::to_string(report.zero_stage) +
-                  (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " +
-                  report.recompute + ") on " + std::to_string(g.run.ranks) + " ranks, " +
-                  g.run.topology + ", " + g.run.algorithm + " (" + g.run.replay + " replay" +
-                  (g.ranks_folded ? " with ranks folded" : "") + ")\n";
+  std::string s =
+      "dtsim simulate: " + report.model + " (" + report.precision + ", " + report.parallel + ", " +
+      report.schedule + ", ZeRO " + std::to_string(report.zero_stage) +
+      (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " + report.recompute +
+      ") on " + std::to_string(g.run.ranks) + " ranks, " + g.run.topology + ", " + g.run.algorithm +
+      " (" + g.run.replay + " replay" + (g.ranks_folded ? " with ranks folded" : "") + ")\n";
   s += "  compute                 " + report.compute_source + "\n";
   s += "  batch                   " + std::to_string(report.global_batch) + " sequences of " +
        std::to_string(report.seq_len) + " tokens per step, " +
@@ -103,8 +102,8 @@ std::string report_summary(const HybridReport& report) {
   for (const StageResult& st : report.stages) {
     s += "  stage " + std::to_string(st.stage) + " compute" +
          std::string(st.stage < 10 ? "         " : "        ") +
-         format_number("%.6f s", st.compute_sec) + " (" + st.first_layer + " .. " +
-         st.last_layer + ")\n";
+         format_number("%.6f s", st.compute_sec) + " (" + st.first_layer + " .. " + st.last_layer +
+         ")\n";
   }
   return s + busiest_links(g.links);
 }

@@ -20,8 +20,8 @@ struct StageResult {
   int stage = 0;
   int rank = 0;  // the rank measured (the first of the stage)
   std::string first_layer;
-  std::string last_layer;  // of its last chunk
-  double compute_sec = 0;  // its compute in the last iteration
+  std::string last_layer;                     // of its last chunk
+  double compute_sec = 0;                     // its compute in the last iteration
   std::map<std::string, double> waiting_sec;  // per communication kind (exposure.h)
   double idle_sec = 0;
 };
@@ -53,11 +53,11 @@ struct HybridReport {
   double rank0_optimizer_sec = 0;
   double rank0_compute_sec = 0;
   double tokens_per_sec_per_gpu = 0;
-  double flops_per_token_6n = 0;         // 6N + attention (PaLM's model FLOPs)
-  double flops_per_token_megatron = 0;   // Megatron-LM's formula
-  double tflops_per_gpu = 0;             // model TFLOP/s per GPU, 6N + attention
+  double flops_per_token_6n = 0;        // 6N + attention (PaLM's model FLOPs)
+  double flops_per_token_megatron = 0;  // Megatron-LM's formula
+  double tflops_per_gpu = 0;            // model TFLOP/s per GPU, 6N + attention
   double tflops_per_gpu_megatron = 0;
-  double peak_flops_per_sec = 0;         // the device's dense peak at the precision
+  double peak_flops_per_sec = 0;  // the device's dense peak at the precision
   double mfu = 0;
   double mfu_megatron = 0;
   // The pipeline's bubble: the stages' mean share of the iteration spent waiting for the

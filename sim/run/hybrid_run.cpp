@@ -110,9 +110,9 @@ int micro_batches(const HybridConfig& c, int micro_batch) {
 }
 
 // Every stage's compute and waits in the last iteration, measured on its first rank.
-void measure_stages(const ExecutionGraph& g, const LoweredGraph& lowered,
-                    const ReplayTimes& times, const TrainingTimes& t, const HybridModel& model,
-                    const HybridJob& job, HybridReport& report) {
+void measure_stages(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
+                    const TrainingTimes& t, const HybridModel& model, const HybridJob& job,
+                    HybridReport& report) {
   const RankLayout layout(job.degrees, job.order);
   const std::vector<hybrid::PieceRange> ranges = hybrid::virtual_stage_pieces(model, job);
   const auto last = static_cast<std::int32_t>(t.iteration_end_sec.size()) - 1;
@@ -125,13 +125,14 @@ void measure_stages(const ExecutionGraph& g, const LoweredGraph& lowered,
     const RankExposure e = measure_exposure(g, lowered, times, rank, last, start, end);
     const hybrid::PieceRange first = ranges[static_cast<std::size_t>(s)];
     const hybrid::PieceRange final_chunk = ranges[ranges.size() - static_cast<std::size_t>(pp - s)];
-    report.stages.push_back({.stage = s,
-                             .rank = rank,
-                             .first_layer = model.pieces[static_cast<std::size_t>(first.begin)].name,
-                             .last_layer = model.pieces[static_cast<std::size_t>(final_chunk.end - 1)].name,
-                             .compute_sec = e.compute_sec,
-                             .waiting_sec = e.waiting_sec,
-                             .idle_sec = e.idle_sec});
+    report.stages.push_back(
+        {.stage = s,
+         .rank = rank,
+         .first_layer = model.pieces[static_cast<std::size_t>(first.begin)].name,
+         .last_layer = model.pieces[static_cast<std::size_t>(final_chunk.end - 1)].name,
+         .compute_sec = e.compute_sec,
+         .waiting_sec = e.waiting_sec,
+         .idle_sec = e.idle_sec});
     for (const auto& [kind, sec] : e.waiting_sec) {
       report.exposed_sec[kind] += sec / pp;
     }
@@ -181,11 +182,10 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
                             ? split_units(units - model.first_units - model.last_units,
                                           d.pp * job.schedule.virtual_stages)
                             : job.stage_units;
-  report.replay = replay_graph(graph, run, origin, outputs,
-                               [&](const ExecutionGraph& g, const LoweredGraph& lowered,
-                                   const ReplayTimes& times, const TrainingTimes& t) {
-                                 measure_stages(g, lowered, times, t, model, job, report);
-                               });
+  report.replay = replay_graph(
+      graph, run, origin, outputs,
+      [&](const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
+          const TrainingTimes& t) { measure_stages(g, lowered, times, t, model, job, report); });
   add_throughput(report);
   return report;
 }

@@ -5,11 +5,11 @@
 
 namespace dtsim::sim {
 
-
 HybridModel model_from_transformer(const workloads::TransformerArch& arch,
                                    const workloads::TransformerShard& shard) {
   using workloads::PieceKind;
-  const std::vector<workloads::TransformerPiece> pieces = workloads::transformer_pieces(arch, shard);
+  const std::vector<workloads::TransformerPiece> pieces =
+      workloads::transformer_pieces(arch, shard);
   const workloads::Roofline roofline =
       workloads::make_roofline(workloads::find_device(shard.device), shard.precision);
   const auto element = static_cast<std::uint64_t>(roofline.element_bytes);

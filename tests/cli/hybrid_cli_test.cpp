@@ -37,8 +37,9 @@ const std::string kResnet =
     "--workload workloads/traces/resnet50_v100_b32.json --platform "
     "tests/testdata/sim_fat_tree16.json";
 // Two DGX A100 nodes (platforms/PRESETS.md): 8 GPUs on NVSwitch each.
-const std::string kGpt = "--model gpt3-1.3b --device a100 --platform "
-                         "tests/testdata/dgx_a100_2nodes.json --ranks 16";
+const std::string kGpt =
+    "--model gpt3-1.3b --device a100 --platform "
+    "tests/testdata/dgx_a100_2nodes.json --ranks 16";
 
 TEST_F(HybridCli, DataParallelAloneIsTodaysRunToTheLastDigit) {
   // The rule: tp = pp = cp = ep = 1 is today's data-parallel model. Same iteration,
@@ -112,8 +113,9 @@ TEST_F(HybridCli, BadJobsAreLocatedErrors) {
 TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
   // gpt3-1.3b: 24 layers, 16 heads of 128, hidden 2048 (Brown et al. 2020, table 2.1, with the
   // heads that make its hidden size). Each run: exit 2, the flag named, no report.
-  const std::string model = "simulate --model gpt3-1.3b --device a100 --platform "
-                            "tests/testdata/dgx_a100_2nodes.json ";
+  const std::string model =
+      "simulate --model gpt3-1.3b --device a100 --platform "
+      "tests/testdata/dgx_a100_2nodes.json ";
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--ranks 6 --parallel tp=3,dp=2", "dtsim simulate: --parallel: tp 3: does not divide"},
       {"--ranks 8 --parallel tp=1,pp=8 --schedule interleaved:4 --global-batch 8",
@@ -127,15 +129,18 @@ TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
     EXPECT_TRUE(r.err.starts_with(prefix)) << args << ": " << r.err;
     EXPECT_FALSE(fs::exists(path("bad.json"))) << args;
   }
-  const Result device = run("simulate --model gpt3-1.3b --device x100 --platform "
-                            "tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16");
+  const Result device =
+      run("simulate --model gpt3-1.3b --device x100 --platform "
+          "tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16");
   EXPECT_EQ(device.exit_code, 2);
   EXPECT_TRUE(device.err.starts_with("dtsim simulate: --device x100")) << device.err;
-  const Result unknown = run("simulate --model gpt-17 --platform "
-                             "tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16");
+  const Result unknown =
+      run("simulate --model gpt-17 --platform "
+          "tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_TRUE(unknown.err.starts_with("dtsim simulate: --model gpt-17: not in the catalogue "
-                                      "(gpt3-1.3b, "))
+  EXPECT_TRUE(
+      unknown.err.starts_with("dtsim simulate: --model gpt-17: not in the catalogue "
+                              "(gpt3-1.3b, "))
       << unknown.err;
 }
 

@@ -63,12 +63,11 @@ TEST_P(PipelineBubble, MatchesTheClosedForm) {
 
 INSTANTIATE_TEST_SUITE_P(
     Schedules, PipelineBubble,
-    testing::Values(BubbleCase{{.kind = PipelineScheduleKind::kGpipe}, 4, 8},
-                    BubbleCase{{}, 4, 8}, BubbleCase{{}, 2, 1}, BubbleCase{{}, 8, 3},
-                    BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2},
-                               4, 8},
-                    BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 3},
-                               2, 4}));
+    testing::Values(
+        BubbleCase{{.kind = PipelineScheduleKind::kGpipe}, 4, 8}, BubbleCase{{}, 4, 8},
+        BubbleCase{{}, 2, 1}, BubbleCase{{}, 8, 3},
+        BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2}, 4, 8},
+        BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 3}, 2, 4}));
 
 TEST(Pipeline, TwoStagesOfOneFOneBByHand) {
   // Stage s: forward 1 ms, backward 2 ms per micro-batch; 4 micro-batches. Stage 0 runs
