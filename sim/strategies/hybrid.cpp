@@ -15,7 +15,7 @@ namespace hybrid {
 const char* role_name(Role role) {
   static constexpr const char* kNames[kRoleCount] = {
       "dp", "dp_gather", "tp", "cp_next", "cp_prev", "ep", "edp",
-      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out"};
+      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb"};
   return kNames[role];
 }
 
@@ -37,6 +37,7 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   const bool wraps = job.schedule.virtual_stages > 1;
   roles[kActIn] = roles[kGradOut] = d.pp > 1 && (stage > 0 || wraps);
   roles[kActOut] = roles[kGradIn] = d.pp > 1 && (stage + 1 < d.pp || wraps);
+  roles[kEmb] = d.pp > 1 && model.tied_grad_bytes > 0 && (stage == 0 || stage + 1 == d.pp);
   return roles;
 }
 
@@ -122,6 +123,23 @@ std::string check_split(const HybridModel& model, const HybridJob& job) {
   return "";
 }
 
+// Every piece that ends a virtual stage (but the last) knows the bytes of its output.
+std::string check_boundaries(const HybridModel& model, const HybridJob& job) {
+  if (job.degrees.pp == 1) {
+    return "";
+  }
+  const std::vector<PieceRange> ranges = hybrid::virtual_stage_pieces(model, job);
+  for (std::size_t v = 0; v + 1 < ranges.size(); ++v) {
+    const ModelPiece& last = model.pieces[static_cast<std::size_t>(ranges[v].end - 1)];
+    if (last.output_bytes == 0) {
+      return "pp: a pipeline stage ending with " + last.name +
+             " sends its output to the next, and the model does not say how many bytes it is "
+             "(a workload trace needs activation_bytes, format version 3)";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
@@ -154,14 +172,13 @@ std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
   if (std::string why = check_pipeline(job.schedule, d.pp, job.micro_batches); !why.empty()) {
     return "schedule: " + why;
   }
-  if (d.pp > 1 && model.boundary_bytes == 0) {
-    return "pp: a pipeline sends activations between stages, and this model does not say how "
-           "many bytes they are";
-  }
   if (job.iterations < 1) {
     return "iterations: " + std::to_string(job.iterations) + ", expected 1 or more";
   }
-  return check_split(model, job);
+  if (std::string why = check_split(model, job); !why.empty()) {
+    return why;
+  }
+  return check_boundaries(model, job);
 }
 
 namespace {
@@ -261,6 +278,10 @@ std::vector<int> members(const RankLayout& layout, int rank, Role role) {
       return pair(shifted(Dim::kPp, 1), rank);
     case hybrid::kGradOut:
       return pair(rank, shifted(Dim::kPp, -1));
+    case hybrid::kEmb: {
+      const std::vector<int> pipeline = layout.group(rank, {Dim::kPp});
+      return {pipeline.front(), pipeline.back()};
+    }
     case hybrid::kRoleCount:
       break;
   }

@@ -48,6 +48,9 @@ struct ModelPiece {
   std::uint64_t grad_bytes = 0;
   std::uint64_t weight_bytes = 0;
   bool expert = false;  // expert weights: reduced over the expert-data group, not "dp"
+  // The activation this piece outputs per micro-batch: what a pipeline stage that ends with it
+  // sends the next (and receives back as a gradient). 0: unknown (it cannot end a stage).
+  std::uint64_t output_bytes = 0;
   // TP, as Megatron-LM's conjugate operators (nccl-tests sizes; 0: none). At the piece's input:
   // identity forward, all-reduce backward (with sequence parallelism: all-gather forward,
   // reduce-scatter backward). At its output: all-reduce forward, identity backward (with sequence
@@ -70,7 +73,12 @@ struct HybridModel {
   // embedding and head), beside those the split balances (its blocks).
   int first_units = 0;
   int last_units = 0;
-  std::uint64_t boundary_bytes = 0;  // activation sent from a stage to the next per micro-batch
+  // Tied embeddings: with a pipeline, the last stage keeps a copy of the embedding's weights
+  // for the head, and the two copies' gradients are all-reduced between the first and the last
+  // stage before the optimizer step (Megatron-LM's embedding group). The copy's gradient and
+  // weight bytes; 0: untied.
+  std::uint64_t tied_grad_bytes = 0;
+  std::uint64_t tied_weight_bytes = 0;
   double optimizer_sec = 0;          // one rank's optimizer step over all its pieces, unsharded
 };
 

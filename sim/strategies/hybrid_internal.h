@@ -24,6 +24,7 @@ enum Role : int {
   kActOut,     // PP: activations to the next device
   kGradIn,     // PP: gradients from the next device
   kGradOut,    // PP: gradients to the previous device
+  kEmb,        // tied embeddings: the first and the last stage's copies (Megatron-LM)
   kRoleCount,
 };
 [[nodiscard]] const char* role_name(Role role);

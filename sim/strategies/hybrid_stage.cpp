@@ -61,6 +61,9 @@ class StageWriter {
   [[nodiscard]] int virtual_stages() const {
     return job_.degrees.pp * job_.schedule.virtual_stages;
   }
+  [[nodiscard]] std::uint64_t output_bytes(int piece) const {
+    return model_.pieces[static_cast<std::size_t>(piece)].output_bytes;
+  }
   [[nodiscard]] bool last_micro_batch() const { return micro_batch_ == job_.micro_batches - 1; }
 
   Node tagged(NodeKind kind, int piece) const {
@@ -183,11 +186,19 @@ class StageWriter {
     return gradients;
   }
 
+  // A piece's gradient or weight bytes on this stage: the model's last piece also holds the
+  // tied embedding's copy when the pipeline puts it on another stage than the embedding.
+  [[nodiscard]] std::uint64_t piece_bytes(int i, bool weights) const {
+    const ModelPiece& p = model_.pieces[static_cast<std::size_t>(i)];
+    const bool copy = has(kEmb) && i + 1 == static_cast<int>(model_.pieces.size());
+    return weights ? p.weight_bytes + (copy ? model_.tied_weight_bytes : 0)
+                   : p.grad_bytes + (copy ? model_.tied_grad_bytes : 0);
+  }
+
   [[nodiscard]] std::uint64_t unit_bytes(int begin, int end, bool weights) const {
     std::uint64_t bytes = 0;
     for (int i = begin; i < end; ++i) {
-      const ModelPiece& p = model_.pieces[static_cast<std::size_t>(i)];
-      bytes += weights ? p.weight_bytes : p.grad_bytes;
+      bytes += piece_bytes(i, weights);
     }
     return bytes;
   }
@@ -220,7 +231,7 @@ class StageWriter {
     const PieceRange range = ranges_[static_cast<std::size_t>(v)];
     wait_.clear();
     if (v > 0 && has(kActIn)) {
-      wait_ = {p2p(NodeKind::kRecv, kActIn, range.begin, model_.boundary_bytes, {})};
+      wait_ = {p2p(NodeKind::kRecv, kActIn, range.begin, output_bytes(range.begin - 1), {})};
     }
     const std::vector<PieceRange> units = units_of(range);
     std::vector<std::int32_t> gathers(units.size(), -1);
@@ -244,7 +255,7 @@ class StageWriter {
       before_previous = last_;
     }
     if (v + 1 < virtual_stages() && has(kActOut)) {
-      p2p(NodeKind::kSend, kActOut, range.end - 1, model_.boundary_bytes, {last_});
+      p2p(NodeKind::kSend, kActOut, range.end - 1, output_bytes(range.end - 1), {last_});
     }
   }
 
@@ -272,7 +283,7 @@ class StageWriter {
     const PieceRange range = ranges_[static_cast<std::size_t>(v)];
     wait_.clear();
     if (v + 1 < virtual_stages() && has(kGradIn)) {
-      wait_ = {p2p(NodeKind::kRecv, kGradIn, range.end - 1, model_.boundary_bytes, {})};
+      wait_ = {p2p(NodeKind::kRecv, kGradIn, range.end - 1, output_bytes(range.end - 1), {})};
     }
     std::vector<std::int32_t> ready(model_.pieces.size(), -1);
     const std::vector<PieceRange> units = units_of(range);
@@ -302,7 +313,7 @@ class StageWriter {
       reduce_buckets(range, ready, true);
     }
     if (v > 0 && has(kGradOut)) {
-      p2p(NodeKind::kSend, kGradOut, range.begin, model_.boundary_bytes, {last_});
+      p2p(NodeKind::kSend, kGradOut, range.begin, output_bytes(range.begin - 1), {last_});
     }
   }
 
@@ -321,7 +332,7 @@ class StageWriter {
     workloads::Workload chunk;  // the pieces as layers, for assign_buckets
     for (int i = range.begin; i < range.end; ++i) {
       const ModelPiece& p = model_.pieces[static_cast<std::size_t>(i)];
-      chunk.layers.push_back({.name = p.name, .param_bytes = p.expert == expert ? p.grad_bytes : 0});
+      chunk.layers.push_back({.name = p.name, .param_bytes = p.expert == expert ? piece_bytes(i, false) : 0});
     }
     const CollectiveOp op =
         job_.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
@@ -353,6 +364,10 @@ class StageWriter {
       if (d >= 0) {
         deps.push_back(d);
       }
+    }
+    if (has(kEmb)) {  // after the data-parallel reduction, as Megatron-LM's finalize_model_grads
+      const auto first = static_cast<int>(stage_ == 0 ? 0 : model_.pieces.size() - 1);
+      deps = {collective(CollectiveOp::kAllReduce, kEmb, first, model_.tied_grad_bytes, deps)};
     }
     const std::int32_t optimizer = compute(-1, optimizer_sec(), deps);
     for (const Sharded& s : sharded_) {

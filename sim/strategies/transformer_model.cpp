@@ -13,9 +13,8 @@ HybridModel model_from_transformer(const workloads::TransformerArch& arch,
   const workloads::Roofline roofline =
       workloads::make_roofline(workloads::find_device(shard.device), shard.precision);
   const auto element = static_cast<std::uint64_t>(roofline.element_bytes);
-  HybridModel model{.first_units = 1,
-                    .last_units = 1,
-                    .boundary_bytes = workloads::boundary_activation_bytes(arch, shard)};
+  const std::uint64_t boundary_bytes = workloads::boundary_activation_bytes(arch, shard);
+  HybridModel model{.first_units = 1, .last_units = 1};
   std::uint64_t params = 0;
   for (const workloads::TransformerPiece& p : pieces) {
     ModelPiece piece{.name = p.name,
@@ -28,6 +27,7 @@ HybridModel model_from_transformer(const workloads::TransformerArch& arch,
                      .grad_bytes = kGradientBytesPerParam * p.params,
                      .weight_bytes = element * p.params,
                      .expert = p.kind == PieceKind::kMoe,
+                     .output_bytes = boundary_bytes,
                      .cp_kv_bytes = p.cp_kv_bytes,
                      .ep_bytes = p.ep_bytes};
     if (p.kind == PieceKind::kHead) {
@@ -37,6 +37,10 @@ HybridModel model_from_transformer(const workloads::TransformerArch& arch,
     } else {
       piece.tp_in_bytes = p.tp_input_bytes;
       piece.tp_out_bytes = p.tp_collectives > 0 ? p.tp_bytes : 0;
+    }
+    if (p.kind == PieceKind::kEmbedding && arch.tied_embeddings) {
+      model.tied_grad_bytes = piece.grad_bytes;
+      model.tied_weight_bytes = piece.weight_bytes;
     }
     params += p.params;
     model.pieces.push_back(std::move(piece));

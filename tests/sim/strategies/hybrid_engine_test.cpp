@@ -10,14 +10,15 @@ namespace {
 // `units` single-piece units with forward tf and backward tb seconds each; activations of 1 kB
 // between stages; no optimizer work, so an iteration is the pipeline alone.
 HybridModel uniform_model(int units, double tf, double tb) {
-  HybridModel m{.boundary_bytes = 1000};
+  HybridModel m;
   for (int u = 0; u < units; ++u) {
     m.pieces.push_back({.name = "l" + std::to_string(u),
                         .unit = u,
                         .forward_sec = tf,
                         .backward_sec = tb,
                         .grad_bytes = 1000,
-                        .weight_bytes = 1000});
+                        .weight_bytes = 1000,
+                        .output_bytes = 1000});
   }
   return m;
 }

@@ -27,9 +27,10 @@ workloads::Workload three_layers() {
 // `blocks` transformer-like units of two pieces each between an embedding and a head, with
 // every communication field set (bytes in round numbers, so sums are easy by hand).
 HybridModel toy_model(int blocks) {
-  HybridModel m{.first_units = 1, .last_units = 1, .boundary_bytes = 1000, .optimizer_sec = 1e-3};
+  HybridModel m{.first_units = 1, .last_units = 1, .optimizer_sec = 1e-3};
   m.pieces.push_back({.name = "embedding", .unit = 0, .forward_sec = 1e-4, .backward_sec = 1e-4,
-                      .grad_bytes = 4000, .weight_bytes = 4000, .tp_out_bytes = 100});
+                      .grad_bytes = 4000, .weight_bytes = 4000, .output_bytes = 1000,
+                      .tp_out_bytes = 100});
   for (int b = 0; b < blocks; ++b) {
     for (const char* part : {"attention", "mlp"}) {
       m.pieces.push_back({.name = "layers." + std::to_string(b) + "." + part,
@@ -39,6 +40,7 @@ HybridModel toy_model(int blocks) {
                           .recompute_sec = part == std::string("attention") ? 5e-4 : 0,
                           .grad_bytes = 8000,
                           .weight_bytes = 8000,
+                          .output_bytes = 1000,
                           .tp_in_bytes = 100,
                           .tp_out_bytes = 100,
                           .cp_kv_bytes = part == std::string("attention") ? 50u : 0u});
@@ -167,6 +169,47 @@ double ring_bytes(const ExecutionGraph& g, int p) {
     }
   }
   return bytes;
+}
+
+TEST(Hybrid, StagesSendTheOutputOfTheirLastPiece) {
+  // Pieces output 1000 + 10 * i bytes. pp = 2, stage_units {2, 2}: stage 0 = embedding (piece
+  // 0) + blocks 0, 1 (pieces 1-4), so it sends piece 4's output, 1040 bytes, per micro-batch
+  // forward, and stage 1 sends back a gradient of the same size.
+  HybridModel model = toy_model(4);
+  for (std::size_t i = 0; i < model.pieces.size(); ++i) {
+    model.pieces[i].output_bytes = 1000 + 10 * i;
+  }
+  const HybridJob job{.degrees = {.pp = 2}, .micro_batches = 3, .stage_units = {2, 2}};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const auto sent = bytes_by(build_hybrid(model, job), NodeKind::kSend);
+  EXPECT_EQ(sent.at("pp_act"), 3u * 1040);
+  EXPECT_EQ(sent.at("pp_grad"), 3u * 1040);
+  model.pieces[4].output_bytes = 0;  // unknown: a stage cannot end there
+  EXPECT_TRUE(check_hybrid(model, job).starts_with("pp: a pipeline stage ending with layers.1.mlp"));
+}
+
+TEST(Hybrid, TiedEmbeddingsAreReducedBetweenFirstAndLastStage) {
+  // Megatron-LM (finalize_model_grads, embedding group): with a pipeline the last stage keeps a
+  // copy of the tied embedding, its gradient goes into that stage's data-parallel buckets, and
+  // the two copies are all-reduced once per iteration. pp = 4, dp = 2: 2 embedding groups of 2.
+  HybridModel model = toy_model(4);
+  model.tied_grad_bytes = 3000;
+  model.tied_weight_bytes = 3000;
+  const HybridJob job{.degrees = {.dp = 2, .pp = 4}, .micro_batches = 4};
+  const ExecutionGraph g = build_hybrid(model, job);
+  expect_valid(g);
+  EXPECT_EQ(bytes_by(g, NodeKind::kCollective)["emb"], 4u * 3000);  // 4 ranks, once each
+  // Stage 3's gradients: 1 block (16000) + head (4000) + the copy (3000), each of its 2 ranks.
+  std::uint64_t last_stage_dp = 0;
+  for (const Node& n : g.programs[3].nodes) {
+    if (n.kind == NodeKind::kCollective && n.iteration == 0 && n.label >= 0) {
+      last_stage_dp += n.bytes;
+    }
+  }
+  EXPECT_EQ(last_stage_dp, 16000u + 4000 + 3000);
+  // Without a pipeline the head uses the embedding's own weight: nothing extra.
+  const ExecutionGraph flat = build_hybrid(model, {.degrees = {.dp = 2}, .micro_batches = 1});
+  EXPECT_EQ(bytes_by(flat, NodeKind::kCollective).count("emb"), 0u);
 }
 
 TEST(Hybrid, ZeroThreeMovesOneAndAHalfTimesTheBytesOfDataParallel) {
