@@ -50,7 +50,9 @@ class RankTimeline {
   }
 
   void metadata_events(ordered_json& events) const {
-    events.push_back(metadata("process_name", rank_, 0, "rank " + std::to_string(rank_)));
+    // Named after its program too when ranks run different ones ("rank 8 (stage 1)").
+    const std::string program = g_.programs.size() > 1 ? " (" + program_.name + ")" : "";
+    events.push_back(metadata("process_name", rank_, 0, "rank " + std::to_string(rank_) + program));
     events.push_back(metadata("thread_name", rank_, kComputeTid, "compute"));
     for (std::size_t i = 0; i < comms_.size(); ++i) {
       const std::string& name = g_.communicators[static_cast<std::size_t>(comms_[i])].name;
