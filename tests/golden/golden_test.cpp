@@ -40,7 +40,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values("sim_ring_fat_tree", "sim_tree_fast", "sim_tree_chunked", "sim_auto_dgx",
                     "sim_accumulation_step", "sim_accumulation_folded", "sim_overlap_none",
                     "sim_slow_gpu_link", "sim_background", "sim_hierarchical_rails",
-                    "coll_double_tree", "coll_all_to_all"),
+                    "sim_hybrid_gpt", "coll_double_tree", "coll_all_to_all"),
     [](const testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
 
 }  // namespace
