@@ -1,5 +1,8 @@
 #include "sim/lowering/task_graph.h"
 
+#include <algorithm>
+#include <map>
+
 #include <vector>
 
 namespace dtsim::sim {
@@ -73,6 +76,44 @@ TaskId TaskGraph::add_compute(int rank, double duration_sec, std::span<const Tas
                   compute_lane(rank), deps);
 }
 
+namespace {
+
+// Whether every exit op of local rank `rank` is op `op` or depends on it, transitively. `memo`
+// keeps, per rank, how many of its exits each op precedes.
+bool before_every_exit(const Schedule& schedule, int rank, std::size_t op,
+                       std::map<int, std::vector<int>>& memo) {
+  const std::vector<int>& exits = schedule.exit_ops[static_cast<std::size_t>(rank)];
+  if (exits.empty()) {
+    return false;
+  }
+  auto [it, inserted] = memo.try_emplace(rank);
+  std::vector<int>& reaches = it->second;
+  if (inserted) {
+    reaches.assign(schedule.ops.size(), 0);
+    std::vector<char> seen(schedule.ops.size());
+    std::vector<int> stack;
+    for (int e : exits) {
+      std::fill(seen.begin(), seen.end(), 0);
+      stack.assign(1, e);
+      seen[static_cast<std::size_t>(e)] = 1;
+      while (!stack.empty()) {
+        const int o = stack.back();
+        stack.pop_back();
+        ++reaches[static_cast<std::size_t>(o)];
+        for (int d : schedule.ops[static_cast<std::size_t>(o)].deps) {
+          if (!seen[static_cast<std::size_t>(d)]) {
+            seen[static_cast<std::size_t>(d)] = 1;
+            stack.push_back(d);
+          }
+        }
+      }
+    }
+  }
+  return reaches[op] == static_cast<int>(exits.size());
+}
+
+}  // namespace
+
 CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
                                         const std::vector<std::vector<TaskId>>& entry,
                                         std::span<const int> global_ranks, int comm) {
@@ -84,6 +125,7 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
   };
   CollectiveTasks result{.first = static_cast<TaskId>(tasks_.size())};
   std::vector<TaskId> op_task(schedule.ops.size());
+  std::map<int, std::vector<int>> exit_ancestors;  // per owner, computed on first use
   std::vector<TaskId> deps;
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const ScheduleOp& op = schedule.ops[i];
@@ -106,14 +148,18 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
           add_task(Task{.kind = TaskKind::kTransfer, .rank = src, .peer = dst, .bytes = op.bytes},
                    channel_lane(comm, src, dst, op.channel), deps);
     } else {
-      const int rank = global(op.entry_ranks.empty() ? 0 : op.entry_ranks.front());
-      // A rank's entry latency (with_entry_latency: no deps, one entry rank) queues on its
-      // communication stream, where its collectives enter one after another anyway; other
-      // waits get a lane of their own. One actor per rank instead of one per collective.
+      const int owner = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
+      const int rank = global(owner);
+      // A wait queues on its owner's communication stream, where that rank's collectives run
+      // one after another anyway, when the owner cannot leave the collective before it ends: a
+      // rank's entry latency (with_entry_latency: no deps, one entry rank), or a wait every exit
+      // of the owner depends on (a collapsed ring's join and tail). Other waits get a lane of
+      // their own. One actor per rank and communicator instead of one or two per collective.
       const bool entry_wait = op.deps.empty() && op.entry_ranks.size() == 1;
+      const bool on_stream = entry_wait || before_every_exit(schedule, owner, i, exit_ancestors);
       op_task[i] =
           add_task(Task{.kind = TaskKind::kWait, .rank = rank, .duration_sec = op.wait_sec},
-                   entry_wait ? stream_lane(rank, comm) : new_lane(rank), deps);
+                   on_stream ? stream_lane(rank, comm) : new_lane(rank), deps);
     }
   }
   result.end = static_cast<TaskId>(tasks_.size());

@@ -36,7 +36,8 @@ struct Task {
 };
 
 // A lane runs its tasks one after another, in the order they were added: a rank's compute
-// stream, one (src, dst) network channel, or a private lane for one wait.
+// stream, one (src, dst) network channel, or a private lane for one wait (a wait its owner
+// can leave the collective without; the others queue on the owner's stream).
 struct Lane {
   int rank = 0;  // where the lane's actor lives
   std::vector<TaskId> tasks;

@@ -63,6 +63,41 @@ TEST(TaskGraph, EntryLatencyWaitsOfARankShareItsStreamLane) {
             g.tasks()[static_cast<std::size_t>(first.first + 1)].lane);
 }
 
+TEST(TaskGraph, JoinsEveryExitNeedsQueueOnTheOwnersStream) {
+  // A collapsed ring's shape: a join of all ranks, one transfer per edge, a latency tail every
+  // rank exits after. Rank 0 owns the join and the tail, and cannot leave the collective before
+  // they end, so both queue on its stream: ten collectives on 4 ranks use 4 channel lanes and
+  // one stream lane, not two new lanes each. A wait that some exit of its owner does not need
+  // keeps a lane of its own (it must not hold back the owner's next collective).
+  Schedule ring = joined_schedule(4);
+  ScheduleOp tail{.kind = ScheduleOp::Kind::kWait, .wait_sec = 1e-6};
+  for (int r = 0; r < 4; ++r) {
+    tail.deps.push_back(static_cast<int>(ring.ops.size()));
+    ring.ops.push_back({.src = r, .dst = (r + 1) % 4, .bytes = 100, .deps = {0}});
+  }
+  end_with(ring, std::move(tail));
+  TaskGraph g;
+  CollectiveTasks c = g.add_schedule(ring, {{}, {}, {}, {}});
+  const int stream = g.tasks()[static_cast<std::size_t>(c.first)].lane;
+  for (int k = 1; k < 10; ++k) {
+    c = g.add_schedule(ring, c.exits);
+  }
+  EXPECT_EQ(g.lanes().size(), 5u);
+  EXPECT_EQ(g.tasks()[static_cast<std::size_t>(c.first)].lane, stream);    // the join
+  EXPECT_EQ(g.tasks()[static_cast<std::size_t>(c.end - 1)].lane, stream);  // the tail
+  // Rank 0 exits after its transfer only; the wait after rank 1's transfer is no exit of rank
+  // 0's: it gets a lane of its own.
+  const Schedule side{.ranks = 2,
+                      .ops = {{.src = 0, .dst = 1, .bytes = 10, .entry_ranks = {0, 1}},
+                              {.kind = ScheduleOp::Kind::kWait, .wait_sec = 1e-6, .deps = {0}}},
+                      .exit_ops = {{0}, {1}}};
+  TaskGraph h;
+  const CollectiveTasks t = h.add_schedule(side, {{}, {}});
+  EXPECT_EQ(h.lanes().size(), 2u);  // the channel and the wait's own lane
+  EXPECT_NE(h.tasks()[static_cast<std::size_t>(t.first + 1)].lane,
+            h.tasks()[static_cast<std::size_t>(t.first)].lane);
+}
+
 TEST(TaskGraph, RankWithoutOperationsExitsWhenItEnters) {
   TaskGraph g;
   const TaskId ready = g.add_compute(0, 1.0, {});
