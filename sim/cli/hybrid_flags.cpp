@@ -38,6 +38,9 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("zero", po::value(&f.zero)->default_value(0)->value_name("0|1|2|3"),
       "ZeRO stage: 0 data parallel, 1 and 2 gradients reduce-scattered and parameters gathered "
       "after the step, 3 (FSDP) parameters gathered before every unit's forward and backward");
+  add("dp-shard", po::value(&f.dp_shard)->default_value(0)->value_name("S"),
+      "with --zero 3: shard parameters over groups of S consecutive data-parallel ranks and "
+      "replicate across the groups (FSDP's HYBRID_SHARD; 0: one group of all)");
   add("sequence-parallel", po::bool_switch(&f.sequence_parallel),
       "Megatron-LM's sequence parallelism: TP all-gathers and reduce-scatters in place of "
       "all-reduces");
@@ -146,6 +149,7 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
     throw ConfigError("--zero " + std::to_string(f.zero) + ": expected 0, 1, 2 or 3");
   }
   c.job.zero_stage = f.zero;
+  c.job.dp_shard = f.dp_shard;
   c.job.sequence_parallel = f.sequence_parallel;
   if (!f.stage_layers.empty()) {
     c.job.stage_units = parse_counts(f.stage_layers);

@@ -17,6 +17,7 @@ struct HybridFlags {
   int global_batch = 0;
   int seq_len = 0;
   int zero = 0;
+  int dp_shard = 0;
   int cp = 0;  // 0: not given (--parallel's, else 1)
   int ep = 0;
   bool sequence_parallel = false;

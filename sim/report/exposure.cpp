@@ -11,7 +11,7 @@ std::string communication_kind(std::string_view name) {
   if (prefix.starts_with("pp")) {
     return "pp";
   }
-  if (prefix == "dp_gather" || prefix == "edp" || prefix == "emb") {
+  if (prefix == "dp_gather" || prefix == "edp" || prefix == "emb" || prefix == "dp_replica") {
     return "dp";
   }
   return std::string(prefix);

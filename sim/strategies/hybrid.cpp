@@ -1,5 +1,6 @@
 #include "sim/strategies/hybrid.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -15,7 +16,7 @@ namespace hybrid {
 const char* role_name(Role role) {
   static constexpr const char* kNames[kRoleCount] = {
       "dp", "dp_gather", "tp", "cp_next", "cp_prev", "ep", "edp",
-      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb"};
+      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb", "dp_replica"};
   return kNames[role];
 }
 
@@ -37,6 +38,7 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   const bool wraps = job.schedule.virtual_stages > 1;
   roles[kActIn] = roles[kGradOut] = d.pp > 1 && (stage > 0 || wraps);
   roles[kActOut] = roles[kGradIn] = d.pp > 1 && (stage + 1 < d.pp || wraps);
+  roles[kDpReplica] = job.zero_stage == 3 && job.dp_shard > 0 && job.dp_shard < d.dp * d.cp;
   roles[kEmb] = d.pp > 1 && model.tied_grad_bytes > 0 && (stage == 0 || stage + 1 == d.pp);
   return roles;
 }
@@ -160,6 +162,11 @@ std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
   if (job.zero_stage < 0 || job.zero_stage > 3) {
     return "zero: " + std::to_string(job.zero_stage) + " is not a ZeRO stage (0, 1, 2 or 3)";
   }
+  if (job.dp_shard != 0 &&
+      (job.zero_stage != 3 || job.dp_shard < 0 || (d.dp * d.cp) % job.dp_shard != 0)) {
+    return "dp_shard: " + std::to_string(job.dp_shard) +
+           " must divide dp * cp = " + std::to_string(d.dp * d.cp) + ", with ZeRO-3";
+  }
   if (job.zero_stage == 3 && experts) {
     return "zero: ZeRO-3 of a model with experts is not modelled";
   }
@@ -236,8 +243,29 @@ class CommTable {
 // The two-rank communicator from `from` to `to` (sender local 0, receiver local 1).
 std::vector<int> pair(int from, int to) { return {from, to}; }
 
-// The communicator rank `rank` binds `role` to.
-std::vector<int> members(const RankLayout& layout, int rank, Role role) {
+// The data x context group of `rank` (context fastest), or under hybrid sharding (`shard` > 0)
+// its block of `shard` consecutive members (dp, dp_gather) or the members at its position in
+// every block (dp_replica).
+std::vector<int> data_group(const RankLayout& layout, int rank, Role role, int shard) {
+  std::vector<int> all = layout.group(rank, {Dim::kCp, Dim::kDp});
+  if (shard <= 0 || shard == static_cast<int>(all.size())) {
+    return all;
+  }
+  const auto i = static_cast<int>(std::find(all.begin(), all.end(), rank) - all.begin());
+  std::vector<int> members;
+  if (role == hybrid::kDpReplica) {
+    for (int j = i % shard; j < static_cast<int>(all.size()); j += shard) {
+      members.push_back(all[static_cast<std::size_t>(j)]);
+    }
+  } else {
+    const int first = i / shard * shard;
+    members.assign(all.begin() + first, all.begin() + first + shard);
+  }
+  return members;
+}
+
+// The communicator rank `rank` binds `role` to (`shard`: HybridJob::dp_shard under ZeRO-3).
+std::vector<int> members(const RankLayout& layout, int rank, Role role, int shard) {
   const ParallelDegrees& d = layout.degrees();
   auto shifted = [&](Dim dim, int by) {
     std::array<int, kDims> c{};
@@ -252,7 +280,8 @@ std::vector<int> members(const RankLayout& layout, int rank, Role role) {
   switch (role) {
     case hybrid::kDp:
     case hybrid::kDpGather:
-      return layout.group(rank, {Dim::kCp, Dim::kDp});
+    case hybrid::kDpReplica:
+      return data_group(layout, rank, role, shard);
     case hybrid::kTp:
       return layout.group(rank, {Dim::kTp});
     case hybrid::kCpNext:
@@ -310,7 +339,8 @@ ExecutionGraph build_hybrid(const HybridModel& model, const HybridJob& job) {
     for (int role = 0; role < hybrid::kRoleCount; ++role) {
       if (roles[static_cast<std::size_t>(stage)][static_cast<std::size_t>(role)]) {
         const Role ro = static_cast<Role>(role);
-        rp.comms.push_back(comms.add(ro, members(layout, r, ro)));
+        rp.comms.push_back(
+            comms.add(ro, members(layout, r, ro, job.zero_stage == 3 ? job.dp_shard : 0)));
       }
     }
   }

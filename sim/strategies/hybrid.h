@@ -91,6 +91,12 @@ struct HybridJob {
   // by split_units.
   std::vector<int> stage_units;
   int zero_stage = 0;  // 0, 1, 2 or 3
+  // ZeRO-3 hybrid sharding (FSDP's HYBRID_SHARD, torchtitan's dp_shard): parameters sharded
+  // over groups of `dp_shard` consecutive ranks of the data x context group (inside a node under
+  // Megatron-LM's order and linear placement) and replicated across the groups, whose gradient
+  // shards are all-reduced after every reduce-scatter. 0: one group, the whole data x context
+  // group (plain ZeRO-3).
+  int dp_shard = 0;
   bool sequence_parallel = false;
   bool full_recompute = false;  // recomputation re-runs the forward's TP collectives too
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;

@@ -25,6 +25,7 @@ enum Role : int {
   kGradIn,     // PP: gradients from the next device
   kGradOut,    // PP: gradients to the previous device
   kEmb,        // tied embeddings: the first and the last stage's copies (Megatron-LM)
+  kDpReplica,  // ZeRO-3 hybrid sharding: the ranks holding the same shard in every group
   kRoleCount,
 };
 [[nodiscard]] const char* role_name(Role role);

@@ -317,10 +317,18 @@ class StageWriter {
     }
   }
 
+  // ZeRO-3: a unit's gradients reduce-scattered over its shard group, and under hybrid
+  // sharding the shard then all-reduced across the groups.
   void reduce_scatter_unit(PieceRange unit, std::int32_t ready) {
     const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, false);
-    if (bytes > 0) {
-      dp_last_ = collective(CollectiveOp::kReduceScatter, kDp, unit.begin, bytes, {ready});
+    if (bytes == 0) {
+      return;
+    }
+    dp_last_ = collective(CollectiveOp::kReduceScatter, kDp, unit.begin, bytes, {ready});
+    if (has(kDpReplica)) {
+      const auto shard = static_cast<std::uint64_t>(job_.dp_shard);
+      dp_last_ = collective(CollectiveOp::kAllReduce, kDpReplica, unit.begin,
+                            (bytes + shard - 1) / shard, {dp_last_});
     }
   }
 
@@ -403,7 +411,9 @@ class StageWriter {
       return model_.optimizer_sec;  // exactly, as data parallelism runs it
     }
     const ParallelDegrees& d = job_.degrees;
-    const double shards = job_.zero_stage == 0 ? 1.0 : 1.0 * d.dp * d.cp;
+    const double shards = job_.zero_stage == 0 ? 1.0
+                          : job_.dp_shard > 0   ? 1.0 * job_.dp_shard
+                                                : 1.0 * d.dp * d.cp;
     const double expert_shards = job_.zero_stage == 0 ? 1.0 : 1.0 * d.dp / d.ep * d.cp;
     return model_.optimizer_sec *
            (static_cast<double>(dense) / shards + static_cast<double>(expert) / expert_shards) /

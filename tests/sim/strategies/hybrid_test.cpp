@@ -230,6 +230,36 @@ TEST(Hybrid, ZeroThreeMovesOneAndAHalfTimesTheBytesOfDataParallel) {
   EXPECT_DOUBLE_EQ(plain, 2.0 * 7 / 8 * 56000);
 }
 
+TEST(Hybrid, HybridShardingGathersInsideGroupsAndReducesShardsAcross) {
+  // FSDP's HYBRID_SHARD (Zhao et al. 2023, sec. 3.2.2): dp = 8 as 2 groups of 4. Parameters
+  // are gathered and gradients reduce-scattered inside a group of 4; each gradient shard (a
+  // quarter of the unit) is then all-reduced between the 2 ranks holding it.
+  const HybridModel model = toy_model(3);
+  const HybridJob job{.degrees = {.dp = 8}, .micro_batches = 1, .zero_stage = 3, .dp_shard = 4};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const ExecutionGraph g = build_hybrid(model, job);
+  expect_valid(g);
+  std::map<std::string, std::size_t> members;
+  for (std::int32_t c : g.ranks[5].comms) {
+    const Communicator& comm = g.communicators[static_cast<std::size_t>(c)];
+    members[comm.name.substr(0, comm.name.find('.'))] = comm.ranks.size();
+    if (comm.name.starts_with("dp_replica")) {
+      EXPECT_EQ(comm.ranks, (std::vector<int>{1, 5}));  // position 1 of both groups
+    }
+  }
+  EXPECT_EQ(members["dp"], 4u);
+  EXPECT_EQ(members["dp_gather"], 4u);
+  EXPECT_EQ(members["dp_replica"], 2u);
+  // Units of 4000, 16000 x 3, 4000 bytes: reduce-scatters of them, then all-reduces of their
+  // quarters, per rank of 8.
+  EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kReduceScatter)["dp"], 8u * 56000);
+  EXPECT_EQ(bytes_by(g, NodeKind::kCollective)["dp_replica"], 8u * 56000 / 4);
+  EXPECT_TRUE(check_hybrid(model, {.degrees = {.dp = 8}, .zero_stage = 3, .dp_shard = 3})
+                  .starts_with("dp_shard:"));
+  EXPECT_TRUE(check_hybrid(model, {.degrees = {.dp = 8}, .zero_stage = 1, .dp_shard = 4})
+                  .starts_with("dp_shard:"));
+}
+
 TEST(Hybrid, ContextParallelRingPassesKeyValueBlocks) {
   // Ring attention (Liu et al. 2023; TransformerEngine's attn_with_cp): cp - 1 key/value blocks
   // forward; backward cp - 1 blocks with their gradients (twice the bytes), then the gradient
