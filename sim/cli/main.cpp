@@ -184,32 +184,6 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   return run;
 }
 
-// Fails early, before any simulation, if the report could not be written.
-void check_output_path(const std::string& flag, const std::string& path) {
-  if (path.empty()) {
-    return;
-  }
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
-  }
-}
-
-// Fails if two output flags name the same file: one would silently overwrite the other.
-void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      const auto& [flag, path] = outputs[i];
-      const auto& [other_flag, other_path] = outputs[j];
-      if (!path.empty() && !other_path.empty() &&
-          std::filesystem::weakly_canonical(path) ==
-              std::filesystem::weakly_canonical(other_path)) {
-        throw ConfigError("--" + flag + " " + path + ": the same file as --" + other_flag);
-      }
-    }
-  }
-}
-
 void write_report(const std::string& path, const nlohmann::ordered_json& report) {
   if (path.empty()) {
     return;
@@ -311,13 +285,13 @@ int run_simulate(const std::vector<std::string>& args,
                       " --workload W.json, --model NAME or --graph G.json (see dtsim simulate "
                       "--help)");
   }
-  check_output_path("report", f.report);
-  check_distinct_outputs({{"report", f.report},
-                          {"timeline", outputs_flags.timeline},
-                          {"link-report", outputs_flags.link_report},
-                          {"dump-graph", outputs_flags.dump_graph},
-                          {"workload", workload},
-                          {"graph", graph}});
+  dtsim::sim::check_output_path("report", f.report);
+  dtsim::sim::check_distinct_outputs({{"report", f.report},
+                                      {"timeline", outputs_flags.timeline},
+                                      {"link-report", outputs_flags.link_report},
+                                      {"dump-graph", outputs_flags.dump_graph},
+                                      {"workload", workload},
+                                      {"graph", graph}});
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   if (!graph.empty()) {
     const auto report =
@@ -385,7 +359,7 @@ int run_collective(const std::vector<std::string>& args) {
   }
   dtsim::sim::CollectiveConfig config{
       .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
-  check_output_path("report", f.report);
+  dtsim::sim::check_output_path("report", f.report);
   const auto report = dtsim::sim::simulate_collective(config);
   write_report(f.report, dtsim::sim::report_json(report));
   std::cout << dtsim::sim::report_summary(report);
@@ -425,7 +399,7 @@ int run_platform(const std::string& action, const std::vector<std::string>& args
     std::cout << text;
     return 0;
   }
-  check_output_path("output", output);
+  dtsim::sim::check_output_path("output", output);
   std::ofstream out(output);
   out << text;
   if (!out) {
@@ -525,7 +499,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
   if (vm.count("calibrate-iter-sec")) {
     config.calibrate_iteration_sec = calibrate_sec;
   }
-  check_output_path("output", output);
+  dtsim::sim::check_output_path("output", output);
   const auto workload = dtsim::workloads::generate_workload(config);
   dtsim::workloads::write_workload(workload, output);
   std::cout << "dtsim workload generate: " << workload.model << " batch "
