@@ -14,6 +14,7 @@
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
 #include "sim/cli/hybrid_flags.h"
+#include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
 #include "sim/cli/sweep.h"
 #include "sim/config_error.h"
@@ -42,7 +43,8 @@ const char* const kUsage =
     "\n"
     "Verbs:\n"
     "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward),\n"
-    "               or any execution graph (--graph G.json)\n"
+    "               or any execution graph (--graph G.json); flags may come from a job file\n"
+    "               (--job J.json, sim/cli/JOB.md)\n"
     "  collective   one collective operation alone on an idle network\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
@@ -184,32 +186,6 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   return run;
 }
 
-// Fails early, before any simulation, if the report could not be written.
-void check_output_path(const std::string& flag, const std::string& path) {
-  if (path.empty()) {
-    return;
-  }
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
-  }
-}
-
-// Fails if two output flags name the same file: one would silently overwrite the other.
-void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      const auto& [flag, path] = outputs[i];
-      const auto& [other_flag, other_path] = outputs[j];
-      if (!path.empty() && !other_path.empty() &&
-          std::filesystem::weakly_canonical(path) ==
-              std::filesystem::weakly_canonical(other_path)) {
-        throw ConfigError("--" + flag + " " + path + ": the same file as --" + other_flag);
-      }
-    }
-  }
-}
-
 void write_report(const std::string& path, const nlohmann::ordered_json& report) {
   if (path.empty()) {
     return;
@@ -248,17 +224,22 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
   return true;
 }
 
-// With `flag_names`, only lists the long names of the flags there (for dtsim sweep).
-int run_simulate(const std::vector<std::string>& args,
+// With `flag_names`, only lists the long names of the flags there (for dtsim sweep). Sets
+// `job_file` to the --job file read, which says the errors of its flags.
+int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_file,
                  std::vector<std::string>* flag_names = nullptr) {
   RunFlags f;
-  std::string workload, graph;
+  std::string workload, graph, job_path;
   int iterations = 3;
   int accumulation_steps = 1;
   double bucket_mb = 25;
   po::options_description flags(kHelpColumns, kHelpColumns / 2);
   po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
   auto add_job = job.add_options();
+  add_job("job", po::value(&job_path)->value_name("J.json"),
+          "the flags in a file (sim/cli/JOB.md): a JSON object of flag: value, e.g. {\"model\": "
+          "\"gpt3-1.3b\", \"parallel\": {\"tp\": 2, \"dp\": 4}, \"sequence-parallel\": true}; "
+          "paths in it are relative to its folder; a flag given here overrides its key");
   add_job("workload", po::value(&workload)->value_name("W.json"),
           "one device's per-layer costs: a workload trace (see workloads/FORMAT.md), replayed as "
           "data-parallel training on --ranks GPUs");
@@ -292,7 +273,7 @@ int run_simulate(const std::vector<std::string>& args,
     }
     return 0;
   }
-  if (!parse(args, flags, "simulate",
+  if (!parse(dtsim::sim::with_job_file(args, flags, job_file), flags, "simulate",
              "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
              "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
              "overlapping it, then the optimizer step. Prints a summary; --report writes the\n"
@@ -311,13 +292,14 @@ int run_simulate(const std::vector<std::string>& args,
                       " --workload W.json, --model NAME or --graph G.json (see dtsim simulate "
                       "--help)");
   }
-  check_output_path("report", f.report);
-  check_distinct_outputs({{"report", f.report},
-                          {"timeline", outputs_flags.timeline},
-                          {"link-report", outputs_flags.link_report},
-                          {"dump-graph", outputs_flags.dump_graph},
-                          {"workload", workload},
-                          {"graph", graph}});
+  dtsim::sim::check_output_path("report", f.report);
+  dtsim::sim::check_distinct_outputs({{"report", f.report},
+                                      {"timeline", outputs_flags.timeline},
+                                      {"link-report", outputs_flags.link_report},
+                                      {"dump-graph", outputs_flags.dump_graph},
+                                      {"workload", workload},
+                                      {"graph", graph},
+                                      {"job", job_path}});
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   if (!graph.empty()) {
     const auto report =
@@ -385,7 +367,7 @@ int run_collective(const std::vector<std::string>& args) {
   }
   dtsim::sim::CollectiveConfig config{
       .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
-  check_output_path("report", f.report);
+  dtsim::sim::check_output_path("report", f.report);
   const auto report = dtsim::sim::simulate_collective(config);
   write_report(f.report, dtsim::sim::report_json(report));
   std::cout << dtsim::sim::report_summary(report);
@@ -425,7 +407,7 @@ int run_platform(const std::string& action, const std::vector<std::string>& args
     std::cout << text;
     return 0;
   }
-  check_output_path("output", output);
+  dtsim::sim::check_output_path("output", output);
   std::ofstream out(output);
   out << text;
   if (!out) {
@@ -467,9 +449,11 @@ std::string cli_message(const std::exception& e, const dtsim::parsing::FieldProb
                                        "--" + flag_of(problem.field()), problem.detail());
 }
 
-// Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ".
-void print_error(const std::string& verb, const std::string& message) {
-  std::istringstream lines(message);
+// Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ", those of
+// flags from `job` said as its own.
+void print_error(const std::string& verb, const std::string& message,
+                 const dtsim::sim::JobFile& job) {
+  std::istringstream lines(job.locate(message));
   for (std::string line; std::getline(lines, line);) {
     std::cerr << "dtsim " << verb << ": " << line << "\n";
   }
@@ -525,7 +509,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
   if (vm.count("calibrate-iter-sec")) {
     config.calibrate_iteration_sec = calibrate_sec;
   }
-  check_output_path("output", output);
+  dtsim::sim::check_output_path("output", output);
   const auto workload = dtsim::workloads::generate_workload(config);
   dtsim::workloads::write_workload(workload, output);
   std::cout << "dtsim workload generate: " << workload.model << " batch "
@@ -549,16 +533,17 @@ int main(int argc, char** argv) {
   }
   std::string verb = args[0];
   args.erase(args.begin());
+  dtsim::sim::JobFile job;
   try {
     if (verb == "simulate") {
-      return run_simulate(args);
+      return run_simulate(args, job);
     }
     if (verb == "collective") {
       return run_collective(args);
     }
     if (verb == "sweep") {
       std::vector<std::string> simulate_flags;
-      run_simulate({}, &simulate_flags);
+      run_simulate({}, job, &simulate_flags);
       return dtsim::sim::run_sweep(args, simulate_flags);
     }
     if (verb == "platform") {
@@ -586,19 +571,19 @@ int main(int argc, char** argv) {
                  "--help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
-    print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)");
+    print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);
   } catch (const ConfigError& e) {
-    print_error(verb, cli_message(e, e));
+    print_error(verb, cli_message(e, e), job);
   } catch (const dtsim::workloads::TraceError& e) {
-    print_error(verb, e.what());
+    print_error(verb, e.what(), job);
   } catch (const dtsim::platforms::PlatformError& e) {
-    print_error(verb, e.what());
+    print_error(verb, e.what(), job);
   } catch (const dtsim::sim::GraphError& e) {
-    print_error(verb, e.what());
+    print_error(verb, e.what(), job);
   } catch (const dtsim::workloads::GeneratorError& e) {
-    print_error(verb, cli_message(e, e));
+    print_error(verb, cli_message(e, e), job);
   } catch (const std::exception& e) {  // a bug, not bad input
-    print_error(verb, std::string("internal error: ") + e.what());
+    print_error(verb, std::string("internal error: ") + e.what(), job);
     return kExitInternalError;
   }
   return kExitBadInput;

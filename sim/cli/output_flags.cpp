@@ -16,13 +16,6 @@ namespace {
 
 constexpr unsigned kHelpColumns = 100;
 
-void check_directory(const std::string& flag, const std::string& path) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
-  }
-}
-
 void write_text(const std::string& flag, const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -32,6 +25,27 @@ void write_text(const std::string& flag, const std::string& path, const std::str
 }
 
 }  // namespace
+
+void check_output_path(const std::string& flag, const std::string& path) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!path.empty() && !parent.empty() && !std::filesystem::is_directory(parent)) {
+    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
+  }
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& files) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& [flag, path] = files[i];
+      const auto& [other_flag, other_path] = files[j];
+      if (!path.empty() && !other_path.empty() &&
+          std::filesystem::weakly_canonical(path) ==
+              std::filesystem::weakly_canonical(other_path)) {
+        throw ConfigError("--" + flag + " " + path + ": the same file as --" + other_flag);
+      }
+    }
+  }
+}
 
 po::options_description output_flags(OutputFlags& flags) {
   po::options_description d("Outputs", kHelpColumns, kHelpColumns / 2);
@@ -57,14 +71,14 @@ po::options_description output_flags(OutputFlags& flags) {
 SimulateOutputs requested_outputs(const OutputFlags& flags) {
   SimulateOutputs outputs;
   if (!flags.timeline.empty()) {
-    check_directory("timeline", flags.timeline);
+    check_output_path("timeline", flags.timeline);
     outputs.want_timeline = true;
   }
   if (!flags.link_report.empty()) {
-    check_directory("link-report", flags.link_report);
+    check_output_path("link-report", flags.link_report);
   }
   if (!flags.dump_graph.empty()) {
-    check_directory("dump-graph", flags.dump_graph);
+    check_output_path("dump-graph", flags.dump_graph);
     outputs.want_graph = true;
   }
   return outputs;

@@ -4,6 +4,8 @@
 #define DTSIM_SIM_CLI_OUTPUT_FLAGS_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -16,6 +18,14 @@ struct OutputFlags {
   std::string link_report;  // --link-report FILE.csv
   std::string dump_graph;   // --dump-graph FILE.json
 };
+
+// Throws ConfigError naming --`flag` if the directory of `path` does not exist, so that an output
+// that could not be written fails before any simulation. Nothing for an empty path.
+void check_output_path(const std::string& flag, const std::string& path);
+
+// Throws ConfigError if two of `files` (flag, path; empty paths left out) are the same file: an
+// output would silently overwrite another output or an input. The later one of the pair is named.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& files);
 
 // The "Outputs" flags of `dtsim simulate`, bound to `flags`.
 [[nodiscard]] boost::program_options::options_description output_flags(OutputFlags& flags);
