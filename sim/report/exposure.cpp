@@ -17,6 +17,40 @@ std::string communication_kind(std::string_view name) {
   return std::string(prefix);
 }
 
+namespace {
+
+// Charges the wait [from, to] of `rank`'s compute stream to communication node `node`, which
+// ended at `to` or later: the part before `node` could start (its own communication
+// dependencies still running) to whichever of them ended last, recursively, the rest to
+// `node`'s kind. So a gather that waited for a pipeline receive charges that time to "pp".
+void charge(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
+            const LocalRanks& local, int rank, std::int32_t node, double from, double to,
+            std::map<std::string, double>& waiting) {
+  const Program& p = g.program_of(rank);
+  const Node& n = p.nodes[static_cast<std::size_t>(node)];
+  double ready = from;
+  std::int32_t binding = -1;
+  for (std::int32_t d : p.deps_of(n)) {
+    if (p.nodes[static_cast<std::size_t>(d)].kind == NodeKind::kCompute) {
+      continue;
+    }
+    const double end = node_exit_sec(g, lowered, times, local, rank, d);
+    if (end > ready) {
+      ready = end;
+      binding = d;
+    }
+  }
+  const double split = std::min(ready, to);
+  if (binding >= 0 && split > from) {
+    charge(g, lowered, times, local, rank, binding, from, split, waiting);
+  }
+  if (to > split) {
+    waiting[communication_kind(g.communicator_of(rank, n).name)] += to - split;
+  }
+}
+
+}  // namespace
+
 RankExposure measure_exposure(const ExecutionGraph& g, const LoweredGraph& lowered,
                               const ReplayTimes& times, int rank, std::int32_t iteration,
                               double start_sec, double end_sec) {
@@ -48,10 +82,9 @@ RankExposure measure_exposure(const ExecutionGraph& g, const LoweredGraph& lower
         }
       }
       if (blame >= 0) {
-        const double wait = std::min(start, latest) - cursor;
-        e.waiting_sec[communication_kind(
-            g.communicator_of(rank, p.nodes[static_cast<std::size_t>(blame)]).name)] += wait;
-        waited += wait;
+        const double until = std::min(start, latest);
+        charge(g, lowered, times, local, rank, blame, cursor, until, e.waiting_sec);
+        waited += until - cursor;
       }
     }
     e.compute_sec += node_duration_sec(g, lowered, rank, index);
@@ -71,10 +104,9 @@ RankExposure measure_exposure(const ExecutionGraph& g, const LoweredGraph& lower
     }
   }
   if (blame >= 0) {
-    const double wait = std::min(end_sec, latest) - cursor;
-    e.waiting_sec[communication_kind(
-        g.communicator_of(rank, p.nodes[static_cast<std::size_t>(blame)]).name)] += wait;
-    waited += wait;
+    const double until = std::min(end_sec, latest);
+    charge(g, lowered, times, local, rank, blame, cursor, until, e.waiting_sec);
+    waited += until - cursor;
   }
   e.idle_sec = std::max(0.0, end_sec - start_sec - e.compute_sec - waited);
   return e;

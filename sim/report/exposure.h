@@ -23,7 +23,9 @@ struct RankExposure {
   int rank = 0;
   double compute_sec = 0;  // its compute nodes' durations in the iteration
   // Per kind: the time its compute stream waited for communication of that kind (a compute node
-  // started after the previous one ended, because a dependency of that kind ended later).
+  // started after the previous one ended, because a dependency of that kind ended later). A
+  // communication node that itself waited for another of the rank's communication nodes passes
+  // that part of the wait on to it (a TP gather behind a pipeline receive: "pp").
   std::map<std::string, double> waiting_sec;
   // The rest of the iteration: waiting with no communication of its own to blame (a pipeline
   // stage that finished before the others, a rank waiting at the iteration's end).

@@ -70,6 +70,25 @@ INSTANTIATE_TEST_SUITE_P(
         BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2}, 4, 8},
         BubbleCase{{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 3}, 2, 4}));
 
+TEST(Pipeline, TheBubbleIsChargedToThePipelineBehindTensorParallelGathers) {
+  // With sequence parallelism every piece's backward starts with a TP all-gather, which waits for
+  // the pipeline's gradient; on an infinitely fast network the gathers take no time, so all of a
+  // stage's waiting is the pipeline's: the 1F1B bubble (p-1)/(m+p-1) = 1/5, none of it TP.
+  HybridModel model = uniform_model(4, 1e-3, 2e-3);
+  for (ModelPiece& p : model.pieces) {
+    p.tp_in_bytes = p.tp_out_bytes = 1000;
+  }
+  const HybridJob job{.degrees = {.tp = 2, .pp = 2},
+                      .micro_batches = 4,
+                      .sequence_parallel = true,
+                      .iterations = 1};
+  const HybridReport r = run_on_infinite_network(model, job);
+  EXPECT_NEAR(r.bubble_fraction, 0.2, 1e-6);
+  for (const StageResult& s : r.stages) {
+    EXPECT_NEAR(s.waiting_sec.count("tp") ? s.waiting_sec.at("tp") : 0.0, 0.0, 1e-9);
+  }
+}
+
 TEST(Pipeline, TwoStagesOfOneFOneBByHand) {
   // Stage s: forward 1 ms, backward 2 ms per micro-batch; 4 micro-batches. Stage 0 runs
   // F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0 B0 F1 B1 F2 B2 F3 B3. By hand (ms):
