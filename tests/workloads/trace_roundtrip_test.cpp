@@ -148,6 +148,16 @@ TEST(TraceRoundtrip, ShippedResnet50HasTorchvisionGradientBytes) {
   EXPECT_EQ(w.layers.size(), 174u);
 }
 
+TEST(TraceRoundtrip, ShippedResnet50HasOutputSizesOfFp32Activations) {
+  const Workload w = read_workload("workloads/traces/resnet50_v100_b32.json");
+  EXPECT_EQ(w.format_version, 3);
+  // conv1: 32 images x 64 channels x 112 x 112, 4 bytes each; fc: 32 x 1000 logits.
+  EXPECT_EQ(w.layers.front().name, "conv1");
+  EXPECT_EQ(w.layers.front().activation_bytes, std::uint64_t{32} * 64 * 112 * 112 * 4);
+  EXPECT_EQ(w.layers.back().name, "fc");
+  EXPECT_EQ(w.layers.back().activation_bytes, std::uint64_t{32} * 1000 * 4);
+}
+
 TEST(TraceRoundtrip, ShippedResnet50ComputesForItsCalibrationTarget) {
   const Workload w = read_workload("workloads/traces/resnet50_v100_b32.json");
   // Calibrated so that forward + backward + optimizer = 0.097 s, the single-V100 iteration time
