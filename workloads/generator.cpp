@@ -48,7 +48,8 @@ Workload generate_workload(const GeneratorConfig& config) {
          .forward_sec = roofline.seconds(c.forward_flops, fwd_bytes),
          .backward_sec = roofline.seconds(c.backward_factor * c.forward_flops, bwd_bytes),
          .param_bytes = static_cast<std::uint64_t>(kGradientBytesPerParam * c.params),
-         .forward_flops = c.forward_flops});
+         .forward_flops = c.forward_flops,
+         .activation_bytes = static_cast<std::uint64_t>(c.output_elements * element_bytes)});
     params += c.params;
   }
   const double bytes_per_param = optimizer == "sgd"     ? kSgdMomentumBytesPerParam
@@ -79,7 +80,9 @@ Workload generate_workload(const GeneratorConfig& config) {
       " of peak " + config.precision + " compute and " + format("%.2f", kMemoryEfficiency) +
       " of memory bandwidth; backward = 2x forward FLOPs (1x for the first layer and "
       "weightless ops) and 2x activation traffic; optimizer " +
-      optimizer + " = " + format("%g", bytes_per_param) + " bytes per parameter at memory speed" +
+      optimizer + " = " + format("%g", bytes_per_param) +
+      " bytes per parameter at memory speed; activation_bytes = each layer's output elements x " +
+      format("%g", element_bytes) + " bytes" +
       (config.calibrate_iteration_sec
            ? "; forward and backward scaled by " + format("%.6g", scale) +
                  " so the iteration takes the given " +

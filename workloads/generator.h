@@ -31,14 +31,15 @@ struct GeneratorConfig {
   std::string note;  // appended to the trace's source, e.g. where the calibration time is from
 };
 
-// The trace of `config` (format version 2 without a measurement record: it is modelled).
+// The trace of `config` (format version 3 without a measurement record: it is modelled).
 // Per layer, on the device's roofline (roofline.h): forward = max(flops / (peak *
 // kComputeEfficiency), bytes / (memory bandwidth * kMemoryEfficiency)),
 // backward the same with backward_factor times the FLOPs and twice the activation traffic;
 // optimizer = bytes per parameter * parameters / (bandwidth * kMemoryEfficiency). With
 // calibrate_iteration_sec, forward and backward times are scaled by one factor so that forward
 // + backward + optimizer equals it. Gradients are all-reduced in fp32 (mixed precision keeps
-// fp32 master weights): param_bytes = 4 * parameters.
+// fp32 master weights): param_bytes = 4 * parameters. activation_bytes = the layer's
+// LayerCost::output_elements * the precision's element bytes (4 fp32/tf32, 2 fp16/bf16).
 [[nodiscard]] Workload generate_workload(const GeneratorConfig& config);
 
 }  // namespace dtsim::workloads

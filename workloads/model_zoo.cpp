@@ -32,7 +32,8 @@ class CnnBuilder {
          .forward_flops = 2 * macs,
          .activation_elements = elements() + 1.0 * n_ * out * ho * wo,
          .params = params,
-         .backward_factor = layers_.empty() ? 1.0 : 2.0});  // the input needs no gradient
+         .backward_factor = layers_.empty() ? 1.0 : 2.0,  // the input needs no gradient
+         .output_elements = 1.0 * n_ * out * ho * wo});
     c_ = out;
     h_ = ho;
     w_ = wo;
@@ -41,7 +42,8 @@ class CnnBuilder {
     add({.name = name,
          .forward_flops = kNormFlopsPerElement * elements(),
          .activation_elements = 2 * elements(),
-         .params = 2 * static_cast<std::uint64_t>(c_)});
+         .params = 2 * static_cast<std::uint64_t>(c_),
+         .output_elements = elements()});
   }
   void relu(const std::string& name) { elementwise(name, 1, 2); }
   // The residual add of two tensors of the current shape.
@@ -53,7 +55,8 @@ class CnnBuilder {
     add({.name = name,
          .forward_flops = 1.0 * k * k * elements(),
          .activation_elements = in + elements(),
-         .backward_factor = 1});
+         .backward_factor = 1,
+         .output_elements = elements()});
   }
   void global_avg_pool(const std::string& name) {
     const double in = elements();
@@ -61,14 +64,16 @@ class CnnBuilder {
     add({.name = name,
          .forward_flops = in,
          .activation_elements = in + elements(),
-         .backward_factor = 1});
+         .backward_factor = 1,
+         .output_elements = elements()});
   }
   void linear(const std::string& name, int out) {
     const int in = c_ * h_ * w_;
     add({.name = name,
          .forward_flops = 2.0 * n_ * in * out,
          .activation_elements = 1.0 * n_ * (in + out),
-         .params = static_cast<std::uint64_t>(in) * out + out});
+         .params = static_cast<std::uint64_t>(in) * out + out,
+         .output_elements = 1.0 * n_ * out});
     c_ = out;
     h_ = w_ = 1;
   }
@@ -87,7 +92,8 @@ class CnnBuilder {
     add({.name = name,
          .forward_flops = flops_per_element * elements(),
          .activation_elements = tensors * elements(),
-         .backward_factor = 1});
+         .backward_factor = 1,
+         .output_elements = elements()});
   }
   void add(LayerCost layer) { layers_.push_back(std::move(layer)); }
 
@@ -207,7 +213,11 @@ LayerCost self_attention(const std::string& name, const TransformerDims& d, bool
     act += 3 * t * h;
     params += static_cast<std::uint64_t>(h * h + h);
   }
-  return {.name = name, .forward_flops = flops, .activation_elements = act, .params = params};
+  return {.name = name,
+          .forward_flops = flops,
+          .activation_elements = act,
+          .params = params,
+          .output_elements = t * h};  // the context (with_output: after projection and add)
 }
 
 LayerCost dense(const std::string& name, double rows, double in, double out, double extra_flops,
@@ -215,14 +225,16 @@ LayerCost dense(const std::string& name, double rows, double in, double out, dou
   return {.name = name,
           .forward_flops = 2 * rows * in * out + extra_flops,
           .activation_elements = rows * (in + out) + extra_act,
-          .params = static_cast<std::uint64_t>(in * out + out) + extra_params};
+          .params = static_cast<std::uint64_t>(in * out + out) + extra_params,
+          .output_elements = rows * out};
 }
 
 LayerCost layer_norm(const std::string& name, double rows, double hidden) {
   return {.name = name,
           .forward_flops = kNormFlopsPerElement * rows * hidden,
           .activation_elements = 2 * rows * hidden,
-          .params = static_cast<std::uint64_t>(2 * hidden)};
+          .params = static_cast<std::uint64_t>(2 * hidden),
+          .output_elements = rows * hidden};
 }
 
 std::vector<LayerCost> bert_large(const ModelShape& shape) {
@@ -243,7 +255,8 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                  .forward_flops = (2 + kNormFlopsPerElement) * t * h,
                  .activation_elements = 5 * t * h,
                  .params = static_cast<std::uint64_t>((kVocab + kPositions + 2) * h + 2 * h),
-                 .backward_factor = 1});
+                 .backward_factor = 1,
+                 .output_elements = t * h});
   for (int i = 0; i < kLayers; ++i) {
     const std::string p = "bert.encoder.layer." + std::to_string(i) + ".";
     out.push_back(self_attention(p + "attention.self", d, false));
@@ -263,6 +276,7 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
   mlm.forward_flops += 2 * masked * h * kVocab + kLossFlopsPerLogit * masked * kVocab;
   mlm.activation_elements += masked * (h + 2 * kVocab);
   mlm.params += kVocab;  // decoder bias
+  mlm.output_elements = masked * kVocab;  // the logits
   out.push_back(mlm);
   out.push_back(dense("cls.seq_relationship", batch, h, 2, kLossFlopsPerLogit * batch * 2, 0, 0));
   return out;
@@ -284,7 +298,8 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
                  .forward_flops = t * h,
                  .activation_elements = 3 * t * h,
                  .params = static_cast<std::uint64_t>((kVocab + kPositions) * h),
-                 .backward_factor = 1});
+                 .backward_factor = 1,
+                 .output_elements = t * h});
   for (int i = 0; i < kLayers; ++i) {
     const std::string p = "transformer.h." + std::to_string(i) + ".";
     out.push_back(layer_norm(p + "ln_1", t, h));
@@ -295,13 +310,15 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
     mlp.forward_flops += proj.forward_flops;
     mlp.activation_elements += proj.activation_elements;
     mlp.params += proj.params;
+    mlp.output_elements = proj.output_elements;
     out.push_back(mlp);
   }
   out.push_back(layer_norm("transformer.ln_f", t, h));
   // Tied to the token embeddings: no parameters of its own.
   out.push_back({.name = "lm_head",
                  .forward_flops = 2 * t * h * kVocab + kLossFlopsPerLogit * t * kVocab,
-                 .activation_elements = t * h + 2 * t * kVocab});
+                 .activation_elements = t * h + 2 * t * kVocab,
+                 .output_elements = t * kVocab});
   return out;
 }
 

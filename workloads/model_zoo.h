@@ -10,8 +10,8 @@
 
 namespace dtsim::workloads {
 
-// One layer's forward pass. Memory traffic is counted in elements so that the precision can be
-// applied later: activations read and written, and the weights read.
+// One layer's forward pass. Memory traffic and the output are counted in elements so that the
+// precision can be applied later: activations read and written, and the weights read.
 struct LayerCost {
   std::string name;                // torchvision / Hugging Face style module path
   double forward_flops = 0;        // multiply-add = 2 FLOPs
@@ -20,6 +20,10 @@ struct LayerCost {
   // FLOPs of the backward pass / forward FLOPs: 2 (input and weight gradients), 1 where no input
   // gradient is needed (the first layer) or the layer has no weights (elementwise ops).
   double backward_factor = 2;
+  // Elements of the activation the layer outputs (what a pipeline stage ending after it sends):
+  // a conv's N*C_out*H_out*W_out, a linear's rows*out, attention's tokens*hidden; the heads
+  // output their logits (the loss folded into them is not an output). Timing does not use it.
+  double output_elements = 0;
 
   bool operator==(const LayerCost&) const = default;
 };

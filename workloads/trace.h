@@ -1,4 +1,4 @@
-// Workload trace v1: what one device does in one training iteration, measured or modeled.
+// Workload trace: what one device does in one training iteration, measured or modeled.
 // The file format is specified in workloads/FORMAT.md; these are its in-memory value types.
 #ifndef DTSIM_WORKLOADS_TRACE_H_
 #define DTSIM_WORKLOADS_TRACE_H_
@@ -10,9 +10,10 @@
 
 namespace dtsim::workloads {
 
-// The trace format version this code writes. It reads versions 1 and 2 (version 2 = version 1
-// plus the optional measurement record and per-layer spreads).
-inline constexpr int kFormatVersion = 2;
+// The trace format version this code writes. It reads versions 1 to 3 (version 2 = version 1
+// plus the optional measurement record and per-layer spreads; version 3 = version 2 plus the
+// optional per-layer activation_bytes).
+inline constexpr int kFormatVersion = 3;
 // The most bytes dtsim models in one message or one trace's gradients: 1 PiB (2^50). It keeps the
 // byte arithmetic of the collectives (2(p-1) chunks of S/p, sums over steps) inside 64 bits.
 inline constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 50;
@@ -29,6 +30,10 @@ struct Layer {
   // times the medians forward_sec and backward_sec were taken from.
   std::optional<double> forward_iqr_sec;
   std::optional<double> backward_iqr_sec;
+  // Optional (v3): bytes of the activation this layer outputs, for batch_per_device samples in
+  // the trace's precision: what a pipeline stage ending after this layer sends the next (its
+  // gradient comes back with the same size). Absent: unknown. At most kMaxBytes.
+  std::optional<std::uint64_t> activation_bytes;
 
   bool operator==(const Layer&) const = default;
 };

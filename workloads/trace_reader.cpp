@@ -34,7 +34,7 @@ std::string pointer_of(const std::string& problem) {
 Layer read_layer(const json& doc, const std::string& pointer, std::vector<std::string>& problems) {
   JsonFields f(doc, pointer, problems);
   f.reject_unknown({"name", "forward_sec", "backward_sec", "param_bytes", "forward_flops",
-                    "forward_iqr_sec", "backward_iqr_sec"});
+                    "forward_iqr_sec", "backward_iqr_sec", "activation_bytes"});
   Layer layer;
   layer.name = f.string("name").value_or("");
   layer.forward_sec = f.number("forward_sec").value_or(0);
@@ -43,6 +43,7 @@ Layer read_layer(const json& doc, const std::string& pointer, std::vector<std::s
   layer.forward_flops = f.number("forward_flops", /*required=*/false);
   layer.forward_iqr_sec = f.number("forward_iqr_sec", /*required=*/false);
   layer.backward_iqr_sec = f.number("backward_iqr_sec", /*required=*/false);
+  layer.activation_bytes = f.unsigned_integer("activation_bytes", /*required=*/false);
   return layer;
 }
 

@@ -31,6 +31,9 @@ nlohmann::ordered_json workload_to_json(const Workload& w) {
     if (layer.backward_iqr_sec) {
       j["backward_iqr_sec"] = *layer.backward_iqr_sec;
     }
+    if (layer.activation_bytes) {
+      j["activation_bytes"] = *layer.activation_bytes;
+    }
     doc["layers"].push_back(std::move(j));
   }
   if (w.measurement) {

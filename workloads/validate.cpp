@@ -87,6 +87,15 @@ std::vector<std::string> validate(const Workload& w) {
         problems.push_back(pointer + "/" + key + ": needs format_version 2");
       }
     }
+    if (layer.activation_bytes) {
+      if (*layer.activation_bytes > kMaxBytes) {
+        problems.push_back(pointer + "/activation_bytes: expected at most 2^50 (1 PiB), got " +
+                           std::to_string(*layer.activation_bytes));
+      }
+      if (w.format_version < 3) {
+        problems.push_back(pointer + "/activation_bytes: needs format_version 3");
+      }
+    }
   }
   // Checked once every layer is within bounds, so that one huge layer gives one problem.
   if (!layer_too_large && total_param_bytes > static_cast<double>(kMaxBytes)) {

@@ -29,9 +29,9 @@ PROG = "dtsim-profile"
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Measure one device's per-layer forward/backward times, gradient bytes "
-                    "and optimizer step of a PyTorch model and write a dtsim workload trace "
-                    "(workloads/FORMAT.md, version 2).")
+        description="Measure one device's per-layer forward/backward times, gradient and "
+                    "output activation bytes and optimizer step of a PyTorch model and write "
+                    "a dtsim workload trace (workloads/FORMAT.md, version 3).")
     parser.add_argument("--model", required=True,
                         help=f"zoo model ({', '.join(ZOO)}) or a factory pkg.module:function "
                              "(see profiler/README.md)")

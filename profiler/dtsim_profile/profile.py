@@ -62,6 +62,9 @@ class LayerTimes:
     forward_sec: list[float]
     backward_sec: list[float]
     param_indices: list[int]
+    # Bytes of the tensors the layer hands on (timing.py), the same in every timed hooked
+    # iteration; None if they differed (data-dependent shapes).
+    activation_bytes: int | None = None
 
 
 @dataclass
@@ -281,6 +284,11 @@ def _total(phases: PhaseTimes) -> float:
     return phases.forward_sec + phases.backward_sec + phases.optimizer_sec
 
 
+def _same_in_all(values: list[int]) -> int | None:
+    """The value every iteration gave, or None if they differed."""
+    return values[0] if all(value == values[0] for value in values) else None
+
+
 def _summarize(
     records: list[IterationRecord],
     plain: list[PhaseTimes],
@@ -305,6 +313,7 @@ def _summarize(
             forward_sec=[record.forward_sec[i] for record in records],
             backward_sec=[record.backward_sec[i] for record in records],
             param_indices=by_segment.get(i, []),
+            activation_bytes=_same_in_all([record.output_bytes[i] for record in records]),
         )
         for i, segment in enumerate(first.segments)
     ]

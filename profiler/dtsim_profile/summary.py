@@ -144,7 +144,7 @@ def _total(phases: PhaseTimes) -> float:
 
 
 def trace_layers(result: ProfileResult) -> list[TraceLayer]:
-    """The trace's layers: medians and IQRs of the per-iteration times."""
+    """The trace's layers: medians and IQRs of the per-iteration times, output bytes."""
     return [
         TraceLayer(
             name=layer.name,
@@ -153,6 +153,7 @@ def trace_layers(result: ProfileResult) -> list[TraceLayer]:
             param_bytes=sum(result.params[i].nbytes for i in layer.param_indices),
             forward_iqr_sec=iqr(layer.forward_sec),
             backward_iqr_sec=iqr(layer.backward_sec),
+            activation_bytes=layer.activation_bytes,
         )
         for layer in result.layers
     ]
@@ -236,6 +237,12 @@ def source_text(result: ProfileResult, info: RunInfo, totals: Totals) -> str:
         f"keeps parameters and gradients fp32), each parameter once, on the first call of the "
         f"module that registers it (tied weights: the first such module); total "
         f"{totals.param_bytes} bytes, {params} tensors.",
+        "activation_bytes: numel x element size (the dtype computed, e.g. bf16 under autocast) "
+        "of the distinct tensors a layer hands on: a unit's forward output (tensor or tuple "
+        "of tensors), a glue layer's tensors created by it and passed to the next hook event, "
+        "the loss for '(loss)'"
+        + ("; left out where the timed iterations disagreed."
+           if any(layer.activation_bytes is None for layer in result.layers) else "."),
         f"DDP buckets emulated per tensor (gradient-ready order from AccumulateGrad hooks, "
         f"first bucket {FIRST_BUCKET_BYTES} B, cap {BUCKET_CAP_BYTES} B): "
         f"{len(totals.bucket_sizes)} bucket{'s' if len(totals.bucket_sizes) != 1 else ''} of "

@@ -25,6 +25,12 @@ event by walking back from the tensors at hand (inputs at a pre-hook, outputs at
 post-hook) through ``next_functions`` until reaching nodes already tagged: a node belongs
 to the layer whose event first reaches it. ``register_full_backward_hook`` is never used
 (it breaks on in-place residual adds).
+
+Output bytes of a layer (the trace's ``activation_bytes``): Σ numel × element size over the
+tensors it hands on, each tensor object once: a unit's forward output (a tensor, or the tensors
+in a tuple/list/dict), a glue stretch's tensors at the closing hook event whose autograd node
+the stretch created, the loss tensor for ``(loss)``. Sizes are read after the layer's end mark,
+outside every timed window.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ class IterationRecord:
     backward_sec: list[float]
     ready_order: list[int]  # parameter indices in the order their gradients were ready
     param_segment: dict[int, int]  # parameter index -> owning segment (absent: unused)
+    output_bytes: list[int]  # bytes of the tensors each segment hands on (module docstring)
 
 
 def iter_tensors(obj: Any) -> Iterator[torch.Tensor]:
@@ -74,6 +81,12 @@ def iter_tensors(obj: Any) -> Iterator[torch.Tensor]:
     elif isinstance(obj, dict):
         for item in obj.values():
             yield from iter_tensors(item)
+
+
+def tensor_bytes(tensors: Any) -> int:
+    """Σ numel × element size over the distinct tensors in `tensors` (see iter_tensors)."""
+    distinct = {id(t): t for t in iter_tensors(tensors)}
+    return sum(t.numel() * t.element_size() for t in distinct.values())
 
 
 def _is_accumulator(node: Any) -> bool:
@@ -94,6 +107,7 @@ class _IterationState:
     first_call: dict[int, int] = field(default_factory=dict)  # id(module) -> segment
     glue_names: dict[str, int] = field(default_factory=dict)
     consumer: dict[int, int] = field(default_factory=dict)  # param index -> first segment
+    output_bytes: dict[int, int] = field(default_factory=dict)  # segment -> bytes handed on
     stack: list[str] = field(default_factory=list)  # active container paths
     open_unit: tuple[nn.Module, Mark] | None = None
 
@@ -188,6 +202,7 @@ class LayerRecorder:
         end = self._clock.mark()
         segment = self._add_segment(Segment(LOSS_NAME, KIND_LOSS))
         self._claim([loss], segment)
+        state.output_bytes[segment] = tensor_bytes(loss)
         state.forward.append((segment, state.gap_start, end))
         self._active = False
 
@@ -207,8 +222,10 @@ class LayerRecorder:
             if index in param_segment:
                 backward[param_segment[index]] += seconds(start, end)
         ready = [index for index, _, _ in state.accumulate]
+        output_bytes = [state.output_bytes.get(i, 0) for i in range(count)]
         self._state = None
-        return IterationRecord(state.segments, forward, backward, ready, param_segment)
+        return IterationRecord(state.segments, forward, backward, ready, param_segment,
+                               output_bytes)
 
     def _require_state(self) -> _IterationState:
         if self._state is None:
@@ -253,6 +270,7 @@ class LayerRecorder:
         segment = self._add_segment(Segment(self._unit_name(state, module), KIND_UNIT))
         state.first_call.setdefault(id(module), segment)
         self._claim(output, segment)
+        state.output_bytes[segment] = tensor_bytes(output)
         state.forward.append((segment, start, end))
         state.open_unit = None
         state.gap_start = self._clock.mark()
@@ -299,6 +317,10 @@ class LayerRecorder:
         state.glue_names[base] = seen
         name = base if seen == 1 else f"{base}#{seen}"
         self._add_segment(Segment(name, KIND_GLUE))
+        # What the stretch hands on: the tensors at hand whose node it created.
+        state.output_bytes[segment] = tensor_bytes(
+            [t for t in iter_tensors(tensors)
+             if t.grad_fn is not None and t.grad_fn.metadata.get(_TAG) == (state.number, segment)])
         state.forward.append((segment, state.gap_start, end))
 
     def _claim(self, tensors: Any, segment: int) -> int:

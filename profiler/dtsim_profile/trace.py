@@ -1,4 +1,4 @@
-"""Workload traces, format version 2 (workloads/FORMAT.md): value types, checks, writer.
+"""Workload traces, format version 3 (workloads/FORMAT.md): value types, checks, writer.
 
 The writer emits the keys in FORMAT.md's order, indents by 2 spaces, rounds times to 9
 significant digits and ends the file with a newline, so equal traces give equal bytes.
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CLOCKS = ("cuda_events", "thread_cpu", "wall")
 # The profiler's CUDA kernel timing (clock "cuda_kernels", kernels.py) has no name of its own
-# in format version 2, whose readers refuse clocks outside CLOCKS. Its durations are GPU
+# in format versions 2 and 3, whose readers refuse clocks outside CLOCKS. Its durations are GPU
 # timestamps too (CUPTI's start/end of each kernel, from the same GPU timer as CUDA events),
 # so it is written as "cuda_events", and the trace's `source` names the method. Once the
 # format accepts "cuda_kernels" (a format change: new version), set this to "cuda_kernels"
@@ -34,11 +34,13 @@ SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workloads" / "trace.schema.
 _TOP_KEYS = ("format_version", "model", "device", "precision", "batch_per_device", "source",
              "optimizer_sec", "layers")
 _LAYER_REQUIRED = ("name", "forward_sec", "backward_sec", "param_bytes")
-_LAYER_OPTIONAL = ("forward_flops", "forward_iqr_sec", "backward_iqr_sec")
+_LAYER_TIMES = ("forward_flops", "forward_iqr_sec", "backward_iqr_sec")  # optional numbers
+_LAYER_OPTIONAL = _LAYER_TIMES + ("activation_bytes",)
 _MEASUREMENT_KEYS = ("tool", "framework", "clock", "warmup_iterations", "timed_iterations",
                      "date", "host")
 _INT32_MAX = 2**31 - 1
 _UINT64_MAX = 2**64 - 1
+_MAX_BYTES = 2**50  # the readers' kMaxBytes (workloads/trace.h)
 
 
 class TraceCheckError(Exception):
@@ -53,6 +55,7 @@ class TraceLayer:
     param_bytes: int  # gradient bytes this layer contributes to the all-reduce
     forward_iqr_sec: float | None = None
     backward_iqr_sec: float | None = None
+    activation_bytes: int | None = None  # bytes of the output the layer hands on (v3)
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ def trace_to_dict(trace: Trace) -> dict[str, Any]:
             item["forward_iqr_sec"] = _r9(layer.forward_iqr_sec)
         if layer.backward_iqr_sec is not None:
             item["backward_iqr_sec"] = _r9(layer.backward_iqr_sec)
+        if layer.activation_bytes is not None:
+            item["activation_bytes"] = layer.activation_bytes
         layers.append(item)
     doc: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
@@ -151,8 +156,8 @@ def check_document(doc: Any) -> list[str]:
     problems: list[str] = []
     _check_keys(doc, "", _TOP_KEYS, ("measurement",), problems)
     version = doc.get("format_version")
-    if "format_version" in doc and (not _is_int(version) or version not in (1, 2)):
-        problems.append("/format_version: expected 1 or 2")
+    if "format_version" in doc and (not _is_int(version) or version not in (1, 2, 3)):
+        problems.append("/format_version: expected 1, 2 or 3")
     if not isinstance(doc.get("model", ""), str) or doc.get("model") == "":
         problems.append("/model: expected a non-empty string")
     for key in ("device", "precision", "source"):
@@ -189,7 +194,7 @@ def _check_layers(layers: Any, version: Any, problems: list[str]) -> None:
             problems.append(f'{pointer}/name: "{name}" already names /layers/{seen[name]}')
         else:
             seen[name] = i
-        for key in ("forward_sec", "backward_sec") + _LAYER_OPTIONAL:
+        for key in ("forward_sec", "backward_sec") + _LAYER_TIMES:
             if key in layer and not _is_time(layer[key]):
                 problems.append(f"{pointer}/{key}: expected a finite number >= 0")
         param_bytes = layer.get("param_bytes", 0)
@@ -198,6 +203,13 @@ def _check_layers(layers: Any, version: Any, problems: list[str]) -> None:
         for key in ("forward_iqr_sec", "backward_iqr_sec"):
             if key in layer and version == 1:
                 problems.append(f"{pointer}/{key}: needs format_version 2")
+        if "activation_bytes" in layer:
+            value = layer["activation_bytes"]
+            if not _is_int(value) or not 0 <= value <= _MAX_BYTES:
+                problems.append(f"{pointer}/activation_bytes: expected an integer between 0 "
+                                "and 2^50")
+            if version in (1, 2):
+                problems.append(f"{pointer}/activation_bytes: needs format_version 3")
 
 
 def _check_measurement(m: Any, problems: list[str]) -> None:

@@ -31,17 +31,18 @@ class ProfileCommandTest(unittest.TestCase):
     def tearDownClass(cls) -> None:
         cls.tmp.cleanup()
 
-    def test_writes_a_valid_version_2_trace(self) -> None:
+    def test_writes_a_valid_version_3_trace(self) -> None:
         self.assertEqual(self.completed.returncode, 0, self.completed.stderr)
         doc = json.loads(self.path.read_text())
         self.assertEqual(check_document(doc), [])
-        self.assertEqual(doc["format_version"], 2)
+        self.assertEqual(doc["format_version"], 3)
         self.assertEqual(doc["model"], "tiny_cnn")
         self.assertEqual(doc["batch_per_device"], 4)
         self.assertEqual(doc["measurement"]["clock"], "thread_cpu")
         self.assertEqual(doc["measurement"]["timed_iterations"], 3)
         self.assertRegex(doc["measurement"]["date"], r"^\d{4}-\d{2}-\d{2}$")
         self.assertIn("Coverage", doc["source"])
+        self.assertTrue(all(layer["activation_bytes"] > 0 for layer in doc["layers"]))
         self.assertIn("wrote", self.completed.stdout)
 
     @unittest.skipUnless(DTSIM.is_file(), "build/sim/dtsim not built")

@@ -116,6 +116,18 @@ class TorchvisionResnet18Test(HooksMethodTest):
         # 52 leaf modules + 8 second relu calls, 8 residual adds, flatten, loss
         self.assertEqual(len(names), 70)
 
+    def test_activation_bytes_are_the_output_sizes(self) -> None:
+        # fp32, batch 2, 64x64: conv1 (stride 2) 2x64x32x32; maxpool halves to 16x16, where
+        # layer1's residual sums are 2x64x16x16; flatten 2x512; fc 2x1000 logits; a scalar loss.
+        by_name = {layer.name: layer.activation_bytes for layer in self.result.layers}
+        self.assertEqual(by_name["conv1"], 2 * 64 * 32 * 32 * 4)
+        self.assertEqual(by_name["maxpool"], 2 * 64 * 16 * 16 * 4)
+        self.assertEqual(by_name["layer1.0.(between)"], 2 * 64 * 16 * 16 * 4)
+        self.assertEqual(by_name["layer4.1.(between)"], 2 * 512 * 2 * 2 * 4)
+        self.assertEqual(by_name["(between)"], 2 * 512 * 4)
+        self.assertEqual(by_name["fc"], 2 * 1000 * 4)
+        self.assertEqual(by_name[LOSS_NAME], 4)
+
     def test_gradient_bytes_match_torchvision(self) -> None:
         # PARAM-01 of experiments/validation/data/published.csv: 11,689,512 parameters (fp32).
         self.check_params_counted_once()
@@ -178,15 +190,17 @@ class _ScaledLinear(nn.Module):
         return self.fc(x) * self.scale
 
 
-def _profile_module(model: nn.Module) -> ProfileResult:
+def _profile_module(model: nn.Module, input_shape: tuple[int, ...] = (4,),
+                    precision: str = "fp32") -> ProfileResult:
+    """Two timed iterations of `model` on a batch of 2 inputs of `input_shape`."""
     def make_batch(batch: int, device: torch.device) -> tuple[torch.Tensor, None]:
-        return torch.randn(batch, 4, device=device), None
+        return torch.randn(batch, *input_shape, device=device), None
 
     def loss_fn(output: torch.Tensor, target: None) -> torch.Tensor:
-        return output.square().mean()
+        return output.float().square().mean()
 
     bundle = ModelBundle(model, make_batch, loss_fn, "sgd", "test module")
-    config = RunConfig(torch.device("cpu"), "fp32", "thread_cpu", 0, 2)
+    config = RunConfig(torch.device("cpu"), precision, "thread_cpu", 0, 2)
     return profile_model(bundle, 2, config, "sgd")
 
 
@@ -203,6 +217,56 @@ class UnusualOwnersTest(unittest.TestCase):
         scale = [p.index for p in result.params if p.name == "scale"]
         self.assertEqual(result.layers[1].param_indices, scale)
         self.assertEqual(result.unused_params, [])
+
+
+class _LstmNet(nn.Module):
+    """An nn.LSTM (a leaf module whose output is a nested tuple), then a head on its last step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(4, 3, batch_first=True)
+        self.head = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
+class ActivationBytesTest(unittest.TestCase):
+    """Output bytes of tiny models, by hand: batch 2, elements x 4 bytes in fp32."""
+
+    def sizes(self, result: ProfileResult) -> list[tuple[str, int | None]]:
+        return [(layer.name, layer.activation_bytes) for layer in result.layers]
+
+    def test_sequential_layers_output_their_tensors(self) -> None:
+        model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 5))
+        self.assertEqual(self.sizes(_profile_module(model)),
+                         [("0", 2 * 3 * 4), ("1", 2 * 3 * 4), ("2", 2 * 5 * 4), (LOSS_NAME, 4)])
+
+    def test_tuple_output_counts_every_tensor(self) -> None:
+        # LSTM on 2 x 5 steps x 4 features, hidden 3: output 2x5x3 + h 1x2x3 + c 1x2x3 = 42
+        # elements; the glue out[:, -1] hands on 2x3; the head 2x2.
+        result = _profile_module(_LstmNet(), input_shape=(5, 4))
+        self.assertEqual(self.sizes(result), [("lstm", 42 * 4), ("(between)", 2 * 3 * 4),
+                                              ("head", 2 * 2 * 4), (LOSS_NAME, 4)])
+
+    def test_glue_counts_what_it_computed(self) -> None:
+        # fc(x) * scale: both 2x3.
+        self.assertEqual(self.sizes(_profile_module(_ScaledLinear())),
+                         [("fc", 2 * 3 * 4), ("(between)", 2 * 3 * 4), (LOSS_NAME, 4)])
+
+    def test_autocast_outputs_count_their_own_dtype(self) -> None:
+        # bf16 autocast on the CPU: the Linear layers output bf16 (2 bytes); ReLU keeps it.
+        model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 5))
+        sizes = self.sizes(_profile_module(model, precision="bf16"))
+        self.assertEqual(sizes[:3], [("0", 2 * 3 * 2), ("1", 2 * 3 * 2), ("2", 2 * 5 * 2)])
+
+    def test_trace_carries_them(self) -> None:
+        from dtsim_profile.summary import trace_layers
+
+        result = _profile_module(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
+        self.assertEqual([layer.activation_bytes for layer in trace_layers(result)],
+                         [24, 24, 4])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Trace writer: format version 2, key order, checks, and dtsim reading what we write."""
+"""Trace writer: format version 3, key order, checks, and dtsim reading what we write."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _trace(**changes: object) -> Trace:
         batch_per_device=8,
         source="test data",
         optimizer_sec=0.0005,
-        layers=[TraceLayer("fc1", 0.001, 0.002, 4000, 0.0001, 0.0002),
+        layers=[TraceLayer("fc1", 0.001, 0.002, 4000, 0.0001, 0.0002, activation_bytes=32),
                 TraceLayer("relu", 0.0001, 0.0001, 0),
                 TraceLayer("fc2", 0.003, 0.006, 2_000_000, 0.0, 0.0)],
         measurement=Measurement("dtsim_profile 0.1", "torch 1.13.0", "thread_cpu", 1, 3,
@@ -38,10 +38,10 @@ class TraceDocumentTest(unittest.TestCase):
         self.assertEqual(list(doc), ["format_version", "model", "device", "precision",
                                      "batch_per_device", "source", "optimizer_sec", "layers",
                                      "measurement"])
-        self.assertEqual(doc["format_version"], 2)
+        self.assertEqual(doc["format_version"], 3)
         self.assertEqual(list(doc["layers"][0]), ["name", "forward_sec", "backward_sec",
                                                   "param_bytes", "forward_iqr_sec",
-                                                  "backward_iqr_sec"])
+                                                  "backward_iqr_sec", "activation_bytes"])
         self.assertEqual(list(doc["layers"][1]), ["name", "forward_sec", "backward_sec",
                                                   "param_bytes"])
         self.assertEqual(list(doc["measurement"]), ["tool", "framework", "clock",
@@ -69,6 +69,7 @@ class TraceDocumentTest(unittest.TestCase):
     def test_version_1_must_not_carry_version_2_keys(self) -> None:
         doc = trace_to_dict(_trace())
         doc["format_version"] = 1
+        del doc["layers"][0]["activation_bytes"]
         self.assertEqual(check_document(doc), [
             "/layers/0/forward_iqr_sec: needs format_version 2",
             "/layers/0/backward_iqr_sec: needs format_version 2",
@@ -76,6 +77,21 @@ class TraceDocumentTest(unittest.TestCase):
             "/layers/2/backward_iqr_sec: needs format_version 2",
             "/measurement: needs format_version 2",
         ])
+
+    def test_versions_before_3_must_not_carry_activation_bytes(self) -> None:
+        doc = trace_to_dict(_trace())
+        doc["format_version"] = 2
+        self.assertEqual(check_document(doc),
+                         ["/layers/0/activation_bytes: needs format_version 3"])
+
+    def test_activation_bytes_are_integers_up_to_1_pib(self) -> None:
+        doc = trace_to_dict(_trace())
+        doc["layers"][0]["activation_bytes"] = 2**50
+        self.assertEqual(check_document(doc), [])
+        for bad in (2**50 + 1, -1, 1.5, "8"):
+            doc["layers"][0]["activation_bytes"] = bad
+            self.assertEqual(check_document(doc), [
+                "/layers/0/activation_bytes: expected an integer between 0 and 2^50"], bad)
 
     def test_integers_stay_integer_literals(self) -> None:
         text = dumps(trace_to_dict(_trace()))

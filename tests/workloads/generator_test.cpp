@@ -83,6 +83,64 @@ TEST(Generator, TheNoteEndsTheSource) {
   EXPECT_EQ(generate_workload(c).source, plain + " Calibration: DDP benchmark, 1 V100, no DDP.");
 }
 
+TEST(Generator, ActivationBytesAreOutputElementsTimesElementBytes) {
+  // fp32: 4 bytes per element. ResNet-50's conv1 at batch 32, 224x224: 32 x 64 x 112 x 112.
+  const Workload w = generate_workload(resnet50_v100());
+  EXPECT_EQ(w.format_version, 3);
+  EXPECT_EQ(w.layers[0].name, "conv1");
+  EXPECT_EQ(w.layers[0].activation_bytes, std::uint64_t{32} * 64 * 112 * 112 * 4);  // 102760448
+  EXPECT_TRUE(validate(w).empty());
+  // bf16: 2 bytes. BERT-large's encoder layer output, batch 16 x seq 128 x hidden 1024.
+  const Workload bert =
+      generate_workload({.shape = {.model = "bert_large", .batch = 16, .seq_len = 128},
+                         .device = "a100",
+                         .precision = "bf16"});
+  const auto encoder_output = std::find_if(bert.layers.begin(), bert.layers.end(), [](auto& l) {
+    return l.name == "bert.encoder.layer.11.output";
+  });
+  ASSERT_NE(encoder_output, bert.layers.end());
+  EXPECT_EQ(encoder_output->activation_bytes, std::uint64_t{16} * 128 * 1024 * 2);
+  // tf32 keeps 4-byte activations, fp16 has 2. VGG-16's classifier.0 at batch 8: 8 x 4096.
+  for (const auto& [precision, bytes] : {std::pair{"tf32", 4u}, std::pair{"fp16", 2u}}) {
+    const Workload vgg = generate_workload(
+        {.shape = {.model = "vgg16", .batch = 8}, .device = "a100", .precision = precision});
+    const std::size_t last = vgg.layers.size() - 1;
+    EXPECT_EQ(vgg.layers[last - 4].name, "classifier.0");
+    EXPECT_EQ(vgg.layers[last - 4].activation_bytes, std::uint64_t{8} * 4096 * bytes);
+    EXPECT_EQ(vgg.layers[last - 2].activation_bytes, std::uint64_t{8} * 4096 * bytes);
+    EXPECT_EQ(vgg.layers[last].name, "classifier.6");
+    EXPECT_EQ(vgg.layers[last].activation_bytes, std::uint64_t{8} * 1000 * bytes);
+  }
+}
+
+TEST(Generator, OutputSizesChangeNoTime) {
+  // Every zoo model, full and half precision: each layer's times are the roofline's of its FLOPs
+  // and activation traffic exactly as before output sizes existed (generator.h), bit for bit.
+  for (const std::string& model : model_names()) {
+    for (const auto& [device, precision] : {std::pair{"v100", "fp32"}, std::pair{"h100", "bf16"}}) {
+      const ModelShape shape{.model = model, .batch = 4};
+      const Workload w =
+          generate_workload({.shape = shape, .device = device, .precision = precision});
+      const std::vector<LayerCost> costs = model_layers(shape);
+      const Roofline roofline = make_roofline(find_device(device), precision);
+      ASSERT_EQ(w.layers.size(), costs.size()) << model;
+      for (std::size_t i = 0; i < costs.size(); ++i) {
+        const LayerCost& c = costs[i];
+        const double eb = roofline.element_bytes;
+        EXPECT_EQ(w.layers[i].forward_sec,
+                  roofline.seconds(c.forward_flops, c.activation_elements * eb + 4.0 * c.params))
+            << model << " " << c.name;
+        EXPECT_EQ(w.layers[i].backward_sec,
+                  roofline.seconds(c.backward_factor * c.forward_flops,
+                                   2 * c.activation_elements * eb + 8.0 * c.params))
+            << model << " " << c.name;
+        EXPECT_EQ(w.layers[i].activation_bytes, static_cast<std::uint64_t>(c.output_elements * eb))
+            << model << " " << c.name;
+      }
+    }
+  }
+}
+
 // The message of the GeneratorError that generating `c` throws, or "<no error>".
 std::string error_of(const GeneratorConfig& c) {
   try {

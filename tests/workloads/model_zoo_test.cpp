@@ -1,5 +1,6 @@
 #include "workloads/model_zoo.h"
 
+#include <cmath>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -108,6 +109,80 @@ TEST(ModelZoo, LayerNamesAreUniqueAndFirstLayerNeedsNoInputGradient) {
       EXPECT_TRUE(names.insert(l.name).second) << model << " " << l.name;
     }
     EXPECT_EQ(layers.front().backward_factor, 1) << model;
+  }
+}
+
+// The layer of `layers` named `name` (a failed expectation and a blank cost if there is none).
+LayerCost layer_named(const std::vector<LayerCost>& layers, const std::string& name) {
+  for (const LayerCost& l : layers) {
+    if (l.name == name) {
+      return l;
+    }
+  }
+  ADD_FAILURE() << "no layer " << name;
+  return {};
+}
+
+TEST(ModelZoo, CnnOutputElementsFollowTheShapesByHand) {
+  const auto r = model_layers({.model = "resnet50", .batch = 32});
+  // conv1: 64 channels, 7x7 stride 2 on 224x224 -> 112x112; bn1 keeps the shape.
+  EXPECT_EQ(layer_named(r, "conv1").output_elements, 32.0 * 64 * 112 * 112);
+  EXPECT_EQ(layer_named(r, "bn1").output_elements, 32.0 * 64 * 112 * 112);
+  // maxpool 3x3 stride 2 -> 56x56.
+  EXPECT_EQ(layer_named(r, "maxpool").output_elements, 32.0 * 64 * 56 * 56);
+  // layer1.0: bottleneck 64 -> 64 -> 256 channels at 56x56, the downsample and the add 256.
+  EXPECT_EQ(layer_named(r, "layer1.0.conv1").output_elements, 32.0 * 64 * 56 * 56);
+  EXPECT_EQ(layer_named(r, "layer1.0.conv3").output_elements, 32.0 * 256 * 56 * 56);
+  EXPECT_EQ(layer_named(r, "layer1.0.downsample.0").output_elements, 32.0 * 256 * 56 * 56);
+  EXPECT_EQ(layer_named(r, "layer1.0.add").output_elements, 32.0 * 256 * 56 * 56);
+  // layer2.0.conv2 has the stride: 128 channels at 28x28; layer4 ends at 2048 x 7x7.
+  EXPECT_EQ(layer_named(r, "layer2.0.conv2").output_elements, 32.0 * 128 * 28 * 28);
+  EXPECT_EQ(layer_named(r, "layer4.2.relu3").output_elements, 32.0 * 2048 * 7 * 7);
+  EXPECT_EQ(layer_named(r, "avgpool").output_elements, 32.0 * 2048);
+  EXPECT_EQ(layer_named(r, "fc").output_elements, 32.0 * 1000);
+
+  const auto v = model_layers({.model = "vgg16", .batch = 4});
+  EXPECT_EQ(layer_named(v, "features.0").output_elements, 4.0 * 64 * 224 * 224);
+  EXPECT_EQ(layer_named(v, "features.30").output_elements, 4.0 * 512 * 7 * 7);  // last pool
+  EXPECT_EQ(layer_named(v, "classifier.0").output_elements, 4.0 * 4096);
+  EXPECT_EQ(layer_named(v, "classifier.1").output_elements, 4.0 * 4096);
+  EXPECT_EQ(layer_named(v, "classifier.3").output_elements, 4.0 * 4096);
+  EXPECT_EQ(layer_named(v, "classifier.6").output_elements, 4.0 * 1000);
+}
+
+TEST(ModelZoo, TransformerOutputElementsAreTokensTimesWidthAndLogits) {
+  // BERT-large, batch 8 x seq 128 = 1024 tokens, hidden 1024, FFN 4096.
+  const auto b = model_layers({.model = "bert_large", .batch = 8, .seq_len = 128});
+  EXPECT_EQ(layer_named(b, "bert.embeddings").output_elements, 8.0 * 128 * 1024);
+  EXPECT_EQ(layer_named(b, "bert.encoder.layer.0.attention.self").output_elements,
+            8.0 * 128 * 1024);
+  EXPECT_EQ(layer_named(b, "bert.encoder.layer.23.intermediate").output_elements, 8.0 * 128 * 4096);
+  // An encoder layer's output: batch * seq * hidden.
+  EXPECT_EQ(layer_named(b, "bert.encoder.layer.23.output").output_elements, 8.0 * 128 * 1024);
+  EXPECT_EQ(layer_named(b, "bert.pooler").output_elements, 8.0 * 1024);
+  // The heads: MLM logits over the vocabulary for the ceil(0.15 * 128) = 20 masked tokens of
+  // each sequence; NSP's two logits per sequence.
+  EXPECT_EQ(layer_named(b, "cls.predictions").output_elements, 8.0 * 20 * 30522);
+  EXPECT_EQ(layer_named(b, "cls.seq_relationship").output_elements, 8.0 * 2);
+
+  // GPT-2 small, batch 2 x seq 1024, hidden 768, vocabulary 50257.
+  const auto g = model_layers({.model = "gpt2", .batch = 2, .seq_len = 1024});
+  EXPECT_EQ(layer_named(g, "transformer.embeddings").output_elements, 2.0 * 1024 * 768);
+  EXPECT_EQ(layer_named(g, "transformer.h.0.attn").output_elements, 2.0 * 1024 * 768);
+  EXPECT_EQ(layer_named(g, "transformer.h.11.mlp").output_elements, 2.0 * 1024 * 768);
+  EXPECT_EQ(layer_named(g, "lm_head").output_elements, 2.0 * 1024 * 50257);
+}
+
+TEST(ModelZoo, EveryLayerOutputsAWholeNumberOfElementsProportionalToTheBatch) {
+  for (const std::string& model : model_names()) {
+    const auto one = model_layers({.model = model, .batch = 1});
+    const auto three = model_layers({.model = model, .batch = 3});
+    ASSERT_EQ(one.size(), three.size()) << model;
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      EXPECT_GT(one[i].output_elements, 0) << model << " " << one[i].name;
+      EXPECT_EQ(one[i].output_elements, std::floor(one[i].output_elements)) << one[i].name;
+      EXPECT_EQ(three[i].output_elements, 3 * one[i].output_elements) << model << one[i].name;
+    }
   }
 }
 

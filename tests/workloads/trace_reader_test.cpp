@@ -3,9 +3,12 @@
 // wording changes, these tests change in the same commit.
 #include "workloads/trace_reader.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -164,7 +167,7 @@ TEST(TraceReader, RejectsUnknownLayerKeyAndListsTheKnownOnes) {
   EXPECT_EQ(read_error("tests/testdata/wl_unknown_key.json"),
             "tests/testdata/wl_unknown_key.json: /layers/0/flops: unknown key (expected one of "
             "name, forward_sec, backward_sec, param_bytes, forward_flops, forward_iqr_sec, "
-            "backward_iqr_sec)");
+            "backward_iqr_sec, activation_bytes)");
 }
 
 TEST(TraceReader, RejectsUnknownTopLevelKey) {
@@ -184,11 +187,11 @@ TEST(TraceReader, RejectsDuplicateLayerNameNamingTheFirstUse) {
 }
 
 TEST(TraceReader, RejectsOtherFormatVersionBeforeLookingFurther) {
-  // wl_version3.json also has a non-array "layers", which is not reported: nothing else of a file
+  // wl_version4.json also has a non-array "layers", which is not reported: nothing else of a file
   // of another version is checked.
-  EXPECT_EQ(read_error("tests/testdata/wl_version3.json"),
-            "tests/testdata/wl_version3.json: /format_version: unsupported version 3 (this dtsim "
-            "reads versions 1 to 2)");
+  EXPECT_EQ(read_error("tests/testdata/wl_version4.json"),
+            "tests/testdata/wl_version4.json: /format_version: unsupported version 4 (this dtsim "
+            "reads versions 1 to 3)");
 }
 
 TEST(TraceReader, RejectsMissingFormatVersion) {
@@ -357,6 +360,107 @@ TEST(TraceReaderV2, VersionOneFilesCannotUseVersionTwoFields) {
             "integer >= 1, got 0\n"
             "tests/testdata/wl_v1_with_v2_fields.json: /layers/0/backward_iqr_sec: needs "
             "format_version 2");
+}
+
+}  // namespace
+}  // namespace dtsim::workloads
+
+namespace dtsim::workloads {
+namespace {
+
+// A valid version-3 trace with one layer; `layer` replaces that layer's JSON object.
+std::string v3_trace(const std::string& layer, int version = 3) {
+  return R"({"format_version": )" + std::to_string(version) +
+         R"(, "model": "m", "device": "d", "precision": "fp32",
+             "batch_per_device": 8, "source": "s", "optimizer_sec": 0, "layers": [)" +
+         layer + "]}";
+}
+
+TEST(TraceReaderV3, ReadsActivationBytesAndLeavesAbsentOnesUnknown) {
+  const Workload w = read_workload("tests/testdata/wl_tiny_v3.json");
+  EXPECT_EQ(w.format_version, 3);
+  // fc1 outputs 8 x 100 fp32 values, fc2 8 x 10; relu has no activation_bytes key.
+  EXPECT_EQ(w.layers[0].activation_bytes, std::uint64_t{8 * 100 * 4});
+  EXPECT_FALSE(w.layers[1].activation_bytes.has_value());
+  EXPECT_EQ(w.layers[2].activation_bytes, std::uint64_t{8 * 10 * 4});
+  EXPECT_EQ(workload_from_json(json::parse(workload_to_json(w).dump()), "x"), w);
+}
+
+TEST(TraceReaderV3, AcceptsActivationBytesUpTo1PiBAndNoMore) {
+  const std::string at_most = v3_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0,
+                             "param_bytes": 0, "activation_bytes": 1125899906842624})");
+  const Workload w = workload_from_json(json::parse(at_most), "inline.json");
+  EXPECT_EQ(w.layers[0].activation_bytes, std::uint64_t{1} << 50);
+  EXPECT_EQ(parse_error(v3_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                     "param_bytes": 0, "activation_bytes": 1125899906842625})")),
+            "inline.json: /layers/0/activation_bytes: expected at most 2^50 (1 PiB), got "
+            "1125899906842625");
+}
+
+TEST(TraceReaderV3, RejectsActivationBytesThatAreNotNonNegativeIntegers) {
+  EXPECT_EQ(parse_error(v3_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                     "param_bytes": 0, "activation_bytes": -4})")),
+            "inline.json: /layers/0/activation_bytes: expected an integer >= 0, got number -4");
+  EXPECT_EQ(parse_error(v3_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                     "param_bytes": 0, "activation_bytes": 320.5})")),
+            "inline.json: /layers/0/activation_bytes: expected an integer >= 0, got number "
+            "320.5");
+  EXPECT_EQ(parse_error(v3_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                     "param_bytes": 0, "activation_bytes": "320"})")),
+            "inline.json: /layers/0/activation_bytes: expected an integer >= 0, got string "
+            "\"320\"");
+}
+
+TEST(TraceReaderV3, OlderVersionsCannotUseActivationBytes) {
+  for (const int version : {1, 2}) {
+    EXPECT_EQ(parse_error(v3_trace(R"({"name": "a", "forward_sec": 0, "backward_sec": 0,
+                                       "param_bytes": 0, "activation_bytes": 320})",
+                                   version)),
+              "inline.json: /layers/0/activation_bytes: needs format_version 3")
+        << version;
+  }
+}
+
+TEST(TraceReaderV3, StillReadsVersionOneAndTwoFiles) {
+  // The fixtures of versions 1 and 2 keep their version and have no activation sizes.
+  for (const std::string path :
+       {"tests/testdata/wl_tiny_trace.json", "tests/testdata/wl_measured_v2.json"}) {
+    const Workload w = read_workload(path);
+    EXPECT_LT(w.format_version, 3) << path;
+    for (const Layer& layer : w.layers) {
+      EXPECT_FALSE(layer.activation_bytes.has_value()) << path << " " << layer.name;
+    }
+  }
+}
+
+TEST(TraceReaderV3, ReadsEveryShippedTraceOfEveryVersion) {
+  // The measured traces in workloads/traces/ (profiler runs that cannot be repeated exactly) stay
+  // version 2; the analytical ones, regenerated, are version 3 with every layer's output size.
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::directory_iterator("workloads/traces")) {
+    if (entry.path().extension() == ".json") {
+      paths.push_back(entry.path().string());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> old_versions;
+  for (const std::string& path : paths) {
+    const Workload w = read_workload(path);
+    if (w.format_version < 3) {
+      old_versions.push_back(std::filesystem::path(path).filename().string());
+    }
+    for (const Layer& layer : w.layers) {
+      EXPECT_EQ(layer.activation_bytes.has_value(), w.format_version >= 3)
+          << path << " " << layer.name;
+    }
+    // Written back in its own version, without keys that version does not have.
+    EXPECT_EQ(workload_from_json(json::parse(workload_to_json(w).dump()), "x"), w) << path;
+  }
+  EXPECT_EQ(old_versions,
+            (std::vector<std::string>{"bert_large_cpu_b2_seq128.json", "gpt2_cpu_b1_seq512.json",
+                                      "gpt2_h200_b8_seq1024_bf16.json", "resnet50_cpu_b8.json",
+                                      "resnet50_h200_b128_bf16.json", "vgg16_cpu_b4.json",
+                                      "vgg16_h200_b32_fp32.json"}));
 }
 
 }  // namespace

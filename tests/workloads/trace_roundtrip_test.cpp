@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 // A workload whose doubles do not print exactly in decimal (0.1, 1/3, 1e-9) and whose layers
-// have and lack forward_flops.
+// have and lack forward_flops and activation_bytes.
 Workload awkward_workload() {
   return Workload{
       .model = "awkward",
@@ -35,12 +35,14 @@ Workload awkward_workload() {
                   .forward_sec = 1e-9,
                   .backward_sec = 2.5e-7,
                   .param_bytes = 0,
-                  .forward_flops = 1.0 / 7},
+                  .forward_flops = 1.0 / 7,
+                  .activation_bytes = 3 * 1024 * 2},
                  {.name = "head",
                   .forward_sec = 0,
                   .backward_sec = 123.456789012345678,
                   .param_bytes = 1125899906842624 - 12345,  // 2^50 in all: the most allowed
-                  .forward_flops = 0}}};
+                  .forward_flops = 0,
+                  .activation_bytes = 1125899906842624}}};  // 2^50, the most allowed
 }
 
 // A path in the temporary folder unique to this test process (ctest runs each TEST in its own).
@@ -83,8 +85,9 @@ TEST(TraceRoundtrip, WriterListsKeysInFormatOrder) {
   for (const auto& [key, unused] : doc["layers"][1].items()) {
     layer_keys.push_back(key);
   }
-  EXPECT_EQ(layer_keys, (std::vector<std::string>{"name", "forward_sec", "backward_sec",
-                                                  "param_bytes", "forward_flops"}));
+  EXPECT_EQ(layer_keys,
+            (std::vector<std::string>{"name", "forward_sec", "backward_sec", "param_bytes",
+                                      "forward_flops", "activation_bytes"}));
 }
 
 TEST(TraceRoundtrip, WriterOmitsAbsentForwardFlops) {
@@ -92,6 +95,12 @@ TEST(TraceRoundtrip, WriterOmitsAbsentForwardFlops) {
   // Layer 0 ("embed") has no forward_flops.
   EXPECT_FALSE(doc["layers"][0].contains("forward_flops"));
   EXPECT_TRUE(doc["layers"][2].contains("forward_flops"));
+}
+
+TEST(TraceRoundtrip, WriterOmitsAbsentActivationBytes) {
+  const auto doc = workload_to_json(awkward_workload());
+  EXPECT_FALSE(doc["layers"][0].contains("activation_bytes"));
+  EXPECT_EQ(doc["layers"][1]["activation_bytes"], 6144);
 }
 
 TEST(TraceRoundtrip, WriterEndsFileWithNewline) {
@@ -137,6 +146,16 @@ TEST(TraceRoundtrip, ShippedResnet50HasTorchvisionGradientBytes) {
   // 53 convs + 53 bns + fc, 49 ReLUs, 16 residual adds, maxpool and avgpool
   // (dtsim workload generate, workloads/GENERATOR.md): 174 layers.
   EXPECT_EQ(w.layers.size(), 174u);
+}
+
+TEST(TraceRoundtrip, ShippedResnet50HasOutputSizesOfFp32Activations) {
+  const Workload w = read_workload("workloads/traces/resnet50_v100_b32.json");
+  EXPECT_EQ(w.format_version, 3);
+  // conv1: 32 images x 64 channels x 112 x 112, 4 bytes each; fc: 32 x 1000 logits.
+  EXPECT_EQ(w.layers.front().name, "conv1");
+  EXPECT_EQ(w.layers.front().activation_bytes, std::uint64_t{32} * 64 * 112 * 112 * 4);
+  EXPECT_EQ(w.layers.back().name, "fc");
+  EXPECT_EQ(w.layers.back().activation_bytes, std::uint64_t{32} * 1000 * 4);
 }
 
 TEST(TraceRoundtrip, ShippedResnet50ComputesForItsCalibrationTarget) {
