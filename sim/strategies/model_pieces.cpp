@@ -20,7 +20,8 @@ HybridModel model_from_trace(const workloads::Workload& workload) {
                             .forward_sec = layer.forward_sec,
                             .backward_sec = layer.backward_sec,
                             .grad_bytes = layer.param_bytes,
-                            .weight_bytes = layer.param_bytes / 4 * element});
+                            .weight_bytes = layer.param_bytes / 4 * element,
+                            .output_bytes = layer.activation_bytes.value_or(0)});
   }
   return model;
 }

@@ -10,8 +10,9 @@
 namespace dtsim::sim {
 
 // One piece per layer, one unit each; weights gathered in the trace's precision (2 bytes per
-// fp32 gradient byte pair for fp16 and bf16), gradients as the trace gives them. No activation
-// bytes: a trace cannot be pipelined.
+// fp32 gradient byte pair for fp16 and bf16), gradients as the trace gives them, and the
+// layer's activation_bytes (trace format 3) as its output: a pipeline stage can end after a
+// layer whose trace gives them. No tensor parallelism: a trace is one device's whole model.
 [[nodiscard]] HybridModel model_from_trace(const workloads::Workload& workload);
 
 }  // namespace dtsim::sim

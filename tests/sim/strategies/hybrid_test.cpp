@@ -188,6 +188,21 @@ TEST(Hybrid, StagesSendTheOutputOfTheirLastPiece) {
   EXPECT_TRUE(check_hybrid(model, job).starts_with("pp: a pipeline stage ending with layers.1.mlp"));
 }
 
+TEST(Hybrid, ATraceWithActivationBytesPipelines) {
+  // Trace format 3: l0, l1, l2 output 100, 200, 300 bytes. Split 2 + 1 layers over 2 stages:
+  // stage 0 sends l1's output (200 bytes) per micro-batch, and gets its gradient back.
+  workloads::Workload w = three_layers();
+  w.layers[0].activation_bytes = 100;
+  w.layers[1].activation_bytes = 200;
+  w.layers[2].activation_bytes = 300;
+  const HybridJob job{.degrees = {.pp = 2}, .micro_batches = 4, .stage_units = {2, 1}};
+  const HybridModel model = model_from_trace(w);
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const auto sent = bytes_by(build_hybrid(model, job), NodeKind::kSend);
+  EXPECT_EQ(sent.at("pp_act"), 4u * 200);
+  EXPECT_EQ(sent.at("pp_grad"), 4u * 200);
+}
+
 TEST(Hybrid, TiedEmbeddingsAreReducedBetweenFirstAndLastStage) {
   // Megatron-LM (finalize_model_grads, embedding group): with a pipeline the last stage keeps a
   // copy of the tied embedding, its gradient goes into that stage's data-parallel buckets, and
@@ -306,7 +321,7 @@ TEST(Hybrid, RefusesWhatCannotRun) {
                                 .virtual_stages = 2}})
                   .starts_with("schedule:"));
   EXPECT_TRUE(check_hybrid(model_from_trace(three_layers()), {.degrees = {.pp = 2}})
-                  .starts_with("pp:"));  // a trace has no activation bytes
+                  .starts_with("pp:"));  // a trace without activation bytes
 }
 
 }  // namespace
