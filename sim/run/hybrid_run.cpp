@@ -140,7 +140,8 @@ void measure_stages(const ExecutionGraph& g, const LoweredGraph& lowered, const 
     bubble += (e.idle_sec + (pipeline == e.waiting_sec.end() ? 0.0 : pipeline->second)) /
               t.iteration_time_sec;
   }
-  report.bubble_fraction = t.iteration_time_sec > 0 ? bubble / pp : 0.0;
+  // No pipeline, no bubble: a stage's idle time is then waiting at the iteration's edges.
+  report.bubble_fraction = pp > 1 && t.iteration_time_sec > 0 ? bubble / pp : 0.0;
   report.rank0_forward_sec = t.forward_sec;
   report.rank0_backward_sec = t.backward_sec;
   report.rank0_optimizer_sec = t.optimizer_sec;
