@@ -271,7 +271,11 @@ class StageWriter {
       if (job_.full_recompute) {
         forward_piece(i, sec, false);
       } else {
-        last_ = compute(i, sec, wait_);
+        Deps deps = wait_;
+        if (zero3_gather_ >= 0) {
+          deps.push_back(zero3_gather_);  // recomputing needs the gathered weights too
+        }
+        last_ = compute(i, sec, deps);
         wait_.clear();
       }
     }
