@@ -275,7 +275,7 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                         static_cast<std::uint64_t>(2 * h));
   mlm.forward_flops += 2 * masked * h * kVocab + kLossFlopsPerLogit * masked * kVocab;
   mlm.activation_elements += masked * (h + 2 * kVocab);
-  mlm.params += kVocab;  // decoder bias
+  mlm.params += kVocab;                   // decoder bias
   mlm.output_elements = masked * kVocab;  // the logits
   out.push_back(mlm);
   out.push_back(dense("cls.seq_relationship", batch, h, 2, kLossFlopsPerLogit * batch * 2, 0, 0));

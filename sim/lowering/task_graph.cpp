@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-
 #include <vector>
 
 namespace dtsim::sim {

@@ -33,8 +33,8 @@ std::vector<double> iteration_ends(const ExecutionGraph& g, const LoweredGraph& 
       if (ends.size() <= it) {
         ends.resize(it + 1, 0.0);
       }
-      ends[it] =
-          std::max(ends[it], node_exit_sec(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
+      ends[it] = std::max(ends[it],
+                          node_exit_sec(g, lowered, times, local, r, static_cast<std::int32_t>(i)));
     }
   }
   for (std::size_t k = 1; k < ends.size(); ++k) {
@@ -89,9 +89,8 @@ void measure_compute(const Program& p, std::int32_t it, TrainingTimes& t) {
 
 }  // namespace
 
-double node_exit_sec(const ExecutionGraph& g, const LoweredGraph& lowered,
-                     const ReplayTimes& times, const LocalRanks& local, int rank,
-                     std::int32_t i) {
+double node_exit_sec(const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
+                     const LocalRanks& local, int rank, std::int32_t i) {
   const Node& node = g.program_of(rank).nodes[static_cast<std::size_t>(i)];
   if (node.kind != NodeKind::kCollective) {
     return node_end_sec(g, lowered, times, rank, i);

@@ -15,8 +15,8 @@ namespace hybrid {
 
 const char* role_name(Role role) {
   static constexpr const char* kNames[kRoleCount] = {
-      "dp", "dp_gather", "tp", "cp_next", "cp_prev", "ep", "edp",
-      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb", "dp_replica"};
+      "dp",        "dp_gather",  "tp",         "cp_next",     "cp_prev", "ep",        "edp",
+      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb",     "dp_replica"};
   return kNames[role];
 }
 
@@ -241,7 +241,9 @@ class CommTable {
 };
 
 // The two-rank communicator from `from` to `to` (sender local 0, receiver local 1).
-std::vector<int> pair(int from, int to) { return {from, to}; }
+std::vector<int> pair(int from, int to) {
+  return {from, to};
+}
 
 // The data x context group of `rank` (context fastest), or under hybrid sharding (`shard` > 0)
 // its block of `shard` consecutive members (dp, dp_gather) or the members at its position in

@@ -64,7 +64,7 @@ struct ModelPiece {
   // CP: one key/value block, passed cp - 1 times forward; backward passes the block and its
   // gradient cp - 1 times, then the gradient once more, home.
   std::uint64_t cp_kv_bytes = 0;
-  std::uint64_t ep_bytes = 0;       // EP: each all-to-all (dispatch, combine)
+  std::uint64_t ep_bytes = 0;  // EP: each all-to-all (dispatch, combine)
 };
 
 struct HybridModel {
@@ -79,7 +79,7 @@ struct HybridModel {
   // weight bytes; 0: untied.
   std::uint64_t tied_grad_bytes = 0;
   std::uint64_t tied_weight_bytes = 0;
-  double optimizer_sec = 0;          // one rank's optimizer step over all its pieces, unsharded
+  double optimizer_sec = 0;  // one rank's optimizer step over all its pieces, unsharded
 };
 
 struct HybridJob {

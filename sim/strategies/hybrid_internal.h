@@ -43,8 +43,8 @@ struct PieceRange {
                                                            const HybridJob& job);
 
 // The program of every rank of pipeline stage `stage`. `graph` receives its labels.
-[[nodiscard]] Program build_stage_program(const HybridModel& model, const HybridJob& job,
-                                          int stage, ExecutionGraph& graph);
+[[nodiscard]] Program build_stage_program(const HybridModel& model, const HybridJob& job, int stage,
+                                          ExecutionGraph& graph);
 
 }  // namespace dtsim::sim::hybrid
 

@@ -208,7 +208,8 @@ class StageWriter {
     std::vector<PieceRange> units;
     for (int i = range.begin; i < range.end; ++i) {
       const int unit = model_.pieces[static_cast<std::size_t>(i)].unit;
-      if (units.empty() || model_.pieces[static_cast<std::size_t>(units.back().begin)].unit != unit) {
+      if (units.empty() ||
+          model_.pieces[static_cast<std::size_t>(units.back().begin)].unit != unit) {
         units.push_back({i, i});
       }
       units.back().end = i + 1;
@@ -242,9 +243,8 @@ class StageWriter {
           gathers[0] = gather_unit(units[0], {});
         }
         if (u + 1 < units.size()) {
-          gathers[u + 1] = gather_unit(units[u + 1], before_previous >= 0
-                                                         ? Deps{before_previous}
-                                                         : Deps{});
+          gathers[u + 1] =
+              gather_unit(units[u + 1], before_previous >= 0 ? Deps{before_previous} : Deps{});
         }
         zero3_gather_ = gathers[u];
       }
@@ -296,10 +296,9 @@ class StageWriter {
     for (std::size_t k = units.size(); k-- > 0;) {
       if (job_.zero_stage == 3) {
         const std::int32_t gather = k + 1 == units.size() ? gather_unit(units[k], {}) : next_gather;
-        next_gather = k > 0 ? gather_unit(units[k - 1], before_previous >= 0
-                                                            ? Deps{before_previous}
-                                                            : Deps{})
-                            : -1;
+        next_gather =
+            k > 0 ? gather_unit(units[k - 1], before_previous >= 0 ? Deps{before_previous} : Deps{})
+                  : -1;
         zero3_gather_ = gather;
       }
       recompute_unit(units[k]);
@@ -344,7 +343,8 @@ class StageWriter {
     workloads::Workload chunk;  // the pieces as layers, for assign_buckets
     for (int i = range.begin; i < range.end; ++i) {
       const ModelPiece& p = model_.pieces[static_cast<std::size_t>(i)];
-      chunk.layers.push_back({.name = p.name, .param_bytes = p.expert == expert ? piece_bytes(i, false) : 0});
+      chunk.layers.push_back(
+          {.name = p.name, .param_bytes = p.expert == expert ? piece_bytes(i, false) : 0});
     }
     const CollectiveOp op =
         job_.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
@@ -384,8 +384,8 @@ class StageWriter {
     const std::int32_t optimizer = compute(-1, optimizer_sec(), deps);
     for (const Sharded& s : sharded_) {
       const std::uint64_t bytes = unit_bytes(s.begin, s.end, true);
-      const std::int32_t gather = collective(CollectiveOp::kAllGather, s.expert ? kEdp : kDp,
-                                             s.begin, bytes, {optimizer});
+      const std::int32_t gather =
+          collective(CollectiveOp::kAllGather, s.expert ? kEdp : kDp, s.begin, bytes, {optimizer});
       for (int i = s.begin; i < s.end; ++i) {
         param_ready_[static_cast<std::size_t>(i)] = gather;
       }
@@ -416,8 +416,8 @@ class StageWriter {
     }
     const ParallelDegrees& d = job_.degrees;
     const double shards = job_.zero_stage == 0 ? 1.0
-                          : job_.dp_shard > 0   ? 1.0 * job_.dp_shard
-                                                : 1.0 * d.dp * d.cp;
+                          : job_.dp_shard > 0  ? 1.0 * job_.dp_shard
+                                               : 1.0 * d.dp * d.cp;
     const double expert_shards = job_.zero_stage == 0 ? 1.0 : 1.0 * d.dp / d.ep * d.cp;
     return model_.optimizer_sec *
            (static_cast<double>(dense) / shards + static_cast<double>(expert) / expert_shards) /
@@ -447,7 +447,7 @@ class StageWriter {
   std::int32_t dp_last_ = -1;
   std::int32_t edp_last_ = -1;
   int buckets_ = 0;
-  std::vector<Sharded> sharded_;            // ZeRO-1/2 buckets to gather after the optimizer
+  std::vector<Sharded> sharded_;           // ZeRO-1/2 buckets to gather after the optimizer
   std::vector<std::int32_t> param_ready_;  // per piece: the gather its next forward waits for
 };
 

@@ -9,7 +9,9 @@ namespace {
 constexpr std::array<std::string_view, kDims> kDimNames{"tp", "cp", "dp", "pp"};
 constexpr int kMaxDegree = 1 << 24;
 
-int index(Dim dim) { return static_cast<int>(dim); }
+int index(Dim dim) {
+  return static_cast<int>(dim);
+}
 
 // Splits `text` at `separator`, keeping empty pieces.
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -35,17 +37,24 @@ std::optional<int> parse_degree(std::string_view text) {
 }
 
 int* degree_field(ParallelDegrees& d, std::string_view key) {
-  if (key == "tp") return &d.tp;
-  if (key == "cp") return &d.cp;
-  if (key == "dp") return &d.dp;
-  if (key == "pp") return &d.pp;
-  if (key == "ep") return &d.ep;
+  if (key == "tp")
+    return &d.tp;
+  if (key == "cp")
+    return &d.cp;
+  if (key == "dp")
+    return &d.dp;
+  if (key == "pp")
+    return &d.pp;
+  if (key == "ep")
+    return &d.ep;
   return nullptr;
 }
 
 }  // namespace
 
-std::string_view dim_name(Dim dim) { return kDimNames[static_cast<std::size_t>(index(dim))]; }
+std::string_view dim_name(Dim dim) {
+  return kDimNames[static_cast<std::size_t>(index(dim))];
+}
 
 std::optional<ParallelDegrees> parse_parallel(std::string_view text, bool* dp_given,
                                               std::string* why) {
@@ -93,7 +102,8 @@ std::optional<std::array<Dim, kDims>> parse_order(std::string_view text, std::st
   for (std::size_t i = 0; ok && i < names.size(); ++i) {
     ok = false;
     for (int d = 0; d < kDims; ++d) {
-      if (names[i] == kDimNames[static_cast<std::size_t>(d)] && !used[static_cast<std::size_t>(d)]) {
+      if (names[i] == kDimNames[static_cast<std::size_t>(d)] &&
+          !used[static_cast<std::size_t>(d)]) {
         used[static_cast<std::size_t>(d)] = true;
         order[i] = static_cast<Dim>(d);
         ok = true;

@@ -35,8 +35,8 @@ struct ParallelDegrees {
 // "tp=8,pp=4,dp=8" (any order; cp and ep too; absent ones are 1). `dp` may be left out and is
 // then nullopt in *dp_given. Returns nullopt and sets *why for bad text (unknown key, a key
 // twice, a degree that is not an integer in 1 .. 2^24).
-[[nodiscard]] std::optional<ParallelDegrees> parse_parallel(std::string_view text,
-                                                            bool* dp_given, std::string* why);
+[[nodiscard]] std::optional<ParallelDegrees> parse_parallel(std::string_view text, bool* dp_given,
+                                                            std::string* why);
 [[nodiscard]] std::string parallel_name(const ParallelDegrees& degrees);  // "tp=8,cp=1,..."
 
 // The order of the dimensions, fastest first: "tp-cp-dp-pp" (Megatron-LM's default) or any

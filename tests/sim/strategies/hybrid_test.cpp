@@ -28,8 +28,13 @@ workloads::Workload three_layers() {
 // every communication field set (bytes in round numbers, so sums are easy by hand).
 HybridModel toy_model(int blocks) {
   HybridModel m{.first_units = 1, .last_units = 1, .optimizer_sec = 1e-3};
-  m.pieces.push_back({.name = "embedding", .unit = 0, .forward_sec = 1e-4, .backward_sec = 1e-4,
-                      .grad_bytes = 4000, .weight_bytes = 4000, .output_bytes = 1000,
+  m.pieces.push_back({.name = "embedding",
+                      .unit = 0,
+                      .forward_sec = 1e-4,
+                      .backward_sec = 1e-4,
+                      .grad_bytes = 4000,
+                      .weight_bytes = 4000,
+                      .output_bytes = 1000,
                       .tp_out_bytes = 100});
   for (int b = 0; b < blocks; ++b) {
     for (const char* part : {"attention", "mlp"}) {
@@ -46,9 +51,14 @@ HybridModel toy_model(int blocks) {
                           .cp_kv_bytes = part == std::string("attention") ? 50u : 0u});
     }
   }
-  m.pieces.push_back({.name = "head", .unit = blocks + 1, .forward_sec = 1e-4,
-                      .backward_sec = 1e-4, .grad_bytes = 4000, .weight_bytes = 4000,
-                      .tp_in_bytes = 100, .tp_loss_bytes = 10});
+  m.pieces.push_back({.name = "head",
+                      .unit = blocks + 1,
+                      .forward_sec = 1e-4,
+                      .backward_sec = 1e-4,
+                      .grad_bytes = 4000,
+                      .weight_bytes = 4000,
+                      .tp_in_bytes = 100,
+                      .tp_loss_bytes = 10});
   return m;
 }
 
@@ -103,8 +113,11 @@ TEST(Hybrid, EveryKindOfParallelismBuildsAValidGraph) {
       {.degrees = {.cp = 4}, .micro_batches = 1, .full_recompute = true},
       {.degrees = {.dp = 4}, .micro_batches = 2, .zero_stage = 1},
       {.degrees = {.dp = 4, .pp = 2}, .micro_batches = 2, .zero_stage = 3},
-      {.degrees = {.tp = 2, .cp = 2, .dp = 2, .pp = 2}, .micro_batches = 4,
-       .schedule = interleaved, .zero_stage = 1, .sequence_parallel = true}};
+      {.degrees = {.tp = 2, .cp = 2, .dp = 2, .pp = 2},
+       .micro_batches = 4,
+       .schedule = interleaved,
+       .zero_stage = 1,
+       .sequence_parallel = true}};
   for (const HybridJob& job : jobs) {
     SCOPED_TRACE(parallel_name(job.degrees) + " " + pipeline_schedule_name(job.schedule) +
                  " zero " + std::to_string(job.zero_stage));
@@ -185,7 +198,8 @@ TEST(Hybrid, StagesSendTheOutputOfTheirLastPiece) {
   EXPECT_EQ(sent.at("pp_act"), 3u * 1040);
   EXPECT_EQ(sent.at("pp_grad"), 3u * 1040);
   model.pieces[4].output_bytes = 0;  // unknown: a stage cannot end there
-  EXPECT_TRUE(check_hybrid(model, job).starts_with("pp: a pipeline stage ending with layers.1.mlp"));
+  EXPECT_TRUE(
+      check_hybrid(model, job).starts_with("pp: a pipeline stage ending with layers.1.mlp"));
 }
 
 TEST(Hybrid, ATraceWithActivationBytesPipelines) {
@@ -300,15 +314,17 @@ TEST(Hybrid, StageSplitKeepsEmbeddingFirstAndHeadLast) {
       }
     }
   }
-  EXPECT_EQ(layers[0], (std::vector<std::string>{"embedding", "layers.0.attention",
-                                                 "layers.0.mlp"}));
+  EXPECT_EQ(layers[0],
+            (std::vector<std::string>{"embedding", "layers.0.attention", "layers.0.mlp"}));
   EXPECT_EQ(layers[1].front(), "layers.1.attention");
   EXPECT_EQ(layers[1].back(), "head");
 }
 
 TEST(Hybrid, RefusesWhatCannotRun) {
   const HybridModel model = toy_model(4);
-  auto why = [&](HybridJob job) { return check_hybrid(model, job); };
+  auto why = [&](HybridJob job) {
+    return check_hybrid(model, job);
+  };
   EXPECT_TRUE(why({.degrees = {.pp = 5}}).starts_with("pp:"));  // 4 blocks on 5 stages
   EXPECT_TRUE(why({.degrees = {.dp = 3, .ep = 2}}).starts_with("ep:"));
   EXPECT_TRUE(why({.degrees = {.dp = 2, .ep = 2}}).starts_with("ep:"));  // no experts
@@ -317,8 +333,7 @@ TEST(Hybrid, RefusesWhatCannotRun) {
   EXPECT_TRUE(why({.degrees = {.pp = 2}, .stage_units = {4, 0}}).starts_with("stage_units:"));
   EXPECT_TRUE(why({.degrees = {.pp = 2},
                    .micro_batches = 3,
-                   .schedule = {.kind = PipelineScheduleKind::kInterleaved,
-                                .virtual_stages = 2}})
+                   .schedule = {.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2}})
                   .starts_with("schedule:"));
   EXPECT_TRUE(check_hybrid(model_from_trace(three_layers()), {.degrees = {.pp = 2}})
                   .starts_with("pp:"));  // a trace without activation bytes
