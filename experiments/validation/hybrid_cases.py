@@ -17,8 +17,8 @@ CATALOG_CPP = REPO / "workloads/transformer_catalog.cpp"
 LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
            "iter_time": "s", "throughput": "tokens/s"}
-# Two iterations: the second is the steady state (equal to the third to 1e-12 on a TP, a ZeRO-3
-# and an interleaved-pipeline row; README), a third costs a third more run time.
+# Two iterations: the second is the steady state (equal to the third within 1e-12 on six rows:
+# FSDP, TP + FSDP, TP, CP, 1F1B and interleaved pipelines; README), a third costs more run time.
 ITERATIONS = 2
 
 # Megatron-LM examples/sc21/run_table_1.sh @cf547dea (NVIDIA/Megatron-LM): the launch script of

@@ -9,9 +9,11 @@ and its row skipped as too large for this machine. Rows with the same dtsim comm
 knob dtsim does not model, or two metrics of one run) share one run.
 """
 import argparse
+import hashlib
 import json
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,8 +37,11 @@ def run_watched(dtsim, args, report, limit_sec, limit_kib):
     """(report dict or None, why not, wall seconds, peak RSS in KiB) of one dtsim run, stopped
     when it passes either limit."""
     start = time.monotonic()
-    proc = subprocess.Popen([dtsim] + args + ["--report", str(report)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        proc = subprocess.Popen([dtsim] + args + ["--report", str(report)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        return None, f"dtsim failed: {e.strerror}", 0.0, 0
     peak, why = 0, None
     while proc.poll() is None:
         try:
@@ -62,6 +67,29 @@ def run_watched(dtsim, args, report, limit_sec, limit_kib):
         return None, "dtsim failed: " + (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1], \
             wall, peak
     return json.loads(pathlib.Path(report).read_text()), None, wall, peak
+
+
+def snapshot(dtsim, work):
+    """A private copy of the dtsim binary, so that one binary answers every row even if the
+    original is rebuilt during the run (waits up to a minute while it is being written)."""
+    copy = work / "dtsim"
+    for _ in range(12):
+        try:
+            shutil.copy2(dtsim, copy)
+            validate.check_dtsim(str(copy))
+            return str(copy), hashlib.sha256(copy.read_bytes()).hexdigest()[:12]
+        except OSError:
+            time.sleep(5)
+    validate.fail(f"--dtsim {dtsim}: could not be copied for a minute")
+
+
+def failure_category(why):
+    """The summary's reason class of a run that gave no report."""
+    if why.startswith(TOO_LARGE) or "tasks to replay" in why:
+        return TOO_LARGE  # ours, or dtsim's own limit on the graph it replays
+    if "max_seq_len" in why:
+        return "dtsim refuses a sequence longer than the catalogue's context"
+    return "dtsim failed"
 
 
 def command_line(args, work):
@@ -109,7 +137,7 @@ def predict_all(cases, a, work, skipped):
                   + (f" — {why}" if why else ""), file=sys.stderr, flush=True)
         report, why, wall, _ = runs[key]
         if report is None:
-            category = TOO_LARGE if why.startswith(TOO_LARGE) else "dtsim failed"
+            category = failure_category(why)
             skipped.append({"case_id": c.case_id, "metric": c.metric, "category": category,
                             "reason": why.replace(str(work) + os.sep, ""), "_line": c.line})
             continue
@@ -149,14 +177,14 @@ def _table(title, rows, key, header):
     return lines + [""]
 
 
-def summarize(results, skipped, elapsed, out):
+def summarize(results, skipped, elapsed, out, binary=""):
     head = [r for r in results if r["headline"] == "yes"]
     flagged = [r for r in results if r["headline"] == "no"]
     lines = ["# dtsim vs the LLM rows of hybrid.csv", "",
              f"{len(results)} rows predicted ({len(head)} headline, {len(flagged)} flagged: they "
              "ran something dtsim does not model), "
-             f"{len(skipped)} skipped (hybrid_skipped.csv says why). Whole run: {elapsed:.0f} s.",
-             ""]
+             f"{len(skipped)} skipped (hybrid_skipped.csv says why). Whole run: {elapsed:.0f} s"
+             + (f" ({binary})." if binary else "."), ""]
     lines += ["| class | rows | MAPE % | median APE % | max APE % | worst row |",
               "|---|---|---|---|---|---|"]
     for name, rows in [("headline rows (nothing unmodelled)", head),
@@ -218,13 +246,15 @@ def main():
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dtsim-hybrid-") as tmp:
         work = pathlib.Path(tmp)
+        a.dtsim, sha = snapshot(a.dtsim, work)
         cases, skipped = make_cases(rows, work, hc.read_catalog())
         results = predict_all(cases, a, work, skipped)
     skipped.sort(key=lambda s: s["_line"])
     validate.write_csv(out / "hybrid_results.csv", RESULT_FIELDS, results)
     validate.write_csv(out / "hybrid_skipped.csv", ["case_id", "metric", "category", "reason"],
                        skipped)
-    print(summarize(results, skipped, time.monotonic() - start, out))
+    print(summarize(results, skipped, time.monotonic() - start, out,
+                    f"dtsim binary sha256 {sha}…"))
 
 
 if __name__ == "__main__":
