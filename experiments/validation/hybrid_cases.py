@@ -1,0 +1,363 @@
+"""Turns the LLM rows of data/hybrid.csv into `dtsim simulate --model` runs, or reasons to skip.
+
+One rule per column, the same for every row of a source (README.md, "Hybrid parallelism", lists
+them with their sources); nothing here depends on a row's measurement. Inputs a row does not
+state come from the source's own published configuration (a table of it below, with where it
+was read), never from what scores better.
+"""
+import math
+import pathlib
+import re
+from dataclasses import dataclass, field
+
+from cases import COLLECTIVE_LATENCY, NCCL_ALGORITHMS, PRESET_GPUS, Skip, _int
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CATALOG_CPP = REPO / "workloads/transformer_catalog.cpp"
+LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
+METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
+           "iter_time": "s", "throughput": "tokens/s"}
+# Two iterations: the second is the steady state (equal to the third within 1e-12 on six rows:
+# FSDP, TP + FSDP, TP, CP, 1F1B and interleaved pipelines; README), a third costs more run time.
+ITERATIONS = 2
+
+# Megatron-LM examples/sc21/run_table_1.sh @cf547dea (NVIDIA/Megatron-LM): the launch script of
+# Narayanan et al. 2021's Table 1, which is the apr2021 README table. Model -> (micro-batch,
+# --num-layers-per-virtual-pipeline-stage or None). Every case passes
+# --activations-checkpoint-method uniform, Megatron's full recomputation.
+SC21_TABLE1 = {"megatron-gpt-1.7b": (16, None), "megatron-gpt-3.6b": (16, None),
+               "megatron-gpt-7.5b": (16, None), "megatron-gpt-18b": (8, None),
+               "megatron-gpt-39b": (4, None), "megatron-gpt-76b": (2, 5),
+               "megatron-gpt-145b": (2, 5), "megatron-gpt-310b": (1, 3),
+               "megatron-gpt-530b": (1, 1), "megatron-gpt-1t": (1, None)}
+SC21 = "Megatron-LM examples/sc21/run_table_1.sh @cf547dea"
+
+
+class HybridSkip(Skip):
+    """A row dtsim cannot model; `category` groups the reasons in the summary."""
+
+    def __init__(self, category, detail=""):
+        super().__init__(f"{category}: {detail}" if detail else category)
+        self.category = category
+
+
+@dataclass
+class HybridCase:
+    case_id: str
+    source: str  # the case_id prefix
+    kind: str  # parallelism kind, e.g. "tp+pp", "FSDP", "dp-only"
+    metric: str
+    measured: float
+    unit: str
+    grade: str
+    args: list = field(default_factory=list)  # `dtsim simulate ...` without --report
+    formula: str = ""  # tflops rows: "6n", "megatron" or "megatron-recompute"
+    arch: dict = field(default_factory=dict)  # the catalogue entry
+    seq_len: int = 0
+    ranks: int = 0
+    flags: list = field(default_factory=list)  # what the run did that dtsim does not model
+    assumed: list = field(default_factory=list)  # inputs the row does not state
+    line: int = 0
+    key: str = ""
+
+
+def read_catalog(path=CATALOG_CPP):
+    """{lower-case name: dims} of the transformer catalogue, read from its C++ source so that
+    there is one list: gpt(name, layers, hidden, heads, vocab, positions, ...) and
+    llama(name, layers, hidden, heads, kv_heads, ffn, vocab, context, ...)."""
+    text = pathlib.Path(path).read_text()
+    catalog = {}
+    for m in re.finditer(r'\bgpt\(\s*"([^"]+)",\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),',
+                         text):
+        name, layers, hidden, heads, vocab, ctx = m.group(1), *map(int, m.groups()[1:])
+        catalog[name.lower()] = dict(name=name, layers=layers, hidden=hidden, heads=heads,
+                                     kv_heads=heads, ffn=4 * hidden, vocab=vocab, context=ctx,
+                                     swiglu=False, experts=0)
+    for m in re.finditer(r'(mixtral\(\s*)?\bllama\(\s*"([^"]+)",\s*(\d+),\s*(\d+),\s*(\d+),'
+                         r'\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),', text):
+        name = m.group(2)
+        layers, hidden, heads, kv, ffn, vocab, ctx = map(int, m.groups()[2:])
+        catalog[name.lower()] = dict(name=name, layers=layers, hidden=hidden, heads=heads,
+                                     kv_heads=kv, ffn=ffn, vocab=vocab, context=ctx, swiglu=True,
+                                     experts=8 if m.group(1) else 0)
+    return catalog
+
+
+# What the notes say about the architecture: (field, patterns). Checked against the catalogue
+# entry of the row's name, because a name can be reused (Megatron-Core's 2024 "1.7B" is not the
+# 2021 one).
+ARCH_PATTERNS = [
+    ("hidden", [r"\bhidden (\d+)", r"\bdim (\d+)", r"\bh(\d{3,})\b", r"\bd(\d{3,})\b"]),
+    ("layers", [r"\b(\d+) layers", r"\blayers (\d+)", r"\b(\d+)L\b"]),
+    ("heads", [r"\b(\d+) heads", r"\bheads (\d+)", r"\b(\d+)h\b"]),
+    ("kv_heads", [r"\b(\d+) KV heads"]),
+    ("ffn", [r"\bFFN (\d+)"]),
+    ("vocab", [r"\bvocab (\d+)"]),
+]
+
+
+def notes_arch(notes):
+    """{field: value} for every architecture figure the notes state."""
+    found = {}
+    for name, patterns in ARCH_PATTERNS:
+        for p in patterns:
+            m = re.search(p, notes)
+            if m:
+                found[name] = int(m.group(1))
+                break
+    return found
+
+
+def _system(row):
+    """(preset, generator device, assumption or None) from the GPU and intra-node columns."""
+    gpu = row["gpu"].lower()
+    text = gpu + " " + row["intra_link"].lower()
+    if "pcie" in gpu:
+        raise HybridSkip("no preset for the GPU", f"'{row['gpu']}' (PCIe card, no NVSwitch)")
+    if "h200" in gpu:
+        return "hgx-h200", "h200", None
+    if "h100" in gpu:
+        return "hgx-h200", "h100", ("H100 on the hgx-h200 preset (NVLink4 18 links and "
+                                    "400 Gb/s per GPU: the H100 SXM node's figures too)")
+    if "a100" in gpu:
+        return "dgx-a100", "a100", None
+    if "v100" in gpu:
+        if any(w in text for w in ("dgx-2", "dgx2", "nvswitch")):
+            return "dgx2h", "v100", None
+        if any(w in text for w in ("nvlink", "dgx-1", "dgx1", "sxm")):
+            return "dgx1-v100", "v100", None
+    raise HybridSkip("no datasheet or preset for the GPU", f"'{row['gpu']}'")
+
+
+def _precision(row, device):
+    """(dtsim precision, flag or None): float8 rows are predicted in bf16 and flagged."""
+    p = row["precision"].lower()
+    if "fp8" in p or "float8" in p:
+        return "bf16", "float8 GEMMs (dtsim predicts bf16: the generator has no fp8 datasheet)"
+    if "bf16" in p:
+        if device == "v100":
+            raise HybridSkip("precision", "V100 has no bf16")
+        return "bf16", None
+    if "fp16" in p:
+        return "fp16", None
+    raise HybridSkip("precision", f"'{row['precision']}' not understood")
+
+
+def _flags(row):
+    """What the row ran that dtsim does not model (README: such rows are predicted, flagged, and
+    kept out of the headline MAPE)."""
+    notes, what_if = row["notes"], row["what_if"]
+    text = notes + " " + what_if
+    flags = []
+    if re.search(r"compile=on|torch\.compile|\+ compile\b", text):
+        flags.append("torch.compile (fused kernels)")
+    if re.search(r"async[\s_-]?tp(?!=off)", text, re.IGNORECASE):
+        flags.append("asynchronous TP")
+    if "tp-comm-overlap" in notes:
+        flags.append("TP communication overlap")
+    if re.search(r"fine-tuning \(SFT\)", notes):
+        flags.append("packed SFT (attention within the packed sequences)")
+    return flags
+
+
+def _recompute(row, source, sc21):
+    """(dtsim --recompute, assumption or None)."""
+    r = row["recompute"].strip().lower()
+    if r.startswith("full"):
+        return "full", None
+    if r.startswith("selective"):
+        return "selective", None
+    if r == "none":
+        return "none", None
+    if r.startswith("not stated"):
+        if "--checkpoint-activations" in r:
+            # The column names the source's own setting: Megatron-LM's full recomputation.
+            return "full", "recompute: the source's --checkpoint-activations (full)"
+        if sc21:
+            return "full", f"recompute: {SC21} (--activations-checkpoint-method uniform, full)"
+        return "none", "recompute not stated: none"
+    raise HybridSkip("recompute", f"'{row['recompute']}' not understood")
+
+
+def _degree(row, column):
+    value = row[column].strip()
+    if not value:
+        raise HybridSkip("degrees not stated", f"column {column} is empty")
+    return _int(row, column)
+
+
+def parallel_kind(tp, pp, dp, cp, ep, zero):
+    """'tp+pp', 'cp', 'FSDP', 'tp+FSDP', 'dp-only', 'single GPU' …"""
+    parts = [name for name, d in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep)) if d > 1]
+    if zero == 3 and dp > 1:
+        parts.append("FSDP")
+    if parts:
+        return "+".join(parts)
+    return "dp-only" if dp > 1 else "single GPU"
+
+
+def megatron_recompute_flops_per_token(arch, seq_len):
+    """Narayanan et al. 2021, Appendix, Eq. (3), per token: 96 l h^2 (1 + s/(6h) + V/(16 l h)):
+    the FLOPs Megatron-LM 2020-2021 reports, which count the recomputed forward."""
+    l, h, v = arch["layers"], arch["hidden"], arch["vocab"]
+    return 96 * l * h * h * (1 + seq_len / (6 * h) + v / (16 * l * h))
+
+
+def _gpus(row, preset):
+    """(total GPUs, nodes): one node, used in part or whole, or whole nodes of the preset (dtsim
+    places ranks node by node)."""
+    n, nodes, per_node = _int(row, "total_gpus"), _int(row, "nodes"), PRESET_GPUS[preset]
+    if nodes == 1 and n <= per_node:
+        return n, 1
+    if n != nodes * per_node:
+        raise HybridSkip("GPUs do not fill the preset's nodes",
+                         f"{n} GPUs on {nodes} nodes of {per_node} ({preset})")
+    return n, nodes
+
+
+def _platform(preset, nodes, workdir):
+    path = pathlib.Path(workdir) / f"{preset}_{nodes}.json"
+    path.write_text(f'{{"preset": "{preset}", "nodes": {nodes}}}\n')
+    return str(path)
+
+
+def make_hybrid_case(row, workdir, catalog):
+    """A HybridCase for `row`, or raises HybridSkip."""
+    source = row["case_id"].split("-")[0]
+    if source == "PDL":
+        raise HybridSkip("CNN rows (PDL): another issue")
+    if source not in LLM_SOURCES:
+        raise HybridSkip("not an LLM source", source)
+    metric = row["metric"]
+    if metric == "peak_memory":
+        raise HybridSkip("peak memory: the memory model is another issue")
+    if metric not in METRICS:
+        raise HybridSkip("metric not predicted", metric)
+    if row["grade"].strip() == "C":
+        raise HybridSkip("grade C: configuration incomplete",
+                         "its what-if partner's configuration is not given either, so no ratio")
+    arch = catalog.get(row["model"].strip().lower())
+    if arch is None:
+        detail = row["model"]
+        if row["model"].lower().startswith("mpt-"):
+            detail += " (MPT: dimensions for the next session in README.md)"
+        raise HybridSkip("model not in the catalogue", detail)
+    stated = notes_arch(row["notes"])
+    differ = [f"{k} {v} (catalogue {arch[k]})" for k, v in stated.items() if arch[k] != v]
+    if differ:
+        raise HybridSkip("the notes' architecture is not the catalogue's",
+                         f"{arch['name']}: " + ", ".join(differ))
+    if re.search(r"task=LoRA|fine-tuning \(LoRA\)", row["what_if"] + " " + row["notes"]):
+        raise HybridSkip("LoRA fine-tuning (only adapters train; dtsim models full training)")
+    if row["unit"] != METRICS[metric]:
+        raise HybridSkip("unit", f"'{row['unit']}' for {metric}")
+    measured = float(row["value"])
+    if not (math.isfinite(measured) and measured > 0):
+        raise HybridSkip("value", f"'{row['value']}' is not a number > 0")
+
+    preset, device, system_note = _system(row)
+    if re.search(r"500W|lower TDP", row["gpu"]):
+        assumed_gpu = (f"'{row['gpu']}': a power-capped H100; the generator's datasheet is the "
+                       "700 W H100 SXM5")
+    else:
+        assumed_gpu = None
+    precision, precision_flag = _precision(row, device)
+    ranks, nodes = _gpus(row, preset)
+    tp, pp, dp, cp, ep = (_degree(row, c) for c in ("tp", "pp", "dp", "cp", "ep"))
+    if tp * pp * dp * cp != ranks:
+        raise HybridSkip("degrees do not multiply to the GPUs",
+                         f"tp {tp} x pp {pp} x dp {dp} x cp {cp} != {ranks}")
+    zero_text = row["zero_stage"].strip()
+    if not zero_text or zero_text[0] not in "0123":
+        raise HybridSkip("ZeRO stage not understood", f"'{row['zero_stage']}'")
+    zero = int(zero_text[0])
+    seq_len = _int(row, "seq_len")
+    global_batch = _int(row, "global_batch")
+    name = arch["name"]
+    readme = re.search(r"\b(jan|apr)2021\b", row["what_if"] + " " + row["notes"])
+    sc21 = source == "MEG" and readme is not None and name in SC21_TABLE1
+    assumed = [a for a in (system_note, assumed_gpu) if a]
+
+    # Micro-batch and schedule.
+    virtual = 1
+    if row["micro_batch"].strip():
+        micro = _int(row, "micro_batch")
+    elif sc21:
+        micro = SC21_TABLE1[name][0]
+        assumed.append(f"micro-batch {micro}: {SC21}"
+                       + (" (the apr2021 table's script, for this jan2021 row)"
+                          if readme.group(1) == "jan" else ""))
+    else:
+        raise HybridSkip("micro-batch not stated")
+    if source == "TT" and pp > 1:
+        # torchtitan's default: as many micro-batches as pipeline ranks (TT-25's notes,
+        # config_manager.py @9dec370), so the local batch is cut into pp micro-batches.
+        if micro % pp:
+            raise HybridSkip("micro-batch", f"local batch {micro} not a multiple of pp {pp}")
+        micro //= pp
+        if re.search(r"interleaved", row["what_if"] + " " + row["notes"], re.IGNORECASE):
+            # torchtitan's generate_split_points: 2 stages per rank for multi-stage schedules.
+            virtual = 2
+            assumed.append("interleaved: torchtitan's default of 2 stages per rank")
+    m = re.search(r"\bVP=(\d+)", row["notes"])
+    if m:
+        virtual = int(m.group(1))
+    if sc21 and pp > 1:
+        per_virtual = SC21_TABLE1[name][1]
+        if readme.group(1) == "apr" and per_virtual:
+            virtual = arch["layers"] // (pp * per_virtual)
+        elif readme.group(1) == "jan":
+            assumed.append("schedule 1F1B (the jan2021 row gives no virtual stages)")
+    if global_batch % (micro * dp):
+        raise HybridSkip("global batch", f"{global_batch} not a multiple of micro-batch {micro} "
+                                         f"x dp {dp}")
+    recompute, recompute_note = _recompute(row, source, sc21)
+    if recompute_note:
+        assumed.append(recompute_note)
+    # Sequence parallelism: torchtitan's TP plan (SequenceParallel norms) and NeMo's configs use
+    # it with TP; Megatron-LM 2020-2021 predates it (Korthikanti et al. 2022).
+    sequence_parallel = tp > 1 and source in ("TT", "NEMO")
+
+    flags = _flags(row)
+    if precision_flag:
+        flags.insert(0, precision_flag)
+    formula = ""
+    if metric == "tflops_per_gpu":
+        formula = {"MEG": "megatron-recompute", "NEMO": "megatron", "TT": "6n",
+                   "LLMF": "6n"}[source]
+
+    args = ["simulate", "--model", name, "--device", device, "--precision", precision,
+            "--platform", _platform(preset, nodes, workdir), "--ranks", str(ranks),
+            "--parallel", f"tp={tp},pp={pp},dp={dp}" + (f",cp={cp}" if cp > 1 else "")
+            + (f",ep={ep}" if ep > 1 else ""),
+            "--micro-batch", str(micro), "--global-batch", str(global_batch),
+            "--seq-len", str(seq_len)]
+    if pp > 1:
+        args += ["--schedule", f"interleaved:{virtual}" if virtual > 1 else "1f1b"]
+    args += ["--zero", str(zero)]
+    if sequence_parallel:
+        args.append("--sequence-parallel")
+    args += ["--recompute", recompute, "--collective-latency", COLLECTIVE_LATENCY,
+             "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",
+             "--iterations", str(ITERATIONS)]
+    return HybridCase(case_id=row["case_id"], source=source,
+                      kind=parallel_kind(tp, pp, dp, cp, ep, zero), metric=metric,
+                      measured=measured, unit=row["unit"], grade=row["grade"], args=args,
+                      formula=formula, arch=arch, seq_len=seq_len, ranks=ranks, flags=flags,
+                      assumed=assumed)
+
+
+def predicted_value(case, result):
+    """The report's `result` in the row's metric and unit."""
+    if case.metric == "throughput_per_gpu":
+        return result["tokens_per_sec_per_gpu"]
+    if case.metric == "throughput":
+        return result["tokens_per_sec_per_gpu"] * case.ranks
+    if case.metric == "iter_time":
+        return result["iteration_time_sec"]
+    if case.formula == "megatron-recompute":
+        return (result["tokens_per_sec_per_gpu"]
+                * megatron_recompute_flops_per_token(case.arch, case.seq_len) / 1e12)
+    if case.formula == "megatron":
+        return result["tflops_per_gpu_megatron"]
+    return result["tflops_per_gpu"]

@@ -1,0 +1,211 @@
+"""The hybrid-parallelism runner (hybrid_cases.py, hybrid_validate.py) on hand-made rows
+(cases_hybrid_small.csv) whose commands and conversions are derived by hand."""
+import csv
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+DTSIM = os.environ.get("DTSIM", str(REPO / "build/sim/dtsim"))
+sys.path.insert(0, str(HERE.parent))
+import hybrid_cases as hc  # noqa: E402
+
+COMMON_TAIL = ["--collective-latency", "8.4us"]
+
+
+def load_rows():
+    with open(HERE / "cases_hybrid_small.csv", newline="") as f:
+        return {r["case_id"]: r for r in csv.DictReader(f)}
+
+
+def without_platform(args):
+    """The args with the platform file replaced by its content (files live in a temp folder)."""
+    out = list(args)
+    i = out.index("--platform")
+    out[i + 1] = pathlib.Path(out[i + 1]).read_text().strip()
+    return out
+
+
+class HybridCases(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = load_rows()
+        cls.catalog = hc.read_catalog()
+        cls.work = tempfile.mkdtemp()
+
+    def case(self, case_id):
+        return hc.make_hybrid_case(self.rows[case_id], self.work, self.catalog)
+
+    def skip_reason(self, case_id):
+        with self.assertRaises(hc.HybridSkip) as ctx:
+            self.case(case_id)
+        return str(ctx.exception)
+
+    def test_catalogue_is_read_from_its_cpp_source(self):
+        self.assertEqual(len(self.catalog), 32)
+        self.assertEqual(self.catalog["megatron-gpt-1.7b"]["hidden"], 2304)
+        self.assertEqual(self.catalog["megatron-gpt-1.7b"]["ffn"], 4 * 2304)
+        self.assertEqual(self.catalog["llama2-70b"]["kv_heads"], 8)
+        self.assertEqual(self.catalog["mixtral-8x22b"]["experts"], 8)
+        self.assertEqual(self.catalog["llama3.1-405b"]["layers"], 126)
+
+    def test_torchtitan_fsdp_row_on_one_h100_node(self):
+        c = self.case("TT-H1")
+        self.assertEqual(without_platform(c.args), [
+            "simulate", "--model", "llama3.1-8b", "--device", "h100", "--precision", "bf16",
+            "--platform", '{"preset": "hgx-h200", "nodes": 1}', "--ranks", "8",
+            "--parallel", "tp=1,pp=1,dp=8", "--micro-batch", "2", "--global-batch", "16",
+            "--seq-len", "8192", "--zero", "3", "--recompute", "selective"] + COMMON_TAIL
+            + ["--algorithm", "ring", "--replay", "fast", "--iterations", "2"])
+        self.assertEqual((c.kind, c.flags), ("FSDP", []))
+        self.assertTrue(any("500W" in a for a in c.assumed))
+
+    def test_a_knob_dtsim_does_not_model_is_flagged_with_the_same_command(self):
+        self.assertEqual(self.case("TT-H2").args[1:], self.case("TT-H1").args[1:])
+        self.assertEqual(self.case("TT-H2").flags, ["torch.compile (fused kernels)"])
+
+    def test_torchtitan_pipeline_cuts_the_local_batch_into_pp_micro_batches(self):
+        c = self.case("TT-H3")
+        a = without_platform(c.args)
+        # local batch 32 / pp 8 = 4; interleaved: torchtitan's 2 stages per rank; 64 nodes.
+        self.assertIn('{"preset": "hgx-h200", "nodes": 64}', a)
+        self.assertEqual(a[a.index("--micro-batch") + 1], "4")
+        self.assertEqual(a[a.index("--schedule") + 1], "interleaved:2")
+        self.assertIn("--sequence-parallel", a)
+        self.assertEqual(a[a.index("--algorithm") + 1], "auto:ring,double-tree")
+        self.assertEqual(c.kind, "tp+pp+FSDP")
+        self.assertEqual([f.split(" ")[0] for f in c.flags], ["float8", "asynchronous"])
+
+    def test_megatron_2020_row_recomputes_as_its_column_cites(self):
+        c = self.case("MEG-H1")
+        a = without_platform(c.args)
+        self.assertEqual(a[a.index("--platform") + 1], '{"preset": "dgx2h", "nodes": 1}')
+        self.assertEqual(a[a.index("--recompute") + 1], "full")
+        self.assertEqual(a[a.index("--precision") + 1], "fp16")
+        self.assertNotIn("--sequence-parallel", a)
+        self.assertNotIn("--schedule", a)  # no pipeline
+        self.assertEqual(hc.predicted_value(c, {"iteration_time_sec": 1.25}), 1.25)
+
+    def test_megatron_tflops_are_narayanan_eq3_of_the_predicted_tokens(self):
+        c = self.case("MEG-H2")
+        # 96 l h^2 (1 + s/6h + V/16lh), l 24, h 1920, s 1024, V 51200:
+        # 8,493,465,600 x (1 + 0.0888889 + 0.0694444) = 9.838265e9 FLOP per token.
+        per_token = 96 * 24 * 1920**2 * (1 + 1024 / 11520 + 51200 / 737280)
+        self.assertAlmostEqual(per_token / 9.838265e9, 1, places=6)
+        self.assertAlmostEqual(hc.predicted_value(c, {"tokens_per_sec_per_gpu": 1000.0}),
+                               1000 * per_token / 1e12)
+
+    def test_sc21_script_gives_micro_batch_schedule_and_recompute_of_the_apr2021_table(self):
+        a = self.case("MEG-H3").args
+        # 76B: MBS 2, 5 layers per virtual stage: 60 / (4 x 5) = 3 chunks per device.
+        self.assertEqual(a[a.index("--micro-batch") + 1], "2")
+        self.assertEqual(a[a.index("--schedule") + 1], "interleaved:3")
+        self.assertEqual(a[a.index("--recompute") + 1], "full")
+
+    def test_jan2021_row_borrows_the_micro_batch_but_not_the_interleaving(self):
+        c = self.case("MEG-H4")
+        self.assertEqual(c.args[c.args.index("--micro-batch") + 1], "2")
+        self.assertEqual(c.args[c.args.index("--schedule") + 1], "1f1b")
+        self.assertTrue(any("jan2021" in a for a in c.assumed))
+
+    def test_nemo_row_takes_vp_from_the_notes_and_sequence_parallelism_with_tp(self):
+        c = self.case("NEMO-H1")
+        a = without_platform(c.args)
+        self.assertEqual(a[a.index("--parallel") + 1], "tp=4,pp=4,dp=2,cp=2")
+        self.assertEqual(a[a.index("--schedule") + 1], "interleaved:5")
+        self.assertEqual(a[a.index("--zero") + 1], "1")
+        self.assertEqual(a[a.index("--precision") + 1], "bf16")
+        self.assertIn("--sequence-parallel", a)
+        self.assertEqual(a[a.index("--recompute") + 1], "none")
+        self.assertIn("recompute not stated: none", c.assumed)
+        self.assertEqual(c.flags[0].split(" ")[0], "float8")
+        self.assertEqual(c.kind, "tp+pp+cp")
+
+    def test_nemo_tflops_are_the_reports_megatron_formula(self):
+        c = self.case("NEMO-H2")
+        self.assertEqual(c.formula, "megatron")
+        self.assertEqual(hc.predicted_value(c, {"tflops_per_gpu_megatron": 480.0,
+                                                "tflops_per_gpu": 1.0}), 480.0)
+        # Four GPUs of one node: a node used in part.
+        self.assertIn('{"preset": "hgx-h200", "nodes": 1}', without_platform(c.args))
+
+    def test_each_skipped_row_says_why(self):
+        expected = {
+            "TT-S1": "peak memory: the memory model is another issue",
+            "PDL-S1": "CNN rows (PDL): another issue",
+            "NEMO-S1": "grade C: configuration incomplete: its what-if partner's configuration "
+                       "is not given either, so no ratio",
+            "LLMF-S1": "model not in the catalogue: mpt-7b (MPT: dimensions for the next session "
+                       "in README.md)",
+            "MEG-S1": "the notes' architecture is not the catalogue's: megatron-gpt-1.7b: hidden "
+                      "2048 (catalogue 2304), heads 16 (catalogue 24), vocab 131072 (catalogue "
+                      "51200)",
+            "NEMO-S2": "LoRA fine-tuning (only adapters train; dtsim models full training)",
+            "NEMO-S3": "degrees do not multiply to the GPUs: tp 2 x pp 1 x dp 2 x cp 1 != 8",
+            "NEMO-S4": "no datasheet or preset for the GPU: 'B200 (DGX B200)'",
+            "NEMO-S5": "GPUs do not fill the preset's nodes: 12 GPUs on 2 nodes of 8 (hgx-h200)",
+            "MEG-S2": "micro-batch not stated",
+        }
+        for case_id, reason in expected.items():
+            with self.subTest(case_id=case_id):
+                self.assertEqual(self.skip_reason(case_id), reason)
+
+
+class HybridRunner(unittest.TestCase):
+    """hybrid_validate.py end to end on the small rows (dtsim runs in well under a second)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = pathlib.Path(tempfile.mkdtemp())
+        proc = subprocess.run(
+            ["/usr/bin/python3", str(HERE.parent / "hybrid_validate.py"),
+             "--cases", str(HERE / "cases_hybrid_small.csv"), "--out", str(cls.out),
+             "--dtsim", DTSIM, "--only", "TT-H1,TT-H2,MEG-H1,MEG-H2,NEMO-H2,TT-S1,MEG-S1"],
+            capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        with open(cls.out / "hybrid_results.csv") as f:
+            cls.results = {r["case_id"]: r for r in csv.DictReader(f)}
+        with open(cls.out / "hybrid_skipped.csv") as f:
+            cls.skipped = {r["case_id"]: r for r in csv.DictReader(f)}
+
+    def test_every_row_is_predicted_or_skipped(self):
+        self.assertEqual(set(self.results), {"TT-H1", "TT-H2", "MEG-H1", "MEG-H2", "NEMO-H2"})
+        self.assertEqual(set(self.skipped), {"TT-S1", "MEG-S1"})
+        self.assertEqual(self.skipped["TT-S1"]["category"],
+                         "peak memory: the memory model is another issue")
+
+    def test_flagged_rows_are_out_of_the_headline(self):
+        self.assertEqual(self.results["TT-H1"]["headline"], "yes")
+        self.assertEqual(self.results["TT-H2"]["headline"], "no")
+        self.assertEqual(self.results["TT-H1"]["predicted"], self.results["TT-H2"]["predicted"])
+
+    def test_iteration_and_tflops_rows_of_one_run_agree(self):
+        it, tf = self.results["MEG-H1"], self.results["MEG-H2"]
+        self.assertEqual(it["iteration_time_sec"], tf["iteration_time_sec"])
+        # 8 sequences of 1024 tokens on one GPU, 9.838265e9 FLOP per token (Eq. 3).
+        tokens_per_sec = 8 * 1024 / float(it["predicted"])
+        self.assertAlmostEqual(float(tf["predicted"]) / (tokens_per_sec * 9.838265e9 / 1e12), 1,
+                               places=4)
+
+    def test_nemo_tflops_use_megatron_flops_per_token(self):
+        r = self.results["NEMO-H2"]
+        # 12 l h^2 ((1 + g/a + s/h) + 1.5 f/h + V/(2 l h)), llama2-7b at s = 4096:
+        # 6,442,450,944 x (3 + 4.03125 + 0.1220703125) = 4.60846e10 FLOP per token.
+        per_token = 12 * 32 * 4096**2 * (3 + 1.5 * 11008 / 4096 + 32000 / (2 * 32 * 4096))
+        self.assertAlmostEqual(
+            float(r["predicted"]) / (float(r["tokens_per_sec_per_gpu"]) * per_token / 1e12), 1,
+            places=4)
+
+    def test_summary_has_the_headline_and_skip_tables(self):
+        summary = (self.out / "hybrid_summary.md").read_text()
+        self.assertIn("| headline rows (nothing unmodelled) | 4 |", summary)
+        self.assertIn("| TT: torch.compile (fused kernels) | 1 |", summary)
+        self.assertIn("| peak memory: the memory model is another issue | 1 |", summary)
+
+
+if __name__ == "__main__":
+    unittest.main()
