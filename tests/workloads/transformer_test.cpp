@@ -449,8 +449,11 @@ TEST(TransformerPieces, RejectsShardsItCannotRun) {
   EXPECT_EQ(error_of(a, {.micro_batch = 0}),
             "micro_batch: micro_batch 0: expected an integer >= 1");
   EXPECT_EQ(error_of(a, {.seq_len = 0}), "seq_len: seq_len 0: expected an integer >= 1");
-  EXPECT_EQ(error_of(a, {.seq_len = 4097}),
-            "seq_len: seq_len 4097: above toy-llama's max_seq_len 4096");
+  // Learned positions (GPT) end at the table; rotary ones (Llama) do not.
+  EXPECT_EQ(error_of(toy_gpt(), {.seq_len = 2049}),
+            "seq_len: seq_len 2049: above toy-gpt's max_seq_len 2048 (its learned position "
+            "table)");
+  EXPECT_EQ(error_of(a, {.seq_len = 8192}), "<no error>");
   EXPECT_EQ(error_of(a, {.tp = 0}), "tp: tp 0: expected an integer >= 1");
   EXPECT_EQ(error_of(a, {.cp = -1}), "cp: cp -1: expected an integer >= 1");
   EXPECT_EQ(error_of(a, {.ep = 0}), "ep: ep 0: expected an integer >= 1");
