@@ -70,9 +70,8 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
   // A learned position table has max_seq_len rows; rotary positions (RoPE) have no table, so a
   // longer sequence (long-context training) is only longer.
   if (a.learned_positions && s.seq_len > a.max_seq_len) {
-    throw GeneratorError("seq_len", text(s.seq_len) + ": above " + a.name +
-                                        "'s max_seq_len " + text(a.max_seq_len) +
-                                        " (its learned position table)");
+    throw GeneratorError("seq_len", text(s.seq_len) + ": above " + a.name + "'s max_seq_len " +
+                                        text(a.max_seq_len) + " (its learned position table)");
   }
   require_at_least_one("tp", s.tp);
   require_at_least_one("cp", s.cp);

@@ -61,7 +61,6 @@ Problems::Problems(const ExecutionGraph& graph, const GraphLocator& locator,
   }
 }
 
-
 int role_of(const RankProgram& rp, int comm) {
   for (std::size_t i = 0; i < rp.comms.size(); ++i) {
     if (rp.comms[i] == comm) {

@@ -71,8 +71,7 @@ void check_roots_and_peers(Problems& problems, const Sequences& sequences);
 void check_collectives(Problems& problems, const Sequences& sequences);
 void check_point_to_point(Problems& problems, const Sequences& sequences);
 // REQUIRES also: the three checks above found nothing.
-void check_deadlock(Problems& problems, const LocalRanks& membership,
-                    const Sequences& sequences);
+void check_deadlock(Problems& problems, const LocalRanks& membership, const Sequences& sequences);
 
 }  // namespace dtsim::sim::graph_internal
 
