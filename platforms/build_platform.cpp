@@ -50,6 +50,31 @@ void record(std::vector<sg4::Host*>& hosts, std::size_t index, sg4::Host* host) 
   hosts[index] = host;
 }
 
+// Routes between every two GPUs of a full-zone node: one's GPU link up, the other's down.
+void add_gpu_routes(sg4::NetZone* node, const std::vector<NetPoint*>& gpus,
+                    const std::vector<sg4::Link*>& gpu_links) {
+  using Direction = sg4::LinkInRoute::Direction;
+  for (std::size_t a = 0; a < gpus.size(); ++a) {
+    for (std::size_t b = 0; b < gpus.size(); ++b) {
+      if (a != b) {
+        node->add_route(gpus[a], gpus[b], nullptr, nullptr,
+                        {{gpu_links[a], Direction::UP}, {gpu_links[b], Direction::DOWN}}, false);
+      }
+    }
+  }
+}
+
+// The link GPU `gpu` (whose GPU link is `gpu_link`) reaches the NIC over: with NVLink GPU links
+// a PCIe path of its own with the GPU link's bandwidth and latency, else the GPU link itself.
+sg4::Link* nic_path(sg4::NetZone* node, const NodeSpec& spec, const std::string& gpu,
+                    sg4::Link* gpu_link) {
+  if (!spec.nvlink) {
+    return gpu_link;
+  }
+  return make_link(node, gpu + "-pcie-link", spec.gpu_link_bandwidth_bytes_per_sec,
+                   spec.gpu_link_latency_sec);
+}
+
 // A rail-optimized node as a full zone inside `fabric`: GPU g's routes to the other GPUs cross
 // its GPU link and theirs; its route to the NIC router (the gateway) its GPU link and then its own
 // NIC link (rail g). Every route is given in both directions (split-duplex links).
@@ -72,19 +97,45 @@ std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned l
                                   spec.gpu_link_latency_sec));
     sg4::Link* rail =
         make_link(node, gpu + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
+    sg4::Link* path = nic_path(node, spec, gpu, gpu_links[g]);
     node->add_route(gpus[g], nic, nullptr, nullptr,
-                    {{gpu_links[g], Direction::UP}, {rail, Direction::UP}}, false);
+                    {{path, Direction::UP}, {rail, Direction::UP}}, false);
     node->add_route(nic, gpus[g], nullptr, nullptr,
-                    {{rail, Direction::DOWN}, {gpu_links[g], Direction::DOWN}}, false);
+                    {{rail, Direction::DOWN}, {path, Direction::DOWN}}, false);
   }
-  for (unsigned a = 0; a < spec.gpus; ++a) {
-    for (unsigned b = 0; b < spec.gpus; ++b) {
-      if (a != b) {
-        node->add_route(gpus[a], gpus[b], nullptr, nullptr,
-                        {{gpu_links[a], Direction::UP}, {gpu_links[b], Direction::DOWN}}, false);
-      }
-    }
+  add_gpu_routes(node, gpus, gpu_links);
+  node->seal();
+  return {node->get_netpoint(), nic};
+}
+
+// An NVLink node as a full zone inside `fabric`: GPU to GPU over their GPU links, as in a star;
+// GPU g to the NIC router (the gateway) over its PCIe path (nic_path) and the node's NIC link.
+std::pair<NetPoint*, NetPoint*> build_nvlink_node(sg4::NetZone* fabric, unsigned long id,
+                                                  const NodeSpec& spec,
+                                                  std::vector<sg4::Host*>& hosts) {
+  using Direction = sg4::LinkInRoute::Direction;
+  const std::string name = "node-" + std::to_string(id);
+  sg4::NetZone* node = sg4::create_full_zone(name);
+  node->set_parent(fabric);
+  NetPoint* nic = node->create_router(name + "-nic");
+  sg4::Link* nic_link =
+      make_link(node, name + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
+  std::vector<NetPoint*> gpus;
+  std::vector<sg4::Link*> gpu_links;
+  for (unsigned g = 0; g < spec.gpus; ++g) {
+    const std::string gpu = name + "-gpu-" + std::to_string(g);
+    sg4::Host* host = node->create_host(gpu, kHostSpeedFlopsPerSec)->seal();
+    record(hosts, id * spec.gpus + g, host);
+    gpus.push_back(host->get_netpoint());
+    gpu_links.push_back(make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
+                                  spec.gpu_link_latency_sec));
+    sg4::Link* path = nic_path(node, spec, gpu, gpu_links[g]);
+    node->add_route(gpus[g], nic, nullptr, nullptr,
+                    {{path, Direction::UP}, {nic_link, Direction::UP}}, false);
+    node->add_route(nic, gpus[g], nullptr, nullptr,
+                    {{nic_link, Direction::DOWN}, {path, Direction::DOWN}}, false);
   }
+  add_gpu_routes(node, gpus, gpu_links);
   node->seal();
   return {node->get_netpoint(), nic};
 }
@@ -93,6 +144,9 @@ std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned l
 // own link. Returns the zone's netpoint and the NIC, its gateway to the fabric.
 std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, unsigned long id,
                                            const NodeSpec& spec, std::vector<sg4::Host*>& hosts) {
+  if (spec.nvlink) {
+    return build_nvlink_node(fabric, id, spec, hosts);
+  }
   const std::string name = "node-" + std::to_string(id);
   sg4::NetZone* node = sg4::create_star_zone(name);
   node->set_parent(fabric);
@@ -287,6 +341,9 @@ std::vector<sg4::Link*> host_links(const PlatformSpec& spec, unsigned host) {
     const std::string gpu = "node-" + std::to_string(host / (*node)->gpus) + "-gpu-" +
                             std::to_string(host % (*node)->gpus);
     add(gpu + "-link");
+    if ((*node)->nvlink) {
+      add(gpu + "-pcie-link");
+    }
     if ((*node)->rails) {
       add(gpu + "-nic-link");
     }

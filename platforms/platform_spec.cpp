@@ -43,7 +43,7 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   }
   JsonFields f = parent.child(*doc, "node");
   f.reject_unknown({"gpus", "gpu_link_bandwidth", "gpu_link_latency", "nics", "nic_bandwidth",
-                    "nic_latency", "rails", "nvlink_sharp"});
+                    "nic_latency", "rails", "nvlink", "nvlink_sharp"});
   NodeSpec node;
   auto gpus = f.unsigned_integer("gpus");
   if (gpus && (*gpus < 1 || *gpus > 1024)) {
@@ -53,6 +53,7 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   node.gpu_link_bandwidth_bytes_per_sec = read_bandwidth(f, "gpu_link_bandwidth");
   node.gpu_link_latency_sec = read_latency(f, "gpu_link_latency");
   read_flag(f, "rails", node.rails);
+  read_flag(f, "nvlink", node.nvlink);
   read_flag(f, "nvlink_sharp", node.nvlink_sharp);
   auto nics = f.unsigned_integer("nics", /*required=*/false).value_or(node.rails ? node.gpus : 1);
   if (f.has("nics") && (nics < 1 || nics > 64)) {

@@ -54,6 +54,11 @@ struct NodeSpec {
   // The node's switch reduces in the network (NVLink SHARP: H100 and later NVSwitch nodes), which
   // the nvls all-reduce needs.
   bool nvlink_sharp = false;
+  // The GPU links are NVLink: a GPU reaches the node's NIC(s) over a link of its own (PCIe and
+  // GPUDirect RDMA), with the GPU link's bandwidth and latency, so traffic inside the node and
+  // traffic leaving it share no link, as on NVLink machines. false: both cross the GPU link (a
+  // PCIe server, where they do).
+  bool nvlink = false;
   bool operator==(const NodeSpec&) const = default;
 };
 

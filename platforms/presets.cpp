@@ -47,12 +47,15 @@ FatTreeSpec fat_tree_of(unsigned nodes, LinkSpec link, NodeSpec node) {
 // A node whose GPUs reach each other in one hop of `hop_sec` (NVLink or PCIe). A GPU on another
 // node is reached through two GPU links, two NIC links and two fabric links (one switch): the
 // NIC links take what the network hop leaves, so that route costs kNetHopSec.
+// A node whose GPU links are NVLink (their traffic to the NIC takes PCIe) when hop_sec is
+// NVLink's.
 NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double hop_sec, double nic_bytes_per_sec) {
   return {.gpus = gpus,
           .gpu_link_bandwidth_bytes_per_sec = gpu_bytes_per_sec,
           .gpu_link_latency_sec = hop_sec / 2,
           .nic_bandwidth_bytes_per_sec = nic_bytes_per_sec,
-          .nic_latency_sec = (kNetHopSec - hop_sec - 2 * kFabricLinkSec) / 2};
+          .nic_latency_sec = (kNetHopSec - hop_sec - 2 * kFabricLinkSec) / 2,
+          .nvlink = hop_sec == kNvlinkHopSec};
 }
 
 // Torus dimensions for `chips`: the most cubic X x Y x Z with X*Y*Z = chips.

@@ -27,9 +27,42 @@ bool ranks_exit_together(const Schedule& schedule) {
 
 namespace {
 
-// Whether the class `members` (ascending) running `program` with communicators `comms` folds.
-bool class_folds(const ExecutionGraph& g, const std::vector<int>& members,
-                 const std::function<const Schedule&(int, std::int32_t)>& schedule_of) {
+using Classes = std::vector<std::vector<int>>;  // each ascending
+
+// Candidate classes: ranks with the same program and compute speed, and in kExact mode the same
+// communicators, in kVerified mode communicators of the same sizes (each role its own).
+Classes candidate_classes(const ExecutionGraph& g, std::span<const double> compute_factor,
+                          FoldMode mode) {
+  std::map<std::tuple<std::int32_t, std::vector<std::int64_t>, double>, std::vector<int>> classes;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
+    const double k = compute_factor.empty() ? 1.0 : compute_factor[static_cast<std::size_t>(r)];
+    std::vector<std::int64_t> comms;
+    for (std::int32_t c : rp.comms) {
+      comms.push_back(mode == FoldMode::kExact
+                          ? c
+                          : static_cast<std::int64_t>(
+                                g.communicators[static_cast<std::size_t>(c)].ranks.size()));
+    }
+    if (mode == FoldMode::kVerified &&
+        std::set<std::int32_t>(rp.comms.begin(), rp.comms.end()).size() != rp.comms.size()) {
+      comms.push_back(-1 - r);  // two roles on one communicator: a class of its own
+    }
+    classes[{rp.program, comms, k}].push_back(r);
+  }
+  Classes out;
+  for (auto& [key, members] : classes) {
+    if (members.size() > 1) {
+      out.push_back(std::move(members));
+    }
+  }
+  return out;
+}
+
+// Whether the class `members` folds exactly: every collective on a communicator whose members
+// are exactly the class, releasing them together, and no send or receive.
+bool exact_class(const ExecutionGraph& g, const std::vector<int>& members,
+                 const ScheduleOf& schedule_of) {
   const int rep = members.front();
   const Program& program = g.program_of(rep);
   for (std::size_t i = 0; i < program.nodes.size(); ++i) {
@@ -49,6 +82,54 @@ bool class_folds(const ExecutionGraph& g, const std::vector<int>& members,
   return true;
 }
 
+// Per program and role: one node of each distinct collective (op, bytes, root), and the peers
+// it sends to.
+struct RoleTraffic {
+  std::vector<std::int32_t> collectives;
+  std::set<std::int32_t> peers;
+};
+
+std::vector<std::vector<RoleTraffic>> role_traffic(const ExecutionGraph& g) {
+  std::vector<std::vector<RoleTraffic>> out;
+  for (const Program& p : g.programs) {
+    std::vector<RoleTraffic> roles(p.comms.size());
+    std::set<std::tuple<std::int32_t, std::int32_t, std::uint64_t, std::int32_t>> seen;
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const Node& node = p.nodes[i];
+      if (node.kind == NodeKind::kSend) {
+        roles[static_cast<std::size_t>(node.comm)].peers.insert(node.peer);
+      } else if (node.kind == NodeKind::kCollective &&
+                 seen.emplace(node.comm, static_cast<std::int32_t>(node.op), node.bytes, node.root)
+                     .second) {
+        roles[static_cast<std::size_t>(node.comm)].collectives.push_back(
+            static_cast<std::int32_t>(i));
+      }
+    }
+    out.push_back(std::move(roles));
+  }
+  return out;
+}
+
+// Whether every collective of the class `members`, on each member's communicator, releases its
+// ranks together (a verified class's precondition).
+bool exits_together(const ExecutionGraph& g, const std::vector<RoleTraffic>& traffic,
+                    const std::vector<int>& members, const ScheduleOf& schedule_of) {
+  for (std::size_t role = 0; role < traffic.size(); ++role) {
+    std::map<std::int32_t, int> comms;  // communicator -> a member in it
+    for (int m : members) {
+      comms.try_emplace(g.ranks[static_cast<std::size_t>(m)].comms[role], m);
+    }
+    for (std::int32_t node : traffic[role].collectives) {
+      for (const auto& [comm, member] : comms) {
+        if (!ranks_exit_together(schedule_of(member, node))) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 // Whether `program` runs every collective on one communicator role.
 bool one_stream(const Program& program) {
   std::set<std::int32_t> roles;
@@ -60,40 +141,118 @@ bool one_stream(const Program& program) {
   return roles.size() <= 1;
 }
 
+// Marks the communicators of `plan` whose transfers cross links no other communicator's do.
+void mark_private_links(const ExecutionGraph& g, const std::vector<std::vector<RoleTraffic>>& traffic,
+                        FoldPlan& plan, const ScheduleOf& schedule_of,
+                        const RouteLinks& route_links) {
+  // Every (src, dst) pair each communicator's transfers use.
+  std::vector<std::set<std::pair<int, int>>> pairs(g.communicators.size());
+  for (int r = 0; r < g.rank_count(); ++r) {
+    const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
+    for (std::size_t role = 0; role < rp.comms.size(); ++role) {
+      const auto c = static_cast<std::size_t>(rp.comms[role]);
+      const std::vector<int>& ranks = g.communicators[c].ranks;
+      const RoleTraffic& t = traffic[static_cast<std::size_t>(rp.program)][role];
+      for (std::int32_t peer : t.peers) {
+        pairs[c].emplace(r, ranks[static_cast<std::size_t>(peer)]);
+      }
+      if (ranks.front() != r) {
+        continue;  // a collective's schedule is the same from every member
+      }
+      for (std::int32_t node : t.collectives) {
+        for (const ScheduleOp& op : schedule_of(r, node).ops) {
+          if (op.kind == ScheduleOp::Kind::kTransfer) {
+            pairs[c].emplace(ranks[static_cast<std::size_t>(op.src)],
+                             ranks[static_cast<std::size_t>(op.dst)]);
+          }
+        }
+      }
+    }
+  }
+  constexpr std::int32_t kShared = -2;
+  std::map<int, std::int32_t> owner;  // link -> its only communicator, or kShared
+  for (std::size_t c = 0; c < pairs.size(); ++c) {
+    for (const auto& [src, dst] : pairs[c]) {
+      for (int link : route_links(src, dst)) {
+        auto [it, inserted] = owner.try_emplace(link, static_cast<std::int32_t>(c));
+        if (!inserted && it->second != static_cast<std::int32_t>(c)) {
+          it->second = kShared;
+        }
+      }
+    }
+  }
+  plan.private_links.assign(g.communicators.size(), 0);
+  for (std::size_t c = 0; c < pairs.size(); ++c) {
+    bool alone = !pairs[c].empty();
+    for (auto it = pairs[c].begin(); alone && it != pairs[c].end(); ++it) {
+      for (int link : route_links(it->first, it->second)) {
+        alone = alone && owner.at(link) == static_cast<std::int32_t>(c);
+      }
+    }
+    plan.private_links[c] = alone ? 1 : 0;
+  }
+}
+
 }  // namespace
 
-FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_factor, bool fold,
-                   bool allow_memoize,
-                   const std::function<const Schedule&(int, std::int32_t)>& schedule_of) {
+FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_factor, FoldMode mode,
+                   bool allow_memoize, const ScheduleOf& schedule_of,
+                   const RouteLinks& route_links) {
   FoldPlan plan;
   const int n = g.rank_count();
   for (int r = 0; r < n; ++r) {
     plan.stands_for.push_back(r);
   }
-  if (!fold) {
-    return plan;
+  const std::vector<std::vector<RoleTraffic>> traffic = role_traffic(g);
+  if (mode != FoldMode::kOff) {
+    bool memoize = false;
+    for (const std::vector<int>& members : candidate_classes(g, compute_factor, mode)) {
+      const bool exact = exact_class(g, members, schedule_of);
+      if (!exact && (mode == FoldMode::kExact ||
+                     !exits_together(g, traffic[static_cast<std::size_t>(
+                                         g.ranks[static_cast<std::size_t>(members.front())].program)],
+                                     members, schedule_of))) {
+        continue;
+      }
+      for (int m : members) {
+        plan.stands_for[static_cast<std::size_t>(m)] = members.front();
+      }
+      // One exact class of every rank, collectives on one stream: the network is idle for each.
+      memoize = exact && static_cast<int>(members.size()) == n && one_stream(g.program_of(0));
+    }
+    plan.memoize = allow_memoize && memoize;
   }
-  // Candidate classes: same program, same communicators, same compute speed.
-  std::map<std::tuple<std::int32_t, std::vector<std::int32_t>, double>, std::vector<int>> classes;
+  plan.members.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
-    const double k = compute_factor.empty() ? 1.0 : compute_factor[static_cast<std::size_t>(r)];
-    classes[{rp.program, rp.comms, k}].push_back(r);
+    plan.members[static_cast<std::size_t>(plan.stands_for[static_cast<std::size_t>(r)])]
+        .push_back(r);
   }
-  int folded_classes = 0;
-  bool covers_all = false;
-  for (const auto& [key, members] : classes) {
-    if (members.size() < 2 || !class_folds(g, members, schedule_of)) {
-      continue;
-    }
-    for (int m : members) {
-      plan.stands_for[static_cast<std::size_t>(m)] = members.front();
-    }
-    ++folded_classes;
-    covers_all = static_cast<int>(members.size()) == n;
+  if (allow_memoize && route_links) {
+    mark_private_links(g, traffic, plan, schedule_of, route_links);
   }
-  plan.memoize = allow_memoize && folded_classes == 1 && covers_all && one_stream(g.program_of(0));
   return plan;
+}
+
+std::vector<std::vector<ClassComm>> class_comms(const ExecutionGraph& g, const FoldPlan& plan,
+                                                int rep) {
+  const RankProgram& own = g.ranks[static_cast<std::size_t>(rep)];
+  std::vector<std::vector<ClassComm>> out(own.comms.size());
+  for (std::size_t role = 0; role < own.comms.size(); ++role) {
+    std::map<std::int32_t, std::size_t> index;  // communicator -> its place in out[role]
+    for (int m : plan.members[static_cast<std::size_t>(rep)]) {
+      const std::int32_t c = g.ranks[static_cast<std::size_t>(m)].comms[role];
+      auto [it, inserted] = index.try_emplace(c, out[role].size());
+      if (inserted) {
+        bool single = g.communicators[static_cast<std::size_t>(c)].ranks.size() > 1;
+        for (int r : g.communicators[static_cast<std::size_t>(c)].ranks) {
+          single = single && plan.stands_for[static_cast<std::size_t>(r)] == rep;
+        }
+        out[role].push_back({.comm = c, .single = single});
+      }
+      out[role][it->second].members.push_back(m);
+    }
+  }
+  return out;
 }
 
 FoldedTasks add_folded_collective(TaskGraph& graph, const Schedule& schedule, int rank, int comm,

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
 #include "sim/invariant.h"
-#include "sim/lowering/fold.h"
+#include "sim/lowering/lowering_internal.h"
 #include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
@@ -19,152 +20,8 @@ TaskLimitError::TaskLimitError(double task_count, double limit)
 
 namespace {
 
-// Per compute node of a program: whether it starts and whether it ends a merged task; and the
-// program's nodes per stream (0: compute, 1 + r: communicator role r), in program order.
-struct ProgramCuts {
-  std::vector<std::uint8_t> starts;
-  std::vector<std::uint8_t> ends;
-  int runs = 0;
-  std::vector<std::vector<std::int32_t>> streams;
-  std::vector<std::int32_t> stream_of;  // per node
-};
-
-bool same_tags(const Node& a, const Node& b) {
-  return a.iteration == b.iteration && a.micro_batch == b.micro_batch && a.phase == b.phase;
-}
-
-ProgramCuts program_cuts(const Program& p) {
-  const std::size_t n = p.nodes.size();
-  std::vector<std::uint8_t> has_dependent(n, 0);
-  for (std::int32_t d : p.deps) {
-    has_dependent[static_cast<std::size_t>(d)] = 1;
-  }
-  ProgramCuts cuts{.starts = std::vector<std::uint8_t>(n, 0),
-                   .ends = std::vector<std::uint8_t>(n, 0)};
-  std::int64_t previous = -1;  // the previous compute node
-  for (std::size_t i = 0; i < n; ++i) {
-    const Node& node = p.nodes[i];
-    if (node.kind != NodeKind::kCompute) {
-      continue;
-    }
-    const auto prev = static_cast<std::size_t>(previous);
-    const bool starts = previous < 0 || node.dep_begin != node.dep_end ||
-                        !same_tags(p.nodes[prev], node) || has_dependent[prev] != 0;
-    cuts.starts[i] = starts ? 1 : 0;
-    if (starts && previous >= 0) {
-      cuts.ends[prev] = 1;
-    }
-    cuts.runs += starts ? 1 : 0;
-    previous = static_cast<std::int64_t>(i);
-  }
-  if (previous >= 0) {
-    cuts.ends[static_cast<std::size_t>(previous)] = 1;
-  }
-  cuts.streams.resize(p.comms.size() + 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Node& node = p.nodes[i];
-    const std::int32_t stream = node.kind == NodeKind::kCompute ? 0 : node.comm + 1;
-    cuts.stream_of.push_back(stream);
-    cuts.streams[static_cast<std::size_t>(stream)].push_back(static_cast<std::int32_t>(i));
-  }
-  return cuts;
-}
-
-// One schedule per distinct (communicator, op, bytes, root), chosen on first use.
-class Choices {
- public:
-  Choices(const ExecutionGraph& g, const ChooseCollective& choose) : g_(g), choose_(choose) {}
-
-  std::int32_t index(int rank, const Node& node) {
-    const Communicator& comm = g_.communicator_of(rank, node);
-    const auto comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
-    const auto key = std::make_tuple(comm_index, node.op, node.bytes, node.root);
-    auto [it, inserted] = index_.try_emplace(key, static_cast<std::int32_t>(choices_.size()));
-    if (inserted) {
-      choices_.push_back(&choose_({.op = node.op,
-                                   .ranks = static_cast<int>(comm.ranks.size()),
-                                   .bytes = node.bytes,
-                                   .root = node.root},
-                                  comm));
-    }
-    return it->second;
-  }
-  const Schedule& schedule(std::int32_t index) const {
-    return choices_[static_cast<std::size_t>(index)]->schedule;
-  }
-  // Every choice's algorithm and candidates, without the schedules.
-  std::vector<CollectiveChoice> summaries() const {
-    std::vector<CollectiveChoice> out;
-    for (const CollectiveChoice* c : choices_) {
-      out.push_back({.algorithm = c->algorithm, .candidates = c->candidates});
-    }
-    return out;
-  }
-
- private:
-  const ExecutionGraph& g_;
-  const ChooseCollective& choose_;
-  std::map<std::tuple<std::int32_t, CollectiveOp, std::uint64_t, std::int32_t>, std::int32_t>
-      index_;
-  std::vector<const CollectiveChoice*> choices_;
-};
-
-FoldPlan make_plan(const ExecutionGraph& g, const LoweringOptions& options, Choices& choices) {
-  return plan_fold(g, options.compute_factor, options.fold, options.memoize,
-                   [&](int rank, std::int32_t node) -> const Schedule& {
-                     const Node& n = g.program_of(rank).nodes[static_cast<std::size_t>(node)];
-                     return choices.schedule(choices.index(rank, n));
-                   });
-}
-
-// The tasks lowering adds under `plan` (compute runs, transfers, collectives' operations).
-double count_tasks(const ExecutionGraph& g, const FoldPlan& plan, Choices& choices) {
-  std::map<const Program*, ProgramCuts> cuts;
-  double tasks = 0;
-  std::set<std::int32_t> replayed;  // memoized: choices replayed once
-  for (int r = 0; r < g.rank_count(); ++r) {
-    if (plan.stands_for[static_cast<std::size_t>(r)] != r) {
-      continue;
-    }
-    const Program& p = g.program_of(r);
-    auto [it, inserted] = cuts.try_emplace(&p);
-    if (inserted) {
-      it->second = program_cuts(p);
-    }
-    tasks += it->second.runs;
-    for (const Node& node : p.nodes) {
-      if (node.kind == NodeKind::kSend) {
-        tasks += 1;
-      }
-      if (node.kind != NodeKind::kCollective) {
-        continue;
-      }
-      const std::vector<int>& members = g.communicator_of(r, node).ranks;
-      // A folded class's collectives span exactly the class: two members tell.
-      const bool folded = members.size() > 1 &&
-                          plan.stands_for[static_cast<std::size_t>(members[0])] == r &&
-                          plan.stands_for[static_cast<std::size_t>(members[1])] == r;
-      const std::int32_t c = choices.index(r, node);
-      const double ops = static_cast<double>(choices.schedule(c).ops.size());
-      if (folded) {
-        tasks += plan.memoize && !replayed.insert(c).second ? 2 : ops + 2;
-      } else if (members.front() == r) {  // unfolded: counted once, by its first member
-        tasks += ops;
-      }
-    }
-  }
-  return tasks;
-}
-
-}  // namespace
-
-double count_lowered_tasks(const ExecutionGraph& g, const LoweringOptions& options,
-                           const ChooseCollective& choose) {
-  Choices choices(g, choose);
-  return count_tasks(g, make_plan(g, options, choices), choices);
-}
-
-namespace {
+using lowering::Choices;
+using lowering::ProgramCuts;
 
 // Lowers one graph; see lower().
 class Lowerer {
@@ -173,8 +30,8 @@ class Lowerer {
       : g_(g), options_(options), choices_(g, choose), local_(g) {}
 
   LoweredGraph run() {
-    plan_ = make_plan(g_, options_, choices_);
-    if (const double n = count_tasks(g_, plan_, choices_); n > options_.max_tasks) {
+    plan_ = lowering::make_plan(g_, options_, choices_);
+    if (const double n = lowering::count_tasks(g_, plan_, choices_); n > options_.max_tasks) {
       throw TaskLimitError(n, options_.max_tasks);
     }
     out_.stands_for = plan_.stands_for;
@@ -191,6 +48,10 @@ class Lowerer {
       }
     }
     rounds();
+    for (const auto& [key, count] : left_out_) {
+      out_.left_out.push_back(
+          {.iteration = key.first, .instance = key.second, .count = count});
+    }
     out_.choices = choices_.summaries();
     return std::move(out_);
   }
@@ -200,19 +61,31 @@ class Lowerer {
     int rank = 0;
     const Program* program = nullptr;
     const ProgramCuts* cuts = nullptr;
+    std::vector<std::vector<ClassComm>> roles;  // per role: its class's communicators
     std::vector<std::size_t> heads;     // per stream: its next node (an index into cuts->streams)
     std::vector<std::uint8_t> waiting;  // per stream: its head arrived at a communication
     double run_sec = 0;                 // the open compute run, unscaled
     std::size_t run_first = 0;          // its first node
-    std::map<std::int32_t, std::vector<TaskId>> stream_exits;  // per communicator
-    std::map<std::int32_t, std::int32_t> collectives;          // per communicator: seen so far
-    std::map<std::tuple<std::int32_t, std::int32_t, bool>, std::int32_t> p2p;  // (comm, peer, send)
+    std::map<std::int32_t, std::vector<TaskId>> stream_exits;  // per role
+    std::vector<std::int32_t> collectives;                     // per role: seen so far
+    std::map<std::tuple<std::int32_t, std::int32_t, bool>, std::int32_t> p2p;  // (role, peer, send)
+  };
+
+  // Cursor `cursor` at node `node`, on behalf of `member` of its class, which enters once
+  // `entry` are done (the representative's entry, for every member: fold.h).
+  struct Arrival {
+    std::size_t cursor = 0;
+    std::int32_t node = 0;
+    int member = 0;
+    std::shared_ptr<const std::vector<TaskId>> entry;
   };
 
   // A communication all of whose members arrived, or that waits for some.
   struct Pending {
     bool p2p = false;
-    std::vector<std::pair<std::size_t, std::int32_t>> arrived;  // (cursor, node)
+    bool single = false;  // a folded collective: one arrival stands for every member
+    std::int32_t comm = 0;
+    std::vector<Arrival> arrived;
     std::size_t needed = 0;
   };
 
@@ -220,15 +93,17 @@ class Lowerer {
     const Program& p = g_.program_of(rank);
     auto [it, inserted] = cuts_.try_emplace(&p);
     if (inserted) {
-      it->second = program_cuts(p);
+      it->second = lowering::program_cuts(p);
     }
     out_.nodes[static_cast<std::size_t>(rank)].resize(p.nodes.size());
     const std::size_t streams = it->second.streams.size();
     return Cursor{.rank = rank,
                   .program = &p,
                   .cuts = &it->second,
+                  .roles = class_comms(g_, plan_, rank),
                   .heads = std::vector<std::size_t>(streams, 0),
-                  .waiting = std::vector<std::uint8_t>(streams, 0)};
+                  .waiting = std::vector<std::uint8_t>(streams, 0),
+                  .collectives = std::vector<std::int32_t>(p.comms.size(), 0)};
   }
 
   double factor(int rank) const {
@@ -243,11 +118,16 @@ class Lowerer {
   [[nodiscard]] bool deps_done(const Cursor& cur, const Node& node) const;
   void compute(Cursor& cur, std::size_t i);
   void arrive(std::size_t c, std::size_t i);
+  void join(const std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t>& key,
+            std::int32_t comm, Arrival arrival, std::size_t needed);
   void emit(const Pending& pending);
+  void emit_folded(const Pending& pending);
   void emit_collective(const Pending& pending);
   void emit_transfer(const Pending& pending);
-  std::vector<TaskId> entry(const Cursor& cur, const Node& node, std::int32_t comm) const;
+  void done(const Arrival& a, const NodeTasks& tasks, std::vector<TaskId> exits);
+  std::vector<TaskId> entry(const Cursor& cur, const Node& node, std::int32_t role) const;
   std::vector<TaskId> done_tasks(const Cursor& cur, std::int32_t node) const;
+  std::size_t distinct_ranks(std::int32_t comm);
 
   const ExecutionGraph& g_;
   const LoweringOptions& options_;
@@ -260,9 +140,10 @@ class Lowerer {
   std::map<std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t>, Pending>
       pending_;  // (p2p, comm, a, b, sequence)
   std::vector<Pending> ready_;
-  // Memoizing: per choice, the tasks of its first replay and that instance's index.
+  // Per choice replayed in full: the tasks of its first replay and that instance's index.
   std::map<std::int32_t, std::pair<FoldedTasks, std::int32_t>> replayed_;
-  std::map<std::int32_t, std::size_t> needed_;  // per communicator: its distinct lowered ranks
+  std::map<std::pair<std::int32_t, std::int32_t>, int> left_out_;  // (iteration, instance)
+  std::map<std::int32_t, std::size_t> distinct_;  // per communicator: its distinct ranks
 };
 
 void Lowerer::rounds() {
@@ -391,15 +272,14 @@ std::vector<TaskId> Lowerer::done_tasks(const Cursor& cur, std::int32_t node) co
     return {t.task};
   }
   const CollectiveInstance& inst = out_.instances[static_cast<std::size_t>(t.instance)];
-  const Communicator& comm = g_.communicators[static_cast<std::size_t>(inst.communicator)];
   return inst.exits_of(local_.of(inst.communicator, cur.rank));
 }
 
-// What a node of cur's rank waits for: its stream's previous communication (comm >= 0) and its
-// dependencies.
-std::vector<TaskId> Lowerer::entry(const Cursor& cur, const Node& node, std::int32_t comm) const {
+// What a node of cur's rank waits for: its stream's previous communication (role >= 0) and its
+// dependencies. A shadow enters as its representative does.
+std::vector<TaskId> Lowerer::entry(const Cursor& cur, const Node& node, std::int32_t role) const {
   std::vector<TaskId> deps;
-  if (const auto it = cur.stream_exits.find(comm); comm >= 0 && it != cur.stream_exits.end()) {
+  if (const auto it = cur.stream_exits.find(role); role >= 0 && it != cur.stream_exits.end()) {
     deps = it->second;
   }
   for (std::int32_t d : cur.program->deps_of(node)) {
@@ -409,35 +289,59 @@ std::vector<TaskId> Lowerer::entry(const Cursor& cur, const Node& node, std::int
   return deps;
 }
 
+std::size_t Lowerer::distinct_ranks(std::int32_t comm) {
+  auto [it, inserted] = distinct_.try_emplace(comm, 0);
+  if (inserted) {
+    const std::vector<int>& ranks = g_.communicators[static_cast<std::size_t>(comm)].ranks;
+    it->second = std::set<int>(ranks.begin(), ranks.end()).size();
+  }
+  return it->second;
+}
+
+// Cursor `c` arrived at communication node `i`: so did every member of its class, each at its
+// own communicator.
 void Lowerer::arrive(std::size_t c, std::size_t i) {
   Cursor& cur = cursors_[c];
   const Node& node = cur.program->nodes[i];
-  const Communicator& comm = g_.communicator_of(cur.rank, node);
-  const auto comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
-  const bool p2p = node.kind != NodeKind::kCollective;
-  std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t> key;
-  std::size_t needed = 2;
-  if (p2p) {
-    const bool send = node.kind == NodeKind::kSend;
-    const std::int32_t me = local_.of(comm_index, cur.rank);
-    const std::int32_t seq = cur.p2p[{comm_index, node.peer, send}]++;
-    key = {true, comm_index, send ? me : node.peer, send ? node.peer : me, seq};
-  } else {
-    key = {false, comm_index, 0, 0, cur.collectives[comm_index]++};
-    auto [it, inserted] = needed_.try_emplace(comm_index, 0);
-    if (inserted) {
-      std::set<int> lowered;
-      for (int r : comm.ranks) {
-        lowered.insert(plan_.stands_for[static_cast<std::size_t>(r)]);
+  const std::int32_t role = node.comm;
+  const auto at = static_cast<std::int32_t>(i);
+  const std::vector<ClassComm>& comms = cur.roles[static_cast<std::size_t>(role)];
+  const auto e = std::make_shared<const std::vector<TaskId>>(entry(cur, node, role));
+  if (node.kind == NodeKind::kCollective) {
+    const std::int32_t seq = cur.collectives[static_cast<std::size_t>(role)]++;
+    for (const ClassComm& cc : comms) {
+      if (cc.single) {
+        const int member = &cc == &comms.front()
+                               ? cur.rank
+                               : g_.communicators[static_cast<std::size_t>(cc.comm)].ranks.front();
+        ready_.push_back(
+            {.single = true, .comm = cc.comm, .arrived = {{c, at, member, e}}, .needed = 1});
+        continue;
       }
-      it->second = lowered.size();
+      for (int m : cc.members) {
+        join({false, cc.comm, 0, 0, seq}, cc.comm, {c, at, m, e}, distinct_ranks(cc.comm));
+      }
     }
-    needed = it->second;
+    return;
   }
+  const bool send = node.kind == NodeKind::kSend;
+  const std::int32_t seq = cur.p2p[{role, node.peer, send}]++;
+  for (const ClassComm& cc : comms) {
+    for (int m : cc.members) {
+      const std::int32_t me = local_.of(cc.comm, m);
+      join({true, cc.comm, send ? me : node.peer, send ? node.peer : me, seq}, cc.comm,
+           {c, at, m, e}, 2);
+    }
+  }
+}
+
+void Lowerer::join(const std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t>& key,
+                   std::int32_t comm, Arrival arrival, std::size_t needed) {
   Pending& pending = pending_[key];
-  pending.p2p = p2p;
+  pending.p2p = std::get<0>(key);
+  pending.comm = comm;
   pending.needed = needed;
-  pending.arrived.emplace_back(c, static_cast<std::int32_t>(i));
+  pending.arrived.push_back(arrival);
   if (pending.arrived.size() == needed) {
     ready_.push_back(std::move(pending));
     pending_.erase(key);
@@ -447,93 +351,124 @@ void Lowerer::arrive(std::size_t c, std::size_t i) {
 void Lowerer::emit(const Pending& pending) {
   if (pending.p2p) {
     emit_transfer(pending);
+  } else if (pending.single) {
+    emit_folded(pending);
   } else {
     emit_collective(pending);
   }
-  for (const auto& [c, node] : pending.arrived) {
-    Cursor& cur = cursors_[c];
+  for (const Arrival& a : pending.arrived) {
+    Cursor& cur = cursors_[a.cursor];
+    if (a.member != cur.rank) {
+      continue;  // a shadow: it releases nothing
+    }
     const auto stream =
-        static_cast<std::size_t>(cur.cuts->stream_of[static_cast<std::size_t>(node)]);
+        static_cast<std::size_t>(cur.cuts->stream_of[static_cast<std::size_t>(a.node)]);
     cur.waiting[stream] = 0;
     ++cur.heads[stream];
   }
 }
 
+// Arrival `a` is done once `exits` are: its representative's node runs `tasks`, and its stream
+// goes on after `exits`; a shadow's exits are kept for check_fold.
+void Lowerer::done(const Arrival& a, const NodeTasks& tasks, std::vector<TaskId> exits) {
+  Cursor& cur = cursors_[a.cursor];
+  if (a.member != cur.rank) {
+    ++out_.shadows;
+    out_.fold_checks.push_back({.rank = a.member, .node = a.node, .exits = std::move(exits)});
+    return;
+  }
+  const Node& node = cur.program->nodes[static_cast<std::size_t>(a.node)];
+  out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(a.node)] = tasks;
+  cur.stream_exits[node.comm] = std::move(exits);
+}
+
 void Lowerer::emit_transfer(const Pending& pending) {
   std::vector<TaskId> deps;
   int src = -1;
-  int dst = -1;
   const Node* send = nullptr;
-  std::int32_t comm_index = 0;
-  for (const auto& [c, i] : pending.arrived) {
-    const Cursor& cur = cursors_[c];
-    const Node& node = cur.program->nodes[static_cast<std::size_t>(i)];
-    const Communicator& comm = g_.communicator_of(cur.rank, node);
-    comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
-    const std::vector<TaskId> e = entry(cur, node, comm_index);
-    deps.insert(deps.end(), e.begin(), e.end());
+  for (const Arrival& a : pending.arrived) {
+    const Cursor& cur = cursors_[a.cursor];
+    const Node& node = cur.program->nodes[static_cast<std::size_t>(a.node)];
+    deps.insert(deps.end(), a.entry->begin(), a.entry->end());
     if (node.kind == NodeKind::kSend) {
-      src = cur.rank;
-      dst = comm.ranks[static_cast<std::size_t>(node.peer)];
+      src = a.member;
       send = &node;
     }
   }
   DTSIM_CHECK(send != nullptr, "a matched pair holds a send");
-  const TaskId t = out_.tasks.add_transfer(src, dst, send->bytes, deps, comm_index);
-  for (const auto& [c, i] : pending.arrived) {
-    Cursor& cur = cursors_[c];
-    out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(i)].task = t;
-    cur.stream_exits[comm_index] = {t};
+  const int dst = g_.communicators[static_cast<std::size_t>(pending.comm)]
+                      .ranks[static_cast<std::size_t>(send->peer)];
+  const TaskId t = out_.tasks.add_transfer(src, dst, send->bytes, deps, pending.comm);
+  out_.transfers.push_back({.iteration = send->iteration, .task = t});
+  for (const Arrival& a : pending.arrived) {
+    done(a, {.task = t}, {t});
   }
 }
 
-void Lowerer::emit_collective(const Pending& pending) {
-  const auto& [c0, i0] = pending.arrived.front();
-  const Cursor& first = cursors_[c0];
-  const Node& node = first.program->nodes[static_cast<std::size_t>(i0)];
-  const Communicator& comm = g_.communicator_of(first.rank, node);
-  const auto comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
-  CollectiveInstance inst{.communicator = comm_index,
-                          .choice = choices_.index(first.rank, node),
+// A collective all of whose members one representative stands for: one join, the schedule (or
+// a memoized wait, or nothing: fold.h), one exit.
+void Lowerer::emit_folded(const Pending& pending) {
+  const Arrival& a = pending.arrived.front();
+  const Cursor& cur = cursors_[a.cursor];
+  const Node& node = cur.program->nodes[static_cast<std::size_t>(a.node)];
+  const Communicator& comm = g_.communicators[static_cast<std::size_t>(pending.comm)];
+  CollectiveInstance inst{.communicator = pending.comm,
+                          .iteration = node.iteration,
+                          .choice = choices_.index(a.member, node),
                           .op = node.op,
                           .bytes = node.bytes};
   const Schedule& schedule = choices_.schedule(inst.choice);
-  const bool folded = pending.arrived.size() == 1 && comm.ranks.size() > 1;
-  if (folded) {
-    const auto it = replayed_.find(inst.choice);
-    const bool repeat = plan_.memoize && it != replayed_.end();
-    const FoldedTasks t =
-        add_folded_collective(out_.tasks, schedule, first.rank, comm_index, comm.ranks,
-                              entry(first, node, comm_index), repeat ? &it->second.first : nullptr);
-    inst.first = t.first;
-    inst.end = t.end;
-    inst.exits = {{t.exit}};
-    if (repeat) {
-      inst.repeats = it->second.second;
-      ++out_.memoized;
-    } else {
-      replayed_.emplace(inst.choice,
-                        std::make_pair(t, static_cast<std::int32_t>(out_.instances.size())));
-    }
-  } else {
-    std::vector<std::vector<TaskId>> entries(comm.ranks.size());
-    for (const auto& [c, i] : pending.arrived) {
-      const Cursor& cur = cursors_[c];
-      entries[static_cast<std::size_t>(local_.of(comm_index, cur.rank))] =
-          entry(cur, cur.program->nodes[static_cast<std::size_t>(i)], comm_index);
-    }
-    CollectiveTasks t = out_.tasks.add_schedule(schedule, entries, comm.ranks, comm_index);
-    inst.first = t.first;
-    inst.end = t.end;
-    inst.exits = std::move(t.exits);
+  DTSIM_CHECK(ranks_exit_together(schedule), "a folded class's collectives exit together");
+  const std::int32_t own_comm = cur.roles[static_cast<std::size_t>(node.comm)].front().comm;
+  const auto seen = replayed_.find(inst.choice);
+  const lowering::FoldedKind kind = lowering::folded_kind(
+      plan_, a.member == cur.rank, pending.comm, own_comm, seen != replayed_.end());
+  if (kind == lowering::FoldedKind::kLeftOut) {
+    ++left_out_[{node.iteration, seen->second.second}];
+    return;
   }
+  const bool repeat = kind == lowering::FoldedKind::kMemoized;
+  const FoldedTasks t =
+      add_folded_collective(out_.tasks, schedule, a.member, pending.comm, comm.ranks, *a.entry,
+                            repeat ? &seen->second.first : nullptr);
+  inst.first = t.first;
+  inst.end = t.end;
+  inst.exits = {{t.exit}};
   const auto index = static_cast<std::int32_t>(out_.instances.size());
-  for (const auto& [c, i] : pending.arrived) {
-    Cursor& cur = cursors_[c];
-    out_.nodes[static_cast<std::size_t>(cur.rank)][static_cast<std::size_t>(i)].instance = index;
-    cur.stream_exits[comm_index] = inst.exits_of(folded ? 0 : local_.of(comm_index, cur.rank));
+  if (repeat) {
+    inst.repeats = seen->second.second;
+    ++out_.memoized;
+  } else {
+    replayed_.emplace(inst.choice, std::make_pair(t, index));
   }
   out_.instances.push_back(std::move(inst));
+  done(a, {.instance = index}, {t.exit});
+}
+
+void Lowerer::emit_collective(const Pending& pending) {
+  const Arrival& a0 = pending.arrived.front();
+  const Node& node = cursors_[a0.cursor].program->nodes[static_cast<std::size_t>(a0.node)];
+  const Communicator& comm = g_.communicators[static_cast<std::size_t>(pending.comm)];
+  CollectiveInstance inst{.communicator = pending.comm,
+                          .iteration = node.iteration,
+                          .choice = choices_.index(a0.member, node),
+                          .op = node.op,
+                          .bytes = node.bytes};
+  std::vector<std::vector<TaskId>> entries(comm.ranks.size());
+  for (const Arrival& a : pending.arrived) {
+    entries[static_cast<std::size_t>(local_.of(pending.comm, a.member))] = *a.entry;
+  }
+  CollectiveTasks t =
+      out_.tasks.add_schedule(choices_.schedule(inst.choice), entries, comm.ranks, pending.comm);
+  inst.first = t.first;
+  inst.end = t.end;
+  inst.exits = std::move(t.exits);
+  const auto index = static_cast<std::int32_t>(out_.instances.size());
+  out_.instances.push_back(std::move(inst));
+  for (const Arrival& a : pending.arrived) {
+    const CollectiveInstance& added = out_.instances[static_cast<std::size_t>(index)];
+    done(a, {.instance = index}, added.exits_of(local_.of(pending.comm, a.member)));
+  }
 }
 
 }  // namespace
@@ -541,61 +476,6 @@ void Lowerer::emit_collective(const Pending& pending) {
 LoweredGraph lower(const ExecutionGraph& graph, const LoweringOptions& options,
                    const ChooseCollective& choose) {
   return Lowerer(graph, options, choose).run();
-}
-
-IterationCommunication iteration_communication(const ExecutionGraph& g, const LoweredGraph& lowered,
-                                               std::int32_t iteration) {
-  IterationCommunication out;
-  for (int r = 0; r < g.rank_count(); ++r) {
-    if (lowered.stands_for[static_cast<std::size_t>(r)] != r) {
-      continue;  // it communicates as the rank it stands for
-    }
-    const Program& p = g.program_of(r);
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      const Node& n = p.nodes[i];
-      const NodeTasks& t = lowered.node(r, static_cast<std::int32_t>(i));
-      if (n.iteration == iteration && n.kind == NodeKind::kCollective) {
-        out.instances.insert(t.instance);
-      } else if (n.iteration == iteration && n.kind == NodeKind::kSend) {
-        out.transfers.insert(t.task);
-      }
-    }
-  }
-  return out;
-}
-
-double node_start_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
-                      const ReplayTimes& times, int rank, std::int32_t node) {
-  const NodeTasks& t = lowered.node(rank, node);
-  const Node& n = graph.program_of(rank).nodes[static_cast<std::size_t>(node)];
-  const double start = times.start_sec[static_cast<std::size_t>(t.task)];
-  if (n.kind != NodeKind::kCompute) {
-    return start;
-  }
-  const auto program =
-      static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
-  return start + lowered.factor(rank) *
-                     lowered.programs[program].offset_sec[static_cast<std::size_t>(node)];
-}
-
-double node_end_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
-                    const ReplayTimes& times, int rank, std::int32_t node) {
-  const NodeTasks& t = lowered.node(rank, node);
-  const Node& n = graph.program_of(rank).nodes[static_cast<std::size_t>(node)];
-  const auto program =
-      static_cast<std::size_t>(graph.ranks[static_cast<std::size_t>(rank)].program);
-  if (n.kind != NodeKind::kCompute ||
-      lowered.programs[program].ends_task[static_cast<std::size_t>(node)] != 0) {
-    return times.end_sec[static_cast<std::size_t>(t.task)];
-  }
-  return node_start_sec(graph, lowered, times, rank, node) +
-         node_duration_sec(graph, lowered, rank, node);
-}
-
-double node_duration_sec(const ExecutionGraph& graph, const LoweredGraph& lowered, int rank,
-                         std::int32_t node) {
-  return lowered.factor(rank) *
-         graph.program_of(rank).nodes[static_cast<std::size_t>(node)].duration_sec;
 }
 
 }  // namespace dtsim::sim

@@ -1,7 +1,8 @@
 // Lowering: an execution graph becomes the task graph SimGrid replays. Each collective is
 // expanded into its algorithm's schedule of transfers (chosen per op, communicator and bytes),
 // each matched send/recv pair into one transfer, and each run of consecutive compute nodes into
-// one compute task; ranks fold where the symmetry pass (fold.h) allows.
+// one compute task; ranks fold where the symmetry pass (fold.h) allows, and a folded rank's
+// communication that releases no representative (a shadow) is recorded for check_fold.
 //
 // Compute. Consecutive compute nodes of a rank merge into one task while they share iteration,
 // micro-batch and phase, no other node depends on an earlier one of them, and none but the first
@@ -23,12 +24,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "sim/collectives/collective_choice.h"
 #include "sim/config_error.h"
 #include "sim/graph/execution_graph.h"
+#include "sim/lowering/fold.h"
 #include "sim/lowering/task_graph.h"
 
 namespace dtsim::sim {
@@ -42,8 +46,9 @@ using ChooseCollective = std::function<const CollectiveChoice&(const CollectiveR
 
 struct LoweringOptions {
   std::vector<double> compute_factor;  // per rank: compute takes this many times (empty: 1)
-  bool fold = false;                   // fold symmetric ranks (fold.h)
+  FoldMode fold = FoldMode::kOff;      // fold symmetric ranks (fold.h)
   bool memoize = false;                // and memoize repeats, where fold.h allows
+  RouteLinks route_links;              // with memoize: memoize on private links too (fold.h)
   double max_tasks = 5e7;              // refuse bigger task graphs (TaskLimitError)
 };
 
@@ -69,6 +74,7 @@ struct ProgramTasks {
 // One collective as all its members run it.
 struct CollectiveInstance {
   std::int32_t communicator = 0;
+  std::int32_t iteration = 0;
   std::int32_t choice = 0;  // index into LoweredGraph::choices
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::uint64_t bytes = 0;
@@ -83,16 +89,42 @@ struct CollectiveInstance {
   }
 };
 
+// A folded rank's communication that releases no representative: after the replay, `exits`
+// must end when node `node` of the rank's representative does (check_fold).
+struct FoldCheck {
+  int rank = 0;
+  std::int32_t node = 0;
+  std::vector<TaskId> exits;
+};
+
+// Repeats of a shadow collective left out of the task graph (fold.h): `count` more like
+// `instance` in iteration `iteration`.
+struct LeftOutRepeats {
+  std::int32_t iteration = 0;
+  std::int32_t instance = 0;
+  int count = 0;
+};
+
+// One matched send and receive.
+struct P2pTransfer {
+  std::int32_t iteration = 0;
+  TaskId task = 0;
+};
+
 struct LoweredGraph {
   TaskGraph tasks;
   std::vector<int> stands_for;                // per rank: whose tasks are its tasks
   std::vector<std::vector<NodeTasks>> nodes;  // [rank][node], for ranks standing for themselves
   std::vector<CollectiveInstance> instances;  // in the order they were added
+  std::vector<P2pTransfer> transfers;         // in the order they were added
+  std::vector<FoldCheck> fold_checks;
+  std::vector<LeftOutRepeats> left_out;
   std::vector<CollectiveChoice> choices;      // in call order of ChooseCollective (no schedules)
   std::vector<ProgramTasks> programs;         // per program of the graph
   std::vector<double> compute_factor;         // per rank (empty: 1), as LoweringOptions'
   bool ranks_folded = false;
   int memoized = 0;  // instances that are memoized waits
+  int shadows = 0;   // instances and transfers of folded ranks that release no representative
 
   [[nodiscard]] double factor(int rank) const {
     return compute_factor.empty() ? 1.0 : compute_factor[static_cast<std::size_t>(rank)];
@@ -115,10 +147,12 @@ struct LoweredGraph {
                                          const ChooseCollective& choose);
 
 // The communication of iteration `iteration`: its collectives (indices into
-// lowered.instances, each once) and its send/recv transfers (task ids), in the order added.
+// lowered.instances, each once) and its send/recv transfers (task ids), in the order added; and
+// how many more times collectives of it ran as repeats left out of the task graph.
 struct IterationCommunication {
   std::set<std::int32_t> instances;
   std::set<TaskId> transfers;
+  std::map<std::int32_t, int> left_out;  // instance -> repeats like it left out
 };
 [[nodiscard]] IterationCommunication iteration_communication(const ExecutionGraph& graph,
                                                              const LoweredGraph& lowered,
@@ -132,6 +166,16 @@ struct IterationCommunication {
                                   const ReplayTimes& times, int rank, std::int32_t node);
 [[nodiscard]] double node_duration_sec(const ExecutionGraph& graph, const LoweredGraph& lowered,
                                        int rank, std::int32_t node);
+
+// Whether a verified fold held: every FoldCheck's exits ended within `tolerance_sec` of its
+// representative's (fold.h). `mismatch` names the first that did not, empty if none.
+struct FoldVerdict {
+  std::size_t checked = 0;
+  double max_difference_sec = 0;
+  std::string mismatch;
+};
+[[nodiscard]] FoldVerdict check_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                                     const ReplayTimes& times, double tolerance_sec);
 
 }  // namespace dtsim::sim
 

@@ -77,7 +77,7 @@ std::string report_summary(const HybridReport& report) {
       report.schedule + ", ZeRO " + std::to_string(report.zero_stage) +
       (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " + report.recompute +
       ") on " + std::to_string(g.run.ranks) + " ranks, " + g.run.topology + ", " + g.run.algorithm +
-      " (" + g.run.replay + " replay" + (g.ranks_folded ? " with ranks folded" : "") + ")\n";
+      " (" + g.run.replay + " replay" + fold_note(g) + ")\n";
   s += "  compute                 " + report.compute_source + "\n";
   s += "  batch                   " + std::to_string(report.global_batch) + " sequences of " +
        std::to_string(report.seq_len) + " tokens per step, " +

@@ -145,6 +145,15 @@ std::vector<LinkLoad> measure_link_loads(const ExecutionGraph& g, const LoweredG
       add(id);
     }
   }
+  for (const auto& [index, count] : comm.left_out) {  // repeats of an instance, left out
+    const CollectiveInstance& c = lowered.instances[static_cast<std::size_t>(index)];
+    for (TaskId id = c.first; id < c.end; ++id) {
+      const Task& t = tasks[static_cast<std::size_t>(id)];
+      if (t.kind == TaskKind::kTransfer) {
+        tally.add(t.rank, t.peer, t.bytes * static_cast<std::uint64_t>(count));
+      }
+    }
+  }
   for (TaskId id : comm.transfers) {
     add(id);
   }

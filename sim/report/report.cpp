@@ -146,6 +146,11 @@ ordered_json report_json(const GraphReport& report) {
   r["tasks_replayed"] = report.tasks_replayed;
   r["ranks_folded"] = report.ranks_folded;
   r["collectives_memoized"] = report.collectives_memoized;
+  r["fold"] = {{"mode", report.fold},
+               {"shadows", report.shadows},
+               {"checks", report.fold_checks},
+               {"max_difference_sec", report.fold_max_difference_sec},
+               {"repeats_left_out", report.repeats_left_out}};
   ordered_json collectives = ordered_json::array();
   for (const CollectiveResult& c : report.collectives) {
     collectives.push_back({{"communicator", c.communicator},
@@ -173,15 +178,24 @@ std::string report_summary(const GraphReport& report) {
                   std::to_string(report.run.ranks) + " ranks, " + std::to_string(report.programs) +
                   " programs, " + std::to_string(report.communicators) + " communicators) on " +
                   report.run.topology + ", " + report.run.algorithm + " (" + report.run.replay +
-                  " replay" + (report.ranks_folded ? " with ranks folded" : "") + ", " +
-                  report.run.network_model + " network model" + extra_cfg_note(report.run) + ")\n";
+                  " replay" + fold_note(report) + ", " + report.run.network_model +
+                  " network model" + extra_cfg_note(report.run) + ")\n";
   s += "  iteration time          " + format_number("%.6f s", report.iteration_time_sec) + "\n";
   s += "  compute (busiest rank)  " + format_number("%.6f s", report.compute_sec) + " (rank " +
        std::to_string(report.busiest_rank) + ")\n";
   s += "  exposed communication   " + format_number("%.6f s", report.exposed_comm_sec) + "\n";
-  s += "  communication           " + std::to_string(report.collectives.size()) + " collectives, " +
+  s += "  communication           " +
+       std::to_string(report.collectives.size() + report.last_iteration_left_out) +
+       " collectives, " +
        std::to_string(report.transfers) + " send/recv transfers in the last iteration\n";
   return s + busiest_links(report.links);
+}
+
+std::string fold_note(const GraphReport& report) {
+  if (!report.ranks_folded) {
+    return "";
+  }
+  return report.fold == "verified" ? " with ranks folded and verified" : " with ranks folded";
 }
 
 std::string report_summary(const SimulateReport& report) {

@@ -124,6 +124,15 @@ struct GraphReport {
   std::size_t tasks_replayed = 0;
   bool ranks_folded = false;
   int collectives_memoized = 0;
+  // How ranks folded (sim/lowering/fold.h): "none", "exact" or "verified"; for "verified", the
+  // communication of folded ranks that released no representative (shadows), how many of their
+  // exits were checked and the largest difference found, and the shadow repeats left out.
+  std::string fold = "none";
+  int shadows = 0;
+  std::size_t fold_checks = 0;
+  double fold_max_difference_sec = 0;
+  int repeats_left_out = 0;
+  std::size_t last_iteration_left_out = 0;  // of them, in the last iteration
   double iteration_time_sec = 0;
   std::vector<double> iteration_end_sec;
   double compute_sec = 0;       // the busiest rank's compute in the last iteration (its own speed)
@@ -142,6 +151,9 @@ struct GraphReport {
 
 // The busiest link of each level, a line each, for the summaries.
 [[nodiscard]] std::string busiest_links(const std::vector<LinkLoad>& links);
+
+// "", " with ranks folded" or " with ranks folded and verified", for a summary's first line.
+[[nodiscard]] std::string fold_note(const GraphReport& report);
 
 // A few lines for people.
 [[nodiscard]] std::string report_summary(const SimulateReport& report);

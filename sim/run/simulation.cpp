@@ -122,7 +122,7 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                             .accumulation_steps = config.accumulation_steps,
                             .overlap = config.overlap};
   const LoweringOptions options{.compute_factor = engine.compute_factors(),
-                                .fold = config.run.collapse,
+                                .fold = config.run.collapse ? FoldMode::kExact : FoldMode::kOff,
                                 .memoize = config.run.collapse && !engine.has_background_traffic()};
   GroupChooser choose(v.chooser, engine, config.run.ranks);
   check_task_limit(workload, job, options, choose);
@@ -213,6 +213,9 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
     }
     report.collectives.push_back(std::move(result));
   }
+  for (const auto& [index, count] : comm.left_out) {
+    report.last_iteration_left_out += static_cast<std::size_t>(count);
+  }
   report.transfers = comm.transfers.size();
   for (TaskId t : comm.transfers) {
     report.transfer_bytes += lowered.tasks.tasks()[static_cast<std::size_t>(t)].bytes;
@@ -222,6 +225,19 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
 }  // namespace
 
 namespace {
+
+// How far a shadow's exit may be from its representative's for a verified fold to hold
+// (fold.h): SimGrid computes a symmetric share to the last bits, and 1 ns is below anything a
+// report prints.
+constexpr double kFoldToleranceSec = 1e-9;
+
+int repeats_left_out(const LoweredGraph& lowered) {
+  int n = 0;
+  for (const LeftOutRepeats& l : lowered.left_out) {
+    n += l.count;
+  }
+  return n;
+}
 
 // What a replay of `g` needs beyond a valid graph: a node, iterations numbered 0, 1, 2, ... that
 // never go back along a stream of a program (its compute, or one of its communicators), and
@@ -277,13 +293,30 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   ValidatedRun v = validate_run(run, nullptr, origin);
   EngineRun engine(run, v.platform, v.hints);
   check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));
-  const LoweringOptions options{.compute_factor = engine.compute_factors(),
-                                .fold = run.collapse,
-                                .memoize = run.collapse && !engine.has_background_traffic()};
+  const bool memoize = run.collapse && !engine.has_background_traffic();
+  const FoldMode fold = !run.collapse     ? FoldMode::kOff
+                        : run.verify_fold ? FoldMode::kVerified
+                                          : FoldMode::kExact;
+  LoweringOptions options{.compute_factor = engine.compute_factors(),
+                          .fold = fold,
+                          .memoize = memoize};
+  if (memoize) {
+    options.route_links = [&engine](int src, int dst) {
+      std::vector<int> ids;
+      for (const auto& [id, bandwidth] : engine.hints().route_links(src, dst)) {
+        ids.push_back(id);
+      }
+      return ids;
+    };
+  }
   GroupChooser choose(v.chooser, engine, run.ranks);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
+  const FoldVerdict verdict = check_fold(graph, lowered, times, kFoldToleranceSec);
+  if (!verdict.mismatch.empty()) {
+    throw FoldNotExact(verdict.mismatch);
+  }
   if (outputs != nullptr && outputs->want_timeline) {
     outputs->timeline = timeline_json(graph, lowered, times);
   }
@@ -296,6 +329,13 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
                      .tasks_replayed = lowered.tasks.tasks().size(),
                      .ranks_folded = lowered.ranks_folded,
                      .collectives_memoized = lowered.memoized,
+                     .fold = !lowered.ranks_folded ? "none"
+                             : lowered.shadows > 0  ? "verified"
+                                                    : "exact",
+                     .shadows = lowered.shadows,
+                     .fold_checks = verdict.checked,
+                     .fold_max_difference_sec = verdict.max_difference_sec,
+                     .repeats_left_out = repeats_left_out(lowered),
                      .iteration_time_sec = t.iteration_time_sec,
                      .iteration_end_sec = t.iteration_end_sec};
   for (const Program& p : graph.programs) {

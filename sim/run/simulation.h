@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,12 +48,23 @@ struct RunOptions {
   std::string algorithm = "ring";          // a registry name, or "auto"
   bool collapse = true;                    // collapsed ("collapsed") or step-level replay
   bool collapse_pipelines = false;         // trees collapsed too ("fast"; needs collapse)
+  // With collapse, graph replays fold verified classes too (sim/lowering/fold.h), else exact
+  // classes only (--fold verified|exact).
+  bool verify_fold = true;
   std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
   double collective_latency_sec = 0;       // software latency per collective (AlgorithmOptions)
   int ranks_per_node = 0;  // hierarchical algorithm; 0: the platform's GPUs per node
   std::vector<int> grid;   // torus-2d algorithm; empty: the dims of a 2-D torus platform
   NetworkModel network_model = NetworkModel::kExact;
   std::vector<std::string> simgrid_cfg;  // extra SimGrid settings KEY:VALUE (--cfg)
+};
+
+// A verified fold (sim/lowering/fold.h) did not hold: a folded rank's communication ended
+// elsewhen than its representative's. The replay's times are not every rank's; replay again with
+// RunOptions::verify_fold false (a fresh process: SimGrid runs one engine per process).
+class FoldNotExact : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct SimulateConfig {

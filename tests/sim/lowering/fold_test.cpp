@@ -56,7 +56,7 @@ ChooseCollective with(const CollectiveAlgorithm& algorithm) {
 LoweredGraph lower_data_parallel(const CollectiveAlgorithm& algorithm, int p) {
   const DataParallelJob job{
       .ranks = p, .bucket_cap_bytes = 2 * kMiB, .first_bucket_cap_bytes = kMiB, .iterations = 3};
-  return lower(build_data_parallel(four_layers(), job), {.fold = true, .memoize = true},
+  return lower(build_data_parallel(four_layers(), job), {.fold = FoldMode::kExact, .memoize = true},
                with(algorithm));
 }
 
@@ -125,7 +125,7 @@ TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
   g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
   g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
   const RingAlgorithm ring({.collapse = true});
-  const LoweredGraph lowered = lower(g, {.fold = true, .memoize = true}, with(ring));
+  const LoweredGraph lowered = lower(g, {.fold = FoldMode::kExact, .memoize = true}, with(ring));
   EXPECT_EQ(lowered.stands_for, (std::vector<int>{0, 0, 2, 2}));
   EXPECT_EQ(lowered.memoized, 0);
   EXPECT_EQ(ranks_computing(lowered, 4), (std::vector<bool>{true, false, true, false}));
@@ -136,7 +136,7 @@ TEST(FoldRanks, ASlowRankBreaksTheClass) {
   const ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 1});
   const RingAlgorithm ring({.collapse = true});
   const LoweredGraph lowered =
-      lower(g, {.compute_factor = {1, 1, 1.5, 1}, .fold = true, .memoize = true}, with(ring));
+      lower(g, {.compute_factor = {1, 1, 1.5, 1}, .fold = FoldMode::kExact, .memoize = true}, with(ring));
   EXPECT_FALSE(lowered.ranks_folded);
   EXPECT_EQ(ranks_computing(lowered, 4), std::vector<bool>(4, true));
 }
