@@ -96,6 +96,18 @@ TEST_F(MemoryCli, ReadsSimulateJobFiles) {
   EXPECT_FALSE(r.contains("result"));
 }
 
+TEST_F(MemoryCli, SimulateReportsTheSameMemory) {
+  const json alone = memory(kGpt + " --zero 1 --schedule interleaved:2");
+  const std::string simulated = (dir_ / "simulated.json").string();
+  const Result r = run("simulate " + kGpt +
+                       " --zero 1 --schedule interleaved:2 --platform "
+                       "tests/testdata/dgx_a100_2nodes.json --ranks 16 --iterations 1 --report " +
+                       simulated);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(slurp(simulated))["memory"], alone["memory"]);
+  EXPECT_NE(r.out.find("\n  peak memory             "), std::string::npos) << r.out;
+}
+
 TEST_F(MemoryCli, OutputIsDeterministic) {
   const Result a = run("memory " + kGpt + " --sequence-parallel --recompute selective");
   const Result b = run("memory " + kGpt + " --sequence-parallel --recompute selective");

@@ -258,6 +258,43 @@ TEST(MemoryModel, InterleavedFirstStageHoldsMore) {
   EXPECT_EQ(r.stages[1].activations_bytes, 235008u);
 }
 
+TEST(MemoryModel, ContextParallelismDividesTheTokens) {
+  // cp = 2: T = 2 * 16 / 2 = 16 tokens, so every per-token term halves; the materialised core
+  // a * T * s * 5 = 4 * 16 * 16 * 5 = 5120 halves too (queries split, keys whole).
+  TransformerShard cp2 = tiny_shard();
+  cp2.cp = 2;
+  EXPECT_EQ(block_activation_bytes(tiny(), cp2, AttentionMemory::kFlash), kBlock / 2);
+  EXPECT_EQ(block_activation_bytes(tiny(), cp2, AttentionMemory::kMaterialized), 79872u / 2);
+  EXPECT_EQ(head_activation_bytes(tiny(), cp2), kHead / 2);
+}
+
+TEST(MemoryModel, HybridShardingShardsOverItsGroupOnly) {
+  // ZeRO-3 over dp = 4 with --dp-shard 2: states sharded 2 ways, ceil(115328 / 2) = 57664.
+  HybridJob job = tiny_job({.dp = 4}, 1, 3);
+  job.dp_shard = 2;
+  const StageMemory m = model_of(tiny(), tiny_shard(), job).stages[0];
+  EXPECT_EQ(m.parameters_bytes, 2u * 57664);
+  EXPECT_EQ(m.gradients_bytes, 4u * 57664);
+  EXPECT_EQ(m.optimizer_bytes, 12u * 57664);
+}
+
+TEST(MemoryModel, ExpertsShardOverTheExpertDataGroup) {
+  // tiny() with 4 experts of f = 256, top-2, ep = 2, dp = 4, ZeRO-1. Per block: attention
+  // 16512; the MoE piece: norm 128 + router h*E = 256 + E/ep = 2 experts of 2*h*f = 32768
+  // each, 65920, all of it reduced over the expert-data group as the hybrid graph reduces the
+  // piece (MEMORY.md). Dense: embedding 8192 + 2 * 16512 + head 8320 = 49536, sharded over
+  // dp*cp = 4: 12384; MoE pieces 2 * 65920 = 131840 over (dp/ep)*cp = 2: 65920. Optimizer
+  // 12 * (12384 + 65920) = 939648; parameters and gradients unsharded.
+  TransformerArch a = tiny();
+  a.experts = 4;
+  a.experts_per_token = 2;
+  TransformerShard shard = tiny_shard();
+  shard.ep = 2;
+  const StageMemory m = model_of(a, shard, tiny_job({.dp = 4, .ep = 2}, 1, 1)).stages[0];
+  EXPECT_EQ(m.parameters_bytes, 2u * (49536 + 131840));
+  EXPECT_EQ(m.optimizer_bytes, 12u * (12384 + 65920));
+}
+
 TEST(MemoryModel, PeakHeldIsInFlightTimesBytesWithOneChunk) {
   for (int stage = 0; stage < 4; ++stage) {
     const auto order = stage_order({}, 4, 8, stage);
