@@ -215,7 +215,11 @@ U64 communication_buffers(const Inputs& in, const StageParams& p, int stage) {
     bytes += std::min(2 * in.job.bucket_cap_bytes, kGradientBytesPerParam * p.dense);
   }
   if (in.job.zero_stage == 3) {  // a unit's unsharded gradient before its reduce-scatter
-    bytes += kGradientBytesPerParam * *std::max_element(p.units.begin(), p.units.end());
+    U64 largest = 0;
+    for (const U64 unit : p.units) {
+      largest = std::max(largest, unit);
+    }
+    bytes += kGradientBytesPerParam * largest;
   }
   if (d.pp > 1) {  // an activation and a gradient in transit
     bytes += 2 * in.boundary;
