@@ -8,6 +8,9 @@ namespace dtsim::workloads {
 
 namespace {
 constexpr double kTera = 1e12;
+// A datasheet "GB" of HBM (roofline.h): V100 32 GB, A100 80 GB, H100 80 GB, H200 141 GB, as
+// NVIDIA's datasheets of the SXM cards give them.
+constexpr double kGiB = 1024.0 * 1024 * 1024;
 }  // namespace
 
 const std::vector<DeviceSpec>& device_catalog() {
@@ -17,6 +20,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp32_flops_per_sec = 15.7 * kTera,
        .fp16_flops_per_sec = 125 * kTera,
        .memory_bytes_per_sec = 900e9,
+       .memory_capacity_bytes = 32 * kGiB,  // the 32 GB SXM2 card (a 16 GB one has half)
        .datasheet = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS fp32, 125 TFLOPS tensor, "
                     "900 GB/s HBM2"},
       {.name = "a100",
@@ -26,6 +30,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 312 * kTera,
        .bf16_flops_per_sec = 312 * kTera,
        .memory_bytes_per_sec = 2039e9,
+       .memory_capacity_bytes = 80 * kGiB,
        .datasheet = "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 2039 GB/s HBM2e"},
       {.name = "h100",
@@ -35,6 +40,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 989.4 * kTera,
        .bf16_flops_per_sec = 989.4 * kTera,
        .memory_bytes_per_sec = 3350e9,
+       .memory_capacity_bytes = 80 * kGiB,
        .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
                     "(dense), 3.35 TB/s HBM3"},
       {.name = "h200",
@@ -44,6 +50,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 989.4 * kTera,
        .bf16_flops_per_sec = 989.4 * kTera,
        .memory_bytes_per_sec = 4800e9,
+       .memory_capacity_bytes = 141 * kGiB,
        .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
                     "(dense), 4.8 TB/s HBM3e"},
   };

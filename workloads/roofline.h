@@ -18,6 +18,11 @@ struct DeviceSpec {
   double fp16_flops_per_sec = 0;  // tensor cores
   double bf16_flops_per_sec = 0;  // 0: not supported
   double memory_bytes_per_sec = 0;
+  // Device memory: the datasheet's "N GB" of HBM taken as N GiB (N * 2^30 bytes), because HBM
+  // stacks are built in binary sizes (an 80 GB H100 is five 16 GiB stacks) and the drivers
+  // report about that much (nvidia-smi: 81559 MiB on an H100 SXM5 80GB). sim/strategies/
+  // MEMORY.md says why and for which card; the memory model's OOM verdict compares with it.
+  double memory_capacity_bytes = 0;
   std::string datasheet;  // where the figures come from
 };
 

@@ -221,17 +221,24 @@ def _platform(preset, nodes, workdir):
     return str(path)
 
 
-def make_hybrid_case(row, workdir, catalog):
-    """A HybridCase for `row`, or raises HybridSkip."""
+# Units of the peak_memory rows `dtsim memory` predicts (memory_validate.py), in bytes.
+MEMORY_UNITS = {"GiB": 2**30, "GB": 1e9}
+
+
+def make_hybrid_case(row, workdir, catalog, memory=False):
+    """A HybridCase for `row`, or raises HybridSkip. With `memory`, a `dtsim memory` run of a
+    peak_memory row (memory_validate.py), every other metric skipped; the same rules else."""
     source = row["case_id"].split("-")[0]
     if source == "PDL":
         raise HybridSkip("CNN rows (PDL): another issue")
     if source not in LLM_SOURCES:
         raise HybridSkip("not an LLM source", source)
     metric = row["metric"]
-    if metric == "peak_memory":
+    if memory and metric != "peak_memory":
+        raise HybridSkip("not a peak_memory row", metric)
+    if not memory and metric == "peak_memory":
         raise HybridSkip("peak memory: the memory model is another issue")
-    if metric not in METRICS:
+    if not memory and metric not in METRICS:
         raise HybridSkip("metric not predicted", metric)
     if row["grade"].strip() == "C":
         raise HybridSkip("grade C: configuration incomplete",
@@ -249,7 +256,7 @@ def make_hybrid_case(row, workdir, catalog):
                          f"{arch['name']}: " + ", ".join(differ))
     if re.search(r"task=LoRA|fine-tuning \(LoRA\)", row["what_if"] + " " + row["notes"]):
         raise HybridSkip("LoRA fine-tuning (only adapters train; dtsim models full training)")
-    if row["unit"] != METRICS[metric]:
+    if row["unit"] != METRICS.get(metric) and not (memory and row["unit"] in MEMORY_UNITS):
         raise HybridSkip("unit", f"'{row['unit']}' for {metric}")
     measured = float(row["value"])
     if not (math.isfinite(measured) and measured > 0):
@@ -326,7 +333,7 @@ def make_hybrid_case(row, workdir, catalog):
         formula = {"MEG": "megatron-recompute", "NEMO": "megatron", "TT": "6n",
                    "LLMF": "6n"}[source]
 
-    args = ["simulate", "--model", name, "--device", device, "--precision", precision,
+    args = ["memory" if memory else "simulate", "--model", name, "--device", device, "--precision", precision,
             "--platform", _platform(preset, nodes, workdir), "--ranks", str(ranks),
             "--parallel", f"tp={tp},pp={pp},dp={dp}" + (f",cp={cp}" if cp > 1 else "")
             + (f",ep={ep}" if ep > 1 else ""),

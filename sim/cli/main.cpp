@@ -45,6 +45,8 @@ const char* const kUsage =
     "  simulate     one data-parallel training iteration (DDP buckets, overlap with backward),\n"
     "               or any execution graph (--graph G.json); flags may come from a job file\n"
     "               (--job J.json, sim/cli/JOB.md)\n"
+    "  memory       what one rank of each pipeline stage of a --model job holds at its peak\n"
+    "               (simulate's flags), against the GPU's capacity; simulates nothing\n"
     "  collective   one collective operation alone on an idle network\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
@@ -70,10 +72,12 @@ struct RunFlags {
   int ranks_per_node = 0;
 };
 
-po::options_description run_flags(RunFlags& f, bool ranks_required = true) {
+po::options_description run_flags(RunFlags& f, bool ranks_required = true,
+                                  bool platform_required = true) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
-  add("platform", po::value(&f.platform)->required()->value_name("P.json|P.xml"),
+  auto* platform = po::value(&f.platform)->value_name("P.json|P.xml");
+  add("platform", platform_required ? platform->required() : platform,
       "cluster network: a platform spec (platforms/FORMAT.md: star, fat-tree or its k-ary n-tree "
       "shorthand with per-level links, torus, dragonfly, xml; multi-GPU nodes with a shared NIC "
       "or a NIC per GPU (rails); perturbations: slow links, slow GPUs, background flows) or a "
@@ -224,10 +228,32 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
   return true;
 }
 
+const char* const kSimulateWhat =
+    "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
+    "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
+    "overlapping it, then the optimizer step. Prints a summary; --report writes the\n"
+    "JSON report (iteration_time_sec, compute_sec, exposed_comm_sec,\n"
+    "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n";
+const char* const kMemoryWhat =
+    "Prints the memory one rank of each pipeline stage holds at its peak\n"
+    "(sim/strategies/MEMORY.md) for a --model job given as to dtsim simulate, and the\n"
+    "worst rank against the GPU's capacity; simulates nothing (the platform and replay\n"
+    "flags are accepted and unused). --report writes it as JSON (sizes in bytes).\n";
+
+// --bucket-mb as bytes. 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
+std::uint64_t bucket_cap_bytes(double bucket_mb) {
+  if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
+    throw ConfigError("--bucket-mb " + dtsim::parsing::format_number("%g", bucket_mb) +
+                      ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
+  }
+  return static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024));
+}
+
 // With `flag_names`, only lists the long names of the flags there (for dtsim sweep). Sets
-// `job_file` to the --job file read, which says the errors of its flags.
+// `job_file` to the --job file read, which says the errors of its flags. With `memory`, dtsim
+// memory: the same flags (--platform not required), the memory model printed, nothing run.
 int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_file,
-                 std::vector<std::string>* flag_names = nullptr) {
+                 std::vector<std::string>* flag_names = nullptr, bool memory = false) {
   RunFlags f;
   std::string workload, graph, job_path;
   int iterations = 3;
@@ -265,7 +291,7 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
   dtsim::sim::HybridFlags hybrid;
   flags.add(job)
       .add(dtsim::sim::hybrid_flags(hybrid))
-      .add(run_flags(f, false))
+      .add(run_flags(f, false, !memory))
       .add(dtsim::sim::output_flags(outputs_flags));
   if (flag_names != nullptr) {
     for (const auto& option : flags.options()) {
@@ -273,12 +299,20 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
     }
     return 0;
   }
-  if (!parse(dtsim::sim::with_job_file(args, flags, job_file), flags, "simulate",
-             "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
-             "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
-             "overlapping it, then the optimizer step. Prints a summary; --report writes the\n"
-             "JSON report (iteration_time_sec, compute_sec, exposed_comm_sec,\n"
-             "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n")) {
+  if (!parse(dtsim::sim::with_job_file(args, flags, job_file), flags,
+             memory ? "memory" : "simulate", memory ? kMemoryWhat : kSimulateWhat)) {
+    return 0;
+  }
+  if (memory) {
+    if (!graph.empty()) {
+      throw ConfigError("--graph " + graph +
+                        ": dtsim memory needs --model NAME (a graph has no layer shapes)");
+    }
+    dtsim::sim::check_output_path("report", f.report);
+    const auto report = dtsim::sim::hybrid_memory(dtsim::sim::hybrid_config(
+        hybrid, {.ranks = f.ranks}, workload, bucket_cap_bytes(bucket_mb), iterations));
+    write_report(f.report, dtsim::sim::memory_report_json(report));
+    std::cout << dtsim::sim::memory_summary(report);
     return 0;
   }
   const bool wants_hybrid = dtsim::sim::wants_hybrid(hybrid);
@@ -312,15 +346,10 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
   if (f.ranks == 0) {
     throw ConfigError("the option '--ranks' is required but missing (see dtsim simulate --help)");
   }
-  // 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
-  if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
-    throw ConfigError("--bucket-mb " + dtsim::parsing::format_number("%g", bucket_mb) +
-                      ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
-  }
-  const auto bucket_cap_bytes = static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024));
+  const std::uint64_t bucket_bytes = bucket_cap_bytes(bucket_mb);
   if (wants_hybrid) {
     const auto config =
-        dtsim::sim::hybrid_config(hybrid, run_options(f), workload, bucket_cap_bytes, iterations);
+        dtsim::sim::hybrid_config(hybrid, run_options(f), workload, bucket_bytes, iterations);
     const auto report = dtsim::sim::simulate_hybrid(config, &outputs);
     write_report(f.report, dtsim::sim::report_json(report));
     dtsim::sim::write_outputs(outputs_flags, outputs);
@@ -333,7 +362,7 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
   }
   dtsim::sim::SimulateConfig config{.run = run_options(f),
                                     .workload_path = workload,
-                                    .bucket_cap_bytes = bucket_cap_bytes,
+                                    .bucket_cap_bytes = bucket_bytes,
                                     .iterations = iterations,
                                     .accumulation_steps = accumulation_steps,
                                     .overlap = *overlap_mode};
@@ -538,6 +567,9 @@ int main(int argc, char** argv) {
     if (verb == "simulate") {
       return run_simulate(args, job);
     }
+    if (verb == "memory") {
+      return run_simulate(args, job, nullptr, true);
+    }
     if (verb == "collective") {
       return run_collective(args);
     }
@@ -567,8 +599,8 @@ int main(int argc, char** argv) {
       return run_workload_generate(args);
     }
     std::cerr << "dtsim: unknown verb \"" << verb
-              << "\" (expected simulate, collective, sweep, platform or workload; see dtsim "
-                 "--help)\n";
+              << "\" (expected simulate, memory, collective, sweep, platform or workload; see "
+                 "dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
     print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);

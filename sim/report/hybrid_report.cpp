@@ -1,5 +1,6 @@
 #include "sim/report/hybrid_report.h"
 
+#include "sim/report/memory_report.h"
 #include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
@@ -23,10 +24,8 @@ ordered_json stage_json(const StageResult& s) {
           {"idle_sec", s.idle_sec}};
 }
 
-}  // namespace
-
-ordered_json report_json(const HybridReport& report) {
-  ordered_json r = report_json(report.replay);
+// The report's "model" and "parallel" objects.
+void add_job(const HybridReport& report, ordered_json& r) {
   r["model"] = {{"name", report.model},
                 {"compute_source", report.compute_source},
                 {"device", report.device},
@@ -43,6 +42,21 @@ ordered_json report_json(const HybridReport& report) {
                    {"micro_batches", report.micro_batches},
                    {"seq_len", report.seq_len},
                    {"stage_layers", report.stage_layers}};
+}
+
+// "gpt3-1.3b (bf16, tp=2,cp=1,dp=4,pp=2,ep=1, 1f1b, ZeRO 0, recompute none)".
+std::string job_line(const HybridReport& report) {
+  return report.model + " (" + report.precision + ", " + report.parallel + ", " + report.schedule +
+         ", ZeRO " + std::to_string(report.zero_stage) +
+         (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " +
+         report.recompute + ")";
+}
+
+}  // namespace
+
+ordered_json report_json(const HybridReport& report) {
+  ordered_json r = report_json(report.replay);
+  add_job(report, r);
   ordered_json exposed = ordered_json::object();
   for (const auto& [kind, sec] : report.exposed_sec) {
     exposed[kind] = sec;
@@ -67,17 +81,30 @@ ordered_json report_json(const HybridReport& report) {
   result["bubble_fraction"] = report.bubble_fraction;
   result["exposed_sec"] = std::move(exposed);
   result["stages"] = std::move(stages);
+  if (!report.memory.stages.empty()) {
+    r["memory"] = memory_json(report.memory);
+  }
   return r;
+}
+
+ordered_json memory_report_json(const HybridReport& report) {
+  ordered_json r;
+  add_job(report, r);
+  r["memory"] = memory_json(report.memory);
+  return r;
+}
+
+std::string memory_summary(const HybridReport& report) {
+  return "dtsim memory: " + job_line(report) + ", " + std::to_string(report.micro_batches) +
+         " micro-batches of " + std::to_string(report.micro_batch) + " x " +
+         std::to_string(report.seq_len) + " tokens per replica\n" + memory_table(report.memory);
 }
 
 std::string report_summary(const HybridReport& report) {
   const GraphReport& g = report.replay;
-  std::string s =
-      "dtsim simulate: " + report.model + " (" + report.precision + ", " + report.parallel + ", " +
-      report.schedule + ", ZeRO " + std::to_string(report.zero_stage) +
-      (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " + report.recompute +
-      ") on " + std::to_string(g.run.ranks) + " ranks, " + g.run.topology + ", " + g.run.algorithm +
-      " (" + g.run.replay + " replay" + fold_note(g) + ")\n";
+  std::string s = "dtsim simulate: " + job_line(report) + " on " + std::to_string(g.run.ranks) +
+                  " ranks, " + g.run.topology + ", " + g.run.algorithm + " (" + g.run.replay +
+                  " replay" + fold_note(g) + ")\n";
   s += "  compute                 " + report.compute_source + "\n";
   s += "  batch                   " + std::to_string(report.global_batch) + " sequences of " +
        std::to_string(report.seq_len) + " tokens per step, " +
@@ -99,6 +126,9 @@ std::string report_summary(const HybridReport& report) {
   }
   s += "  exposed communication   " + (exposed.empty() ? std::string("none") : exposed) +
        " (mean over stages)\n";
+  if (!report.memory.stages.empty()) {
+    s += "  peak memory             " + memory_verdict(report.memory) + "\n";
+  }
   for (const StageResult& st : report.stages) {
     s += "  stage " + std::to_string(st.stage) + " compute" +
          std::string(st.stage < 10 ? "         " : "        ") +

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/report/report.h"
+#include "sim/strategies/memory.h"
 
 namespace dtsim::sim {
 
@@ -65,10 +66,20 @@ struct HybridReport {
   double bubble_fraction = 0;
   std::map<std::string, double> exposed_sec;  // mean over stages, per communication kind
   std::vector<StageResult> stages;
+  // Per stage, one rank's memory at its peak (the memory model, sim/strategies/MEMORY.md);
+  // no stages for a workload trace, which has no layer shapes.
+  MemoryReport memory;
 };
 
+// The JSON report of `dtsim simulate` (with "memory" when the memory is modelled) and its
+// summary (a line with the worst rank's peak memory then).
 [[nodiscard]] nlohmann::ordered_json report_json(const HybridReport& report);
 [[nodiscard]] std::string report_summary(const HybridReport& report);
+
+// The same of `dtsim memory`, which simulates nothing: the model, the job and "memory"; the job
+// in one line and the per-stage table (memory_report.h). REQUIRES: report.memory has stages.
+[[nodiscard]] nlohmann::ordered_json memory_report_json(const HybridReport& report);
+[[nodiscard]] std::string memory_summary(const HybridReport& report);
 
 }  // namespace dtsim::sim
 

@@ -8,6 +8,7 @@
 #include "sim/report/exposure.h"
 #include "sim/run/graph_run.h"
 #include "sim/strategies/hybrid_internal.h"
+#include "sim/strategies/memory.h"
 #include "sim/strategies/model_pieces.h"
 #include "sim/strategies/transformer_model.h"
 #include "workloads/generator_error.h"
@@ -54,18 +55,22 @@ struct BuiltModel {
   HybridReport report;  // model fields only
 };
 
+workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len) {
+  const ParallelDegrees& d = c.job.degrees;
+  return {.micro_batch = c.micro_batch,
+          .seq_len = seq_len,
+          .tp = d.tp,
+          .cp = d.cp,
+          .ep = d.ep,
+          .sequence_parallel = c.job.sequence_parallel,
+          .recompute = c.recompute,
+          .device = c.device,
+          .precision = c.precision};
+}
+
 BuiltModel transformer(const HybridConfig& c, int seq_len) {
   const workloads::TransformerArch& arch = find_model(c.model);
-  const ParallelDegrees& d = c.job.degrees;
-  const workloads::TransformerShard shard{.micro_batch = c.micro_batch,
-                                          .seq_len = seq_len,
-                                          .tp = d.tp,
-                                          .cp = d.cp,
-                                          .ep = d.ep,
-                                          .sequence_parallel = c.job.sequence_parallel,
-                                          .recompute = c.recompute,
-                                          .device = c.device,
-                                          .precision = c.precision};
+  const workloads::TransformerShard shard = transformer_shard(c, seq_len);
   BuiltModel b;
   try {
     b.model = model_from_transformer(arch, shard);
@@ -162,15 +167,9 @@ void add_throughput(HybridReport& r) {
   }
 }
 
-}  // namespace
-
-HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const RunOptions& run,
-                           const std::string& origin, HybridReport report,
-                           SimulateOutputs* outputs) {
+// The report's job fields: degrees, schedule, ZeRO, batch, stage split.
+void describe_job(const HybridModel& model, const HybridJob& job, HybridReport& report) {
   const ParallelDegrees& d = job.degrees;
-  ExecutionGraph graph = build_hybrid(model, job);
-  const std::vector<std::string> problems = validate_execution_graph(graph);
-  DTSIM_CHECK(problems.empty(), "the hybrid graph is invalid: " + problems.front());
   report.parallel = parallel_name(d);
   report.order = order_name(job.order);
   report.schedule = pipeline_schedule_name(job.schedule);
@@ -183,6 +182,65 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
                             ? split_units(units - model.first_units - model.last_units,
                                           d.pp * job.schedule.virtual_stages)
                             : job.stage_units;
+}
+
+// A config checked and its model built, before anything is simulated.
+struct PreparedJob {
+  BuiltModel built;  // built.report: the model fields, and the memory of a transformer
+  HybridJob job;
+  RunOptions run;
+};
+
+PreparedJob prepare(const HybridConfig& config) {
+  if (config.model.empty() == config.workload_path.empty()) {
+    throw ConfigError("model", ": give a model or a workload trace, one of them");
+  }
+  PreparedJob p{.job = config.job, .run = config.run};
+  const ParallelDegrees& d = p.job.degrees;
+  if (p.run.ranks == 0) {
+    p.run.ranks = static_cast<int>(std::min<long long>(d.ranks(), kMaxGraphRanks + 1LL));
+  }
+  if (d.ranks() != p.run.ranks) {
+    throw ConfigError("parallel", ": " + parallel_name(d) + " makes " + std::to_string(d.ranks()) +
+                                      " ranks, not " + std::to_string(p.run.ranks));
+  }
+  if (config.micro_batch < 1) {
+    throw ConfigError("micro_batch", std::to_string(config.micro_batch) + ": expected 1 or more");
+  }
+  int seq_len = 0;
+  int micro_batch = config.micro_batch;
+  if (!config.model.empty()) {
+    seq_len = config.seq_len == 0 ? find_model(config.model).max_seq_len : config.seq_len;
+    p.built = transformer(config, seq_len);
+  } else {
+    p.built = trace(config);
+    micro_batch = std::max(1, p.built.report.micro_batch);
+  }
+  p.job.micro_batches = micro_batches(config, micro_batch);
+  p.job.full_recompute = config.recompute == workloads::Recompute::kFull;
+  if (std::string why = check_hybrid(p.built.model, p.job); !why.empty()) {
+    refuse(why);
+  }
+  HybridReport& header = p.built.report;
+  header.micro_batch = micro_batch;
+  header.seq_len = seq_len;
+  header.recompute = std::string(workloads::recompute_name(config.recompute));
+  if (!config.model.empty()) {
+    header.memory =
+        memory_model(find_model(config.model), transformer_shard(config, seq_len), p.job);
+  }
+  return p;
+}
+
+}  // namespace
+
+HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const RunOptions& run,
+                           const std::string& origin, HybridReport report,
+                           SimulateOutputs* outputs) {
+  ExecutionGraph graph = build_hybrid(model, job);
+  const std::vector<std::string> problems = validate_execution_graph(graph);
+  DTSIM_CHECK(problems.empty(), "the hybrid graph is invalid: " + problems.front());
+  describe_job(model, job, report);
   report.replay = replay_graph(
       graph, run, origin, outputs,
       [&](const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
@@ -192,44 +250,21 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
 }
 
 HybridReport simulate_hybrid(const HybridConfig& config, SimulateOutputs* outputs) {
-  if (config.model.empty() == config.workload_path.empty()) {
-    throw ConfigError("model", ": give a model or a workload trace, one of them");
-  }
-  HybridJob job = config.job;
-  const ParallelDegrees& d = job.degrees;
-  RunOptions run = config.run;
-  if (run.ranks == 0) {
-    run.ranks = static_cast<int>(std::min<long long>(d.ranks(), kMaxGraphRanks + 1LL));
-  }
-  if (d.ranks() != run.ranks) {
-    throw ConfigError("parallel", ": " + parallel_name(d) + " makes " + std::to_string(d.ranks()) +
-                                      " ranks, not " + std::to_string(run.ranks));
-  }
-  if (config.micro_batch < 1) {
-    throw ConfigError("micro_batch", std::to_string(config.micro_batch) + ": expected 1 or more");
-  }
-  BuiltModel built;
-  int seq_len = 0;
-  int micro_batch = config.micro_batch;
-  if (!config.model.empty()) {
-    seq_len = config.seq_len == 0 ? find_model(config.model).max_seq_len : config.seq_len;
-    built = transformer(config, seq_len);
-  } else {
-    built = trace(config);
-    micro_batch = std::max(1, built.report.micro_batch);
-  }
-  job.micro_batches = micro_batches(config, micro_batch);
-  job.full_recompute = config.recompute == workloads::Recompute::kFull;
-  if (std::string why = check_hybrid(built.model, job); !why.empty()) {
-    refuse(why);
-  }
-  HybridReport header = std::move(built.report);
-  header.micro_batch = micro_batch;
-  header.seq_len = seq_len;
-  header.recompute = std::string(workloads::recompute_name(config.recompute));
-  return replay_hybrid(built.model, job, run,
+  PreparedJob p = prepare(config);
+  return replay_hybrid(p.built.model, p.job, p.run,
                        config.model.empty() ? config.workload_path : config.model,
-                       std::move(header), outputs);
+                       std::move(p.built.report), outputs);
+}
+
+HybridReport hybrid_memory(const HybridConfig& config) {
+  if (config.model.empty()) {
+    throw ConfigError("model",
+                      ": the memory model needs a transformer of the catalogue (a workload trace "
+                      "has no layer shapes)");
+  }
+  PreparedJob p = prepare(config);
+  describe_job(p.built.model, p.job, p.built.report);
+  return std::move(p.built.report);
 }
 
 }  // namespace dtsim::sim

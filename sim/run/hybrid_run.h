@@ -31,9 +31,16 @@ struct HybridConfig {
 };
 
 // Throws ConfigError (naming the config field), workloads::GeneratorError,
-// workloads::TraceError or platforms::PlatformError before the simulation starts.
+// workloads::TraceError or platforms::PlatformError before the simulation starts. The report's
+// `memory` is the memory model's for a transformer (empty for a trace).
 [[nodiscard]] HybridReport simulate_hybrid(const HybridConfig& config,
                                            SimulateOutputs* outputs = nullptr);
+
+// The memory model of `config` (sim/strategies/memory.h), checked as simulate_hybrid checks it,
+// nothing simulated: the report's model and job fields and `memory`, no replay figures. Throws
+// what simulate_hybrid throws, and ConfigError("model", ...) for a workload trace (it has no
+// layer shapes). run.ranks may be 0 (the degrees' product).
+[[nodiscard]] HybridReport hybrid_memory(const HybridConfig& config);
 
 // The replay of `model` under `job` on `run`'s platform (run.ranks == job.degrees.ranks();
 // check_hybrid(model, job) is empty), reported on `report`, whose model fields (model, device,

@@ -1,0 +1,130 @@
+// `dtsim memory` as a user runs it: simulate's flags (and job files), a per-stage table and a
+// JSON report, nothing simulated; bad input a located error (exit 2, no report).
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using dtsim::cli_test::Result;
+using dtsim::cli_test::slurp;
+using nlohmann::json;
+
+class MemoryCli : public dtsim::cli_test::DtsimTest {
+ protected:
+  [[nodiscard]] std::string report() const { return (dir_ / "memory.json").string(); }
+
+  json memory(const std::string& args) const {
+    const Result r = run("memory " + args + " --report " + report());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return json::parse(slurp(report()));
+  }
+
+  void expect_error(const std::string& args, const std::string& message) const {
+    const Result r = run("memory " + args + " --report " + report());
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, message) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_FALSE(fs::exists(report())) << args;
+  }
+};
+
+// No platform: nothing is simulated. 16 sequences over dp = 4: 4 micro-batches of 1.
+const std::string kGpt =
+    "--model gpt3-1.3b --device a100 --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 1024";
+
+TEST_F(MemoryCli, PrintsEveryStageAndTheWorstRank) {
+  const Result r = run("memory " + kGpt);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("dtsim memory: gpt3-1.3b (bf16, tp=2,cp=1,dp=4,pp=2,ep=1, 1f1b, ZeRO 0, "
+                        "recompute none), 4 micro-batches of 1 x 1024 tokens per replica\n",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\n      0          2  "), std::string::npos) << r.out;  // stage 0: 2
+  EXPECT_NE(r.out.find("\n      1          1  "), std::string::npos) << r.out;  // stage 1: 1
+  EXPECT_NE(r.out.find("  worst rank: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB, NVIDIA A100-SXM4-80GB): fits\n"), std::string::npos) << r.out;
+}
+
+TEST_F(MemoryCli, ReportHasTheBreakdownCapacityAndVerdict) {
+  const json m = memory(kGpt)["memory"];
+  // A100 80 GB: 80 * 2^30 bytes (sim/strategies/MEMORY.md).
+  EXPECT_EQ(m["capacity_bytes"], 80ULL << 30);
+  EXPECT_EQ(m["oom"], false);
+  ASSERT_EQ(m["stages"].size(), 2u);
+  // 1F1B holds min(m, p - stage) micro-batches: 2 on stage 0, 1 on stage 1.
+  EXPECT_EQ(m["stages"][0]["micro_batches_in_flight"], 2);
+  EXPECT_EQ(m["stages"][1]["micro_batches_in_flight"], 1);
+  for (const json& s : m["stages"]) {
+    std::uint64_t sum = 0;
+    for (const char* part :
+         {"parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+          "fsdp_buffers_bytes", "communication_buffers_bytes", "framework_reserve_bytes"}) {
+      sum += s[part].get<std::uint64_t>();
+    }
+    EXPECT_EQ(s["peak_bytes"], sum);
+    // Mixed precision, ZeRO 0: 2 bytes of bf16 weights, 4 of fp32 gradients, 12 of optimizer.
+    EXPECT_EQ(s["gradients_bytes"].get<std::uint64_t>(),
+              2 * s["parameters_bytes"].get<std::uint64_t>());
+    EXPECT_EQ(s["optimizer_bytes"].get<std::uint64_t>(),
+              6 * s["parameters_bytes"].get<std::uint64_t>());
+  }
+  const int worst = m["worst_stage"];
+  EXPECT_EQ(m["peak_bytes"], m["stages"][worst]["peak_bytes"]);
+}
+
+TEST_F(MemoryCli, ZeroOneShardsTheOptimizerOverTheFourReplicas) {
+  const json zero0 = memory(kGpt)["memory"]["stages"][0];
+  const json zero1 = memory(kGpt + " --zero 1")["memory"]["stages"][0];
+  const std::uint64_t params = zero0["optimizer_bytes"].get<std::uint64_t>() / 12;
+  EXPECT_EQ(zero1["optimizer_bytes"], 12 * ((params + 3) / 4));
+  EXPECT_EQ(zero1["parameters_bytes"], zero0["parameters_bytes"]);
+}
+
+TEST_F(MemoryCli, ReadsSimulateJobFiles) {
+  // The job file names a platform and iterations: accepted, unused.
+  const json r = memory("--job tests/testdata/job_gpt3_1.3b.json");
+  EXPECT_EQ(r["parallel"]["degrees"], "tp=2,cp=1,dp=4,pp=2,ep=1");
+  EXPECT_EQ(r["memory"]["stages"].size(), 2u);
+  EXPECT_FALSE(r.contains("result"));
+}
+
+TEST_F(MemoryCli, SimulateReportsTheSameMemory) {
+  const json alone = memory(kGpt + " --zero 1 --schedule interleaved:2");
+  const std::string simulated = (dir_ / "simulated.json").string();
+  const Result r = run("simulate " + kGpt +
+                       " --zero 1 --schedule interleaved:2 --platform "
+                       "tests/testdata/dgx_a100_2nodes.json --ranks 16 --iterations 1 --report " +
+                       simulated);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(slurp(simulated))["memory"], alone["memory"]);
+  EXPECT_NE(r.out.find("\n  peak memory             "), std::string::npos) << r.out;
+}
+
+TEST_F(MemoryCli, OutputIsDeterministic) {
+  const Result a = run("memory " + kGpt + " --sequence-parallel --recompute selective");
+  const Result b = run("memory " + kGpt + " --sequence-parallel --recompute selective");
+  EXPECT_EQ(a.exit_code, 0);
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST_F(MemoryCli, BadInputIsALocatedError) {
+  expect_error(kGpt + " --zero 4", "dtsim memory: --zero 4: expected 0, 1, 2 or 3\n");
+  expect_error("--model gpt3-1.3b --bogus 1",
+               "dtsim memory: unrecognised option '--bogus' (see dtsim memory --help)\n");
+  expect_error("--workload workloads/traces/resnet50_v100_b32.json",
+               "dtsim memory: --model: the memory model needs a transformer of the catalogue (a "
+               "workload trace has no layer shapes)\n");
+  expect_error("--model gpt3-1.3b --graph g.json",
+               "dtsim memory: --graph g.json: dtsim memory needs --model NAME (a graph has no "
+               "layer shapes)\n");
+}
+
+}  // namespace
