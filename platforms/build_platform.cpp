@@ -98,8 +98,8 @@ std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned l
     sg4::Link* rail =
         make_link(node, gpu + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
     sg4::Link* path = nic_path(node, spec, gpu, gpu_links[g]);
-    node->add_route(gpus[g], nic, nullptr, nullptr,
-                    {{path, Direction::UP}, {rail, Direction::UP}}, false);
+    node->add_route(gpus[g], nic, nullptr, nullptr, {{path, Direction::UP}, {rail, Direction::UP}},
+                    false);
     node->add_route(nic, gpus[g], nullptr, nullptr,
                     {{rail, Direction::DOWN}, {path, Direction::DOWN}}, false);
   }

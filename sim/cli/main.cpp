@@ -16,6 +16,7 @@
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
+#include "sim/cli/rerun.h"
 #include "sim/cli/sweep.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_error.h"
@@ -65,7 +66,7 @@ const char* const kUsage =
 // Flags shared by both verbs.
 // The flags both verbs share, parsed into strings first (units and lists are converted later).
 struct RunFlags {
-  std::string platform, placement, algorithm, replay, chunk, network_model, grid, report,
+  std::string platform, placement, algorithm, replay, fold, chunk, network_model, grid, report,
       collective_latency;
   std::vector<std::string> cfg;
   int ranks = 0;
@@ -109,6 +110,12 @@ po::options_description run_flags(RunFlags& f, bool ranks_required = true,
       "approximation of the chunked replay, for thousands of ranks; auto then weighs trees by "
       "that schedule); step: every step's "
       "transfers of every rank (slow, exact interleaving)");
+  add("fold", po::value(&f.fold)->default_value("verified")->value_name("verified|exact"),
+      "with collapsed or fast replay of a hybrid job or a graph: verified folds the ranks of each "
+      "pipeline stage onto one compute stream, replays every rank's communication, and checks "
+      "after the run that every rank's ended when its stage's first rank's did (if one did not, "
+      "dtsim says so and simulates again with exact); exact folds only ranks whose collectives "
+      "span exactly them (sim/lowering/fold.h)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
   add("collective-latency",
@@ -155,6 +162,10 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   }
   run.collapse = f.replay != "step";
   run.collapse_pipelines = f.replay == "fast";
+  if (f.fold != "verified" && f.fold != "exact") {
+    throw ConfigError("--fold " + f.fold + ": expected verified or exact");
+  }
+  run.verify_fold = f.fold == "verified";
   auto placement = dtsim::sim::parse_placement(f.placement);
   if (!placement) {
     throw ConfigError("--placement " + f.placement +
@@ -614,6 +625,9 @@ int main(int argc, char** argv) {
     print_error(verb, e.what(), job);
   } catch (const dtsim::workloads::GeneratorError& e) {
     print_error(verb, cli_message(e, e), job);
+  } catch (const dtsim::sim::FoldNotExact& e) {
+    dtsim::sim::rerun_with_exact_fold(verb, e.what(), argc, argv);
+    return kExitInternalError;
   } catch (const std::exception& e) {  // a bug, not bad input
     print_error(verb, std::string("internal error: ") + e.what(), job);
     return kExitInternalError;

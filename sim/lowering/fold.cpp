@@ -142,9 +142,9 @@ bool one_stream(const Program& program) {
 }
 
 // Marks the communicators of `plan` whose transfers cross links no other communicator's do.
-void mark_private_links(const ExecutionGraph& g, const std::vector<std::vector<RoleTraffic>>& traffic,
-                        FoldPlan& plan, const ScheduleOf& schedule_of,
-                        const RouteLinks& route_links) {
+void mark_private_links(const ExecutionGraph& g,
+                        const std::vector<std::vector<RoleTraffic>>& traffic, FoldPlan& plan,
+                        const ScheduleOf& schedule_of, const RouteLinks& route_links) {
   // Every (src, dst) pair each communicator's transfers use.
   std::vector<std::set<std::pair<int, int>>> pairs(g.communicators.size());
   for (int r = 0; r < g.rank_count(); ++r) {
@@ -208,10 +208,12 @@ FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_fact
     bool memoize = false;
     for (const std::vector<int>& members : candidate_classes(g, compute_factor, mode)) {
       const bool exact = exact_class(g, members, schedule_of);
-      if (!exact && (mode == FoldMode::kExact ||
-                     !exits_together(g, traffic[static_cast<std::size_t>(
-                                         g.ranks[static_cast<std::size_t>(members.front())].program)],
-                                     members, schedule_of))) {
+      if (!exact &&
+          (mode == FoldMode::kExact ||
+           !exits_together(g,
+                           traffic[static_cast<std::size_t>(
+                               g.ranks[static_cast<std::size_t>(members.front())].program)],
+                           members, schedule_of))) {
         continue;
       }
       for (int m : members) {
@@ -224,8 +226,8 @@ FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_fact
   }
   plan.members.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    plan.members[static_cast<std::size_t>(plan.stands_for[static_cast<std::size_t>(r)])]
-        .push_back(r);
+    plan.members[static_cast<std::size_t>(plan.stands_for[static_cast<std::size_t>(r)])].push_back(
+        r);
   }
   if (allow_memoize && route_links) {
     mark_private_links(g, traffic, plan, schedule_of, route_links);

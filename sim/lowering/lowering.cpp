@@ -49,8 +49,7 @@ class Lowerer {
     }
     rounds();
     for (const auto& [key, count] : left_out_) {
-      out_.left_out.push_back(
-          {.iteration = key.first, .instance = key.second, .count = count});
+      out_.left_out.push_back({.iteration = key.first, .instance = key.second, .count = count});
     }
     out_.choices = choices_.summaries();
     return std::move(out_);
@@ -335,8 +334,9 @@ void Lowerer::arrive(std::size_t c, std::size_t i) {
   }
 }
 
-void Lowerer::join(const std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t>& key,
-                   std::int32_t comm, Arrival arrival, std::size_t needed) {
+void Lowerer::join(
+    const std::tuple<bool, std::int32_t, std::int32_t, std::int32_t, std::int32_t>& key,
+    std::int32_t comm, Arrival arrival, std::size_t needed) {
   Pending& pending = pending_[key];
   pending.p2p = std::get<0>(key);
   pending.comm = comm;
@@ -421,8 +421,8 @@ void Lowerer::emit_folded(const Pending& pending) {
   DTSIM_CHECK(ranks_exit_together(schedule), "a folded class's collectives exit together");
   const std::int32_t own_comm = cur.roles[static_cast<std::size_t>(node.comm)].front().comm;
   const auto seen = replayed_.find(inst.choice);
-  const lowering::FoldedKind kind = lowering::folded_kind(
-      plan_, a.member == cur.rank, pending.comm, own_comm, seen != replayed_.end());
+  const lowering::FoldedKind kind = lowering::folded_kind(plan_, a.member == cur.rank, pending.comm,
+                                                          own_comm, seen != replayed_.end());
   if (kind == lowering::FoldedKind::kLeftOut) {
     ++left_out_[{node.iteration, seen->second.second}];
     return;

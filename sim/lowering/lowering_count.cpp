@@ -74,13 +74,26 @@ std::vector<CollectiveChoice> Choices::summaries() const {
 }
 
 FoldPlan make_plan(const ExecutionGraph& g, const LoweringOptions& options, Choices& choices) {
-  return plan_fold(
-      g, options.compute_factor, options.fold, options.memoize,
-      [&](int rank, std::int32_t node) -> const Schedule& {
-        const Node& n = g.program_of(rank).nodes[static_cast<std::size_t>(node)];
-        return choices.schedule(choices.index(rank, n));
-      },
-      options.route_links);
+  const ScheduleOf schedule_of = [&](int rank, std::int32_t node) -> const Schedule& {
+    const Node& n = g.program_of(rank).nodes[static_cast<std::size_t>(node)];
+    return choices.schedule(choices.index(rank, n));
+  };
+  const FoldMode first = options.fold == FoldMode::kVerified ? FoldMode::kExact : options.fold;
+  FoldPlan plan = plan_fold(g, options.compute_factor, first, options.memoize, schedule_of,
+                            options.route_links);
+  if (options.fold != FoldMode::kVerified) {
+    return plan;
+  }
+  // Verified classes only where they save work: a folded collective costs a join and an exit
+  // more than its schedule, which small classes may not earn back.
+  FoldPlan verified =
+      plan_fold(g, options.compute_factor, FoldMode::kVerified, options.memoize, schedule_of, {});
+  verified.private_links = plan.private_links;
+  if (verified.stands_for != plan.stands_for &&
+      count_tasks(g, verified, choices) < count_tasks(g, plan, choices)) {
+    return verified;
+  }
+  return plan;
 }
 
 double count_tasks(const ExecutionGraph& g, const FoldPlan& plan, Choices& choices) {

@@ -186,8 +186,8 @@ std::string report_summary(const GraphReport& report) {
   s += "  exposed communication   " + format_number("%.6f s", report.exposed_comm_sec) + "\n";
   s += "  communication           " +
        std::to_string(report.collectives.size() + report.last_iteration_left_out) +
-       " collectives, " +
-       std::to_string(report.transfers) + " send/recv transfers in the last iteration\n";
+       " collectives, " + std::to_string(report.transfers) +
+       " send/recv transfers in the last iteration\n";
   return s + busiest_links(report.links);
 }
 

@@ -297,9 +297,8 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   const FoldMode fold = !run.collapse     ? FoldMode::kOff
                         : run.verify_fold ? FoldMode::kVerified
                                           : FoldMode::kExact;
-  LoweringOptions options{.compute_factor = engine.compute_factors(),
-                          .fold = fold,
-                          .memoize = memoize};
+  LoweringOptions options{
+      .compute_factor = engine.compute_factors(), .fold = fold, .memoize = memoize};
   if (memoize) {
     options.route_links = [&engine](int src, int dst) {
       std::vector<int> ids;
@@ -330,8 +329,8 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
                      .ranks_folded = lowered.ranks_folded,
                      .collectives_memoized = lowered.memoized,
                      .fold = !lowered.ranks_folded ? "none"
-                             : lowered.shadows > 0  ? "verified"
-                                                    : "exact",
+                             : lowered.shadows > 0 ? "verified"
+                                                   : "exact",
                      .shadows = lowered.shadows,
                      .fold_checks = verdict.checked,
                      .fold_max_difference_sec = verdict.max_difference_sec,

@@ -1,8 +1,8 @@
 // Multi-GPU nodes (platforms/FORMAT.md "node"): routes, and the NIC shared by a node's GPUs.
 // tests/testdata/sim_two_nodes.json: 2 nodes of 4 GPUs; GPU links 300 GB/s and 0.5 us; one NIC
 // link per node of 2 x 100 Gb/s = 25 GB/s and 2 us; fabric links 100 GB/s and 1 us (a single
-// switch); sim_two_nodes_nvls.json is the same with "nvlink_sharp": true. Every TEST runs in its
-// own process.
+// switch); sim_two_nodes_nvls.json is the same with "nvlink_sharp": true, sim_two_nodes_nvlink.json
+// with "nvlink": true. Every TEST runs in its own process.
 #include <gtest/gtest.h>
 
 #include "sim/run/simulation.h"
@@ -33,12 +33,41 @@ TEST(Nodes, SendInsideANodeUsesOnlyGpuLinks) {
   EXPECT_NEAR(time_sec("send-recv", 2, n, "direct"), kIntraSec + n / kGpuBytesPerSec, 1e-12);
 }
 
+// Rank 0 sends 600 MB to rank 1 (same node) and 25 MB to rank 4 (the other node) at once. The
+// second runs at the NIC's 25 GB/s for 25e6 / 25e9 = 1 ms, inside the first's 2 ms. Through one
+// GPU link both share rank 0's 300 GB/s: the first gets 275 GB/s for that ms, so it carries 25 MB
+// less then and ends at kIntraSec + (600e6 + 25e6) / 300e9. With NVLink GPU links the second
+// takes a PCIe path of its own and the first ends at kIntraSec + 600e6 / 300e9.
+double send_in_and_out_sec(const std::string& platform) {
+  return simulate_graph({.run = {.platform_path = "tests/testdata/" + platform},
+                         .graph_path = "tests/testdata/graph_send_in_and_out.json"})
+      .iteration_time_sec;
+}
+
+TEST(Nodes, TrafficLeavingANodeSharesThePcieGpusLinkWithTrafficInsideIt) {
+  EXPECT_NEAR(send_in_and_out_sec("sim_two_nodes.json"),
+              kIntraSec + (600e6 + 25e6) / kGpuBytesPerSec, 1e-12);
+}
+
+TEST(Nodes, NvlinkGpusReachTheNicOverAPathOfTheirOwn) {
+  EXPECT_NEAR(send_in_and_out_sec("sim_two_nodes_nvlink.json"), kIntraSec + 600e6 / kGpuBytesPerSec,
+              1e-12);
+}
+
 TEST(Nodes, RingCrossingNodesRunsAtTheNicsSpeed) {
   // 8 ranks: edges 3 -> 4 and 7 -> 0 cross nodes, one flow per NIC direction; every step waits
   // for them: 2(p-1) (alpha_inter + (n/p) / B_nic).
   const int p = 8;
   const std::uint64_t n = 80'000'000;
   EXPECT_NEAR(time_sec("all-reduce", p, n, "ring"),
+              2.0 * (p - 1) * (kInterSec + static_cast<double>(n) / p / kNicBytesPerSec), 1e-9);
+}
+
+TEST(Nodes, NvlinkNodesKeepTheRingsTimeAcrossNodes) {
+  // The PCIe path has the GPU link's bandwidth and latency: the same closed form as above.
+  const int p = 8;
+  const std::uint64_t n = 80'000'000;
+  EXPECT_NEAR(time_sec("all-reduce", p, n, "ring", "sim_two_nodes_nvlink.json"),
               2.0 * (p - 1) * (kInterSec + static_cast<double>(n) / p / kNicBytesPerSec), 1e-9);
 }
 

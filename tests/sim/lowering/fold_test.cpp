@@ -131,12 +131,54 @@ TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
   EXPECT_EQ(ranks_computing(lowered, 4), (std::vector<bool>{true, false, true, false}));
 }
 
+// The same side by side jobs, verified (fold.h): one class of all four ranks on rank 0's compute
+// stream; rank 2's pair ("b") is a shadow, entered when rank 0's compute says, whose exits are
+// checked after the run. With routes whose links no two pairs share (a made-up route: one link
+// per ordered pair), both communicators are private: each memoizes its repeats, and b's repeats
+// are left out once its first replay of each size is in.
+TEST(FoldRanks, VerifiedClassesFoldAcrossCommunicatorsAndCheckTheirShadows) {
+  ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 2});
+  g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
+  g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
+  const RingAlgorithm ring({.collapse = true});
+  const LoweredGraph plain = lower(g, {.fold = FoldMode::kVerified}, with(ring));
+  EXPECT_EQ(plain.stands_for, std::vector<int>(4, 0));
+  EXPECT_EQ(ranks_computing(plain, 4), (std::vector<bool>{true, false, false, false}));
+  // Its shadows: every all-reduce of b (as the exact fold, where b is its own class, has them).
+  const LoweredGraph exact = lower(g, {.fold = FoldMode::kExact}, with(ring));
+  int per_pair = 0;
+  for (const CollectiveInstance& c : exact.instances) {
+    per_pair += c.communicator == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(plain.shadows, per_pair);
+  ASSERT_EQ(plain.fold_checks.size(), static_cast<std::size_t>(per_pair));
+  EXPECT_EQ(plain.fold_checks.front().rank, 2);
+  EXPECT_TRUE(plain.left_out.empty());
+
+  const LoweredGraph memo = lower(g,
+                                  {.fold = FoldMode::kVerified,
+                                   .memoize = true,
+                                   .route_links =
+                                       [](int src, int dst) {
+                                         return std::vector<int>{src * 4 + dst};
+                                       }},
+                                  with(ring));
+  // Two bucket sizes: each pair replays each size once; a memoizes the rest, b leaves them out.
+  int left_out = 0;
+  for (const LeftOutRepeats& l : memo.left_out) {
+    left_out += l.count;
+  }
+  EXPECT_EQ(memo.memoized, per_pair - 2);
+  EXPECT_EQ(left_out, per_pair - 2);
+  EXPECT_EQ(memo.shadows, 2);
+}
+
 // A slow GPU makes its own class: nothing folds, since every class's collectives span more.
 TEST(FoldRanks, ASlowRankBreaksTheClass) {
   const ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 1});
   const RingAlgorithm ring({.collapse = true});
-  const LoweredGraph lowered =
-      lower(g, {.compute_factor = {1, 1, 1.5, 1}, .fold = FoldMode::kExact, .memoize = true}, with(ring));
+  const LoweredGraph lowered = lower(
+      g, {.compute_factor = {1, 1, 1.5, 1}, .fold = FoldMode::kExact, .memoize = true}, with(ring));
   EXPECT_FALSE(lowered.ranks_folded);
   EXPECT_EQ(ranks_computing(lowered, 4), std::vector<bool>(4, true));
 }
