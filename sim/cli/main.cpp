@@ -110,11 +110,12 @@ po::options_description run_flags(RunFlags& f, bool ranks_required = true,
       "approximation of the chunked replay, for thousands of ranks; auto then weighs trees by "
       "that schedule); step: every step's "
       "transfers of every rank (slow, exact interleaving)");
-  add("fold", po::value(&f.fold)->default_value("verified")->value_name("verified|exact"),
+  add("fold", po::value(&f.fold)->default_value("verified")->value_name("verified|node|exact"),
       "with collapsed or fast replay of a hybrid job or a graph: verified folds the ranks of each "
       "pipeline stage onto one compute stream, replays every rank's communication, and checks "
       "after the run that every rank's ended when its stage's first rank's did (if one did not, "
-      "dtsim says so and simulates again with exact); exact folds only ranks whose collectives "
+      "dtsim says so and simulates again with node); node does the same for a stage's ranks on "
+      "one node (if that does not hold either: exact); exact folds only ranks whose collectives "
       "span exactly them (sim/lowering/fold.h)");
   add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
       "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
@@ -162,10 +163,12 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   }
   run.collapse = f.replay != "step";
   run.collapse_pipelines = f.replay == "fast";
-  if (f.fold != "verified" && f.fold != "exact") {
-    throw ConfigError("--fold " + f.fold + ": expected verified or exact");
+  if (f.fold != "verified" && f.fold != "node" && f.fold != "exact") {
+    throw ConfigError("--fold " + f.fold + ": expected verified, node or exact");
   }
-  run.verify_fold = f.fold == "verified";
+  run.fold = f.fold == "verified" ? dtsim::sim::FoldMode::kVerified
+             : f.fold == "node"   ? dtsim::sim::FoldMode::kNode
+                                  : dtsim::sim::FoldMode::kExact;
   auto placement = dtsim::sim::parse_placement(f.placement);
   if (!placement) {
     throw ConfigError("--placement " + f.placement +
@@ -626,7 +629,7 @@ int main(int argc, char** argv) {
   } catch (const dtsim::workloads::GeneratorError& e) {
     print_error(verb, cli_message(e, e), job);
   } catch (const dtsim::sim::FoldNotExact& e) {
-    dtsim::sim::rerun_with_exact_fold(verb, e.what(), argc, argv);
+    dtsim::sim::rerun_with_next_fold(verb, e.what(), argc, argv);
     return kExitInternalError;
   } catch (const std::exception& e) {  // a bug, not bad input
     print_error(verb, std::string("internal error: ") + e.what(), job);

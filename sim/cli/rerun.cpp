@@ -1,38 +1,58 @@
 #include "sim/cli/rerun.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <iostream>
 
-#include <unistd.h>
-
 namespace dtsim::sim {
 
-std::vector<std::string> with_exact_fold(const std::vector<std::string>& args) {
+namespace {
+
+std::string next_fold(const std::string& fold) { return fold == "node" ? "exact" : "node"; }
+
+// The value --fold has in `args` ("verified" if none).
+std::string fold_of(const std::vector<std::string>& args) {
+  std::string fold = "verified";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--fold" && i + 1 < args.size()) {
+      fold = args[i + 1];
+    } else if (args[i].starts_with("--fold=")) {
+      fold = args[i].substr(7);
+    }
+  }
+  return fold;
+}
+
+}  // namespace
+
+std::vector<std::string> with_next_fold(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   bool set = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--fold" && i + 1 < args.size()) {
-      out.insert(out.end(), {"--fold", "exact"});
+      out.insert(out.end(), {"--fold", next_fold(args[i + 1])});
       ++i;
       set = true;
     } else if (args[i].starts_with("--fold=")) {
-      out.emplace_back("--fold=exact");
+      out.push_back("--fold=" + next_fold(args[i].substr(7)));
       set = true;
     } else {
       out.push_back(args[i]);
     }
   }
   if (!set) {
-    out.insert(out.end(), {"--fold", "exact"});
+    out.insert(out.end(), {"--fold", "node"});
   }
   return out;
 }
 
-void rerun_with_exact_fold(const std::string& verb, const std::string& why, int argc, char** argv) {
-  std::cerr << "dtsim " << verb << ": ranks folded with --fold verified did not all match their "
-            << "representative (" << why << "): simulating again with --fold exact\n";
-  std::vector<std::string> args = with_exact_fold(std::vector<std::string>(argv + 1, argv + argc));
+void rerun_with_next_fold(const std::string& verb, const std::string& why, int argc,
+                          char** argv) {
+  std::vector<std::string> args = with_next_fold(std::vector<std::string>(argv + 1, argv + argc));
+  std::cerr << "dtsim " << verb << ": folded ranks did not all match their representative ("
+            << why << "): simulating again with --fold " << fold_of(args) << "\n";
   std::vector<char*> exec_argv{argv[0]};
   for (std::string& a : args) {
     exec_argv.push_back(a.data());

@@ -8,13 +8,14 @@
 
 namespace dtsim::sim {
 
-// `args` (argv without the program name) with --fold set to exact: an existing --fold VALUE or
-// --fold=VALUE replaced, else "--fold exact" appended (flags override a job file's keys).
-[[nodiscard]] std::vector<std::string> with_exact_fold(const std::vector<std::string>& args);
+// `args` (argv without the program name) with --fold set to the next fold to try: node after
+// verified (the default), exact after node. An existing --fold VALUE or --fold=VALUE is replaced,
+// else "--fold node" appended (flags override a job file's keys).
+[[nodiscard]] std::vector<std::string> with_next_fold(const std::vector<std::string>& args);
 
 // Says on stderr why (`verb`, the check that failed) and replaces this process with dtsim run on
-// with_exact_fold of its arguments. Returns only if that fails (after saying so).
-void rerun_with_exact_fold(const std::string& verb, const std::string& why, int argc, char** argv);
+// with_next_fold of its arguments. Returns only if that fails (after saying so).
+void rerun_with_next_fold(const std::string& verb, const std::string& why, int argc, char** argv);
 
 }  // namespace dtsim::sim
 

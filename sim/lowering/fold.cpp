@@ -32,7 +32,7 @@ using Classes = std::vector<std::vector<int>>;  // each ascending
 // Candidate classes: ranks with the same program and compute speed, and in kExact mode the same
 // communicators, in kVerified mode communicators of the same sizes (each role its own).
 Classes candidate_classes(const ExecutionGraph& g, std::span<const double> compute_factor,
-                          FoldMode mode) {
+                          std::span<const int> rank_nodes, FoldMode mode) {
   std::map<std::tuple<std::int32_t, std::vector<std::int64_t>, double>, std::vector<int>> classes;
   for (int r = 0; r < g.rank_count(); ++r) {
     const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
@@ -44,9 +44,12 @@ Classes candidate_classes(const ExecutionGraph& g, std::span<const double> compu
                           : static_cast<std::int64_t>(
                                 g.communicators[static_cast<std::size_t>(c)].ranks.size()));
     }
-    if (mode == FoldMode::kVerified &&
+    if (mode != FoldMode::kExact &&
         std::set<std::int32_t>(rp.comms.begin(), rp.comms.end()).size() != rp.comms.size()) {
       comms.push_back(-1 - r);  // two roles on one communicator: a class of its own
+    }
+    if (mode == FoldMode::kNode && !rank_nodes.empty()) {
+      comms.push_back(-1 - g.rank_count() - rank_nodes[static_cast<std::size_t>(r)]);
     }
     classes[{rp.program, comms, k}].push_back(r);
   }
@@ -195,9 +198,9 @@ void mark_private_links(const ExecutionGraph& g,
 
 }  // namespace
 
-FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_factor, FoldMode mode,
-                   bool allow_memoize, const ScheduleOf& schedule_of,
-                   const RouteLinks& route_links) {
+FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_factor,
+                   std::span<const int> rank_nodes, FoldMode mode, bool allow_memoize,
+                   const ScheduleOf& schedule_of, const RouteLinks& route_links) {
   FoldPlan plan;
   const int n = g.rank_count();
   for (int r = 0; r < n; ++r) {
@@ -206,7 +209,7 @@ FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_fact
   const std::vector<std::vector<RoleTraffic>> traffic = role_traffic(g);
   if (mode != FoldMode::kOff) {
     bool memoize = false;
-    for (const std::vector<int>& members : candidate_classes(g, compute_factor, mode)) {
+    for (const std::vector<int>& members : candidate_classes(g, compute_factor, rank_nodes, mode)) {
       const bool exact = exact_class(g, members, schedule_of);
       if (!exact &&
           (mode == FoldMode::kExact ||

@@ -51,7 +51,10 @@
 
 namespace dtsim::sim {
 
-enum class FoldMode { kOff, kExact, kVerified };
+// kNode: verified classes whose ranks share a node (LoweringOptions::rank_nodes): on a fabric
+// whose routes differ between nodes, their communication still matches (one node's GPUs share
+// its NIC and its routes), where a stage-wide class's may not.
+enum class FoldMode { kOff, kExact, kVerified, kNode };
 
 struct FoldPlan {
   std::vector<int> stands_for;  // per rank: the rank whose tasks it shares (itself if unfolded)
@@ -78,11 +81,12 @@ using ScheduleOf = std::function<const Schedule&(int rank, std::int32_t node)>;
 using RouteLinks = std::function<std::vector<int>(int src, int dst)>;
 
 // Which ranks fold under `mode`, checking the preconditions above. `compute_factor[r]` scales
-// rank r's compute (a slow GPU; empty: 1 for all). With `route_links`, communicators whose links
-// are private are marked (and memoized where they fold). REQUIRES: `graph` is valid
-// (validate_execution_graph).
+// rank r's compute (a slow GPU; empty: 1 for all); `rank_nodes[r]` is rank r's node (kNode;
+// empty: one node). With `route_links`, communicators whose links are private are marked (and
+// memoized where they fold). REQUIRES: `graph` is valid (validate_execution_graph).
 [[nodiscard]] FoldPlan plan_fold(const ExecutionGraph& graph,
-                                 std::span<const double> compute_factor, FoldMode mode,
+                                 std::span<const double> compute_factor,
+                                 std::span<const int> rank_nodes, FoldMode mode,
                                  bool allow_memoize, const ScheduleOf& schedule_of,
                                  const RouteLinks& route_links);
 

@@ -78,16 +78,17 @@ FoldPlan make_plan(const ExecutionGraph& g, const LoweringOptions& options, Choi
     const Node& n = g.program_of(rank).nodes[static_cast<std::size_t>(node)];
     return choices.schedule(choices.index(rank, n));
   };
-  const FoldMode first = options.fold == FoldMode::kVerified ? FoldMode::kExact : options.fold;
-  FoldPlan plan = plan_fold(g, options.compute_factor, first, options.memoize, schedule_of,
+  const bool verify = options.fold == FoldMode::kVerified || options.fold == FoldMode::kNode;
+  FoldPlan plan = plan_fold(g, options.compute_factor, options.rank_nodes,
+                            verify ? FoldMode::kExact : options.fold, options.memoize, schedule_of,
                             options.route_links);
-  if (options.fold != FoldMode::kVerified) {
+  if (!verify) {
     return plan;
   }
   // Verified classes only where they save work: a folded collective costs a join and an exit
   // more than its schedule, which small classes may not earn back.
-  FoldPlan verified =
-      plan_fold(g, options.compute_factor, FoldMode::kVerified, options.memoize, schedule_of, {});
+  FoldPlan verified = plan_fold(g, options.compute_factor, options.rank_nodes, options.fold,
+                                options.memoize, schedule_of, {});
   verified.private_links = plan.private_links;
   if (verified.stands_for != plan.stands_for &&
       count_tasks(g, verified, choices) < count_tasks(g, plan, choices)) {

@@ -231,6 +231,17 @@ namespace {
 // report prints.
 constexpr double kFoldToleranceSec = 1e-9;
 
+// What the report calls the fold that ran: "none", "exact", "verified" or "node".
+std::string fold_name(const LoweredGraph& lowered, FoldMode mode) {
+  if (!lowered.ranks_folded) {
+    return "none";
+  }
+  if (lowered.shadows == 0) {
+    return "exact";
+  }
+  return mode == FoldMode::kNode ? "node" : "verified";
+}
+
 int repeats_left_out(const LoweredGraph& lowered) {
   int n = 0;
   for (const LeftOutRepeats& l : lowered.left_out) {
@@ -294,11 +305,11 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   EngineRun engine(run, v.platform, v.hints);
   check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));
   const bool memoize = run.collapse && !engine.has_background_traffic();
-  const FoldMode fold = !run.collapse     ? FoldMode::kOff
-                        : run.verify_fold ? FoldMode::kVerified
-                                          : FoldMode::kExact;
-  LoweringOptions options{
-      .compute_factor = engine.compute_factors(), .fold = fold, .memoize = memoize};
+  const FoldMode fold = run.collapse ? run.fold : FoldMode::kOff;
+  LoweringOptions options{.compute_factor = engine.compute_factors(),
+                          .fold = fold,
+                          .memoize = memoize,
+                          .rank_nodes = v.hints.rank_nodes};
   if (memoize) {
     options.route_links = [&engine](int src, int dst) {
       std::vector<int> ids;
@@ -328,9 +339,7 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
                      .tasks_replayed = lowered.tasks.tasks().size(),
                      .ranks_folded = lowered.ranks_folded,
                      .collectives_memoized = lowered.memoized,
-                     .fold = !lowered.ranks_folded ? "none"
-                             : lowered.shadows > 0 ? "verified"
-                                                   : "exact",
+                     .fold = fold_name(lowered, fold),
                      .shadows = lowered.shadows,
                      .fold_checks = verdict.checked,
                      .fold_max_difference_sec = verdict.max_difference_sec,

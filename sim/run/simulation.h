@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/graph/execution_graph.h"
+#include "sim/lowering/fold.h"
 #include "sim/replay/rank_mapping.h"
 #include "sim/report/link_report.h"
 #include "sim/report/report.h"
@@ -48,9 +49,9 @@ struct RunOptions {
   std::string algorithm = "ring";          // a registry name, or "auto"
   bool collapse = true;                    // collapsed ("collapsed") or step-level replay
   bool collapse_pipelines = false;         // trees collapsed too ("fast"; needs collapse)
-  // With collapse, graph replays fold verified classes too (sim/lowering/fold.h), else exact
-  // classes only (--fold verified|exact).
-  bool verify_fold = true;
+  // With collapse, how graph replays fold ranks (sim/lowering/fold.h; --fold verified|node|exact):
+  // kVerified, kNode or kExact.
+  FoldMode fold = FoldMode::kVerified;
   std::uint64_t chunk_bytes = 512 * 1024;  // pipelining chunk of trees and chains
   double collective_latency_sec = 0;       // software latency per collective (AlgorithmOptions)
   int ranks_per_node = 0;  // hierarchical algorithm; 0: the platform's GPUs per node
@@ -61,7 +62,8 @@ struct RunOptions {
 
 // A verified fold (sim/lowering/fold.h) did not hold: a folded rank's communication ended
 // elsewhen than its representative's. The replay's times are not every rank's; replay again with
-// RunOptions::verify_fold false (a fresh process: SimGrid runs one engine per process).
+// RunOptions::fold kNode (after kVerified) or kExact (a fresh process: SimGrid runs one engine
+// per process).
 class FoldNotExact : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
