@@ -124,7 +124,28 @@ TEST_F(FoldCli, AFoldThatDoesNotHoldIsSimulatedAgainWithoutIt) {
   }
 }
 
-TEST_F(FoldCli, FoldTakesVerifiedOrExact) {
+// Ranks 0 and 1 (node 0 of tests/testdata/sim_two_nodes*.json: 4 GPUs, one 25 GB/s NIC link per
+// node, 7 us between nodes) each send 100 MB to ranks 4 and 5 (node 1); host 1's GPU link runs at
+// 1 % (3 GB/s). The senders share a node, so they fold under --fold node as under verified, and
+// rank 1's transfer ends long after rank 0's both times: dtsim falls back twice, to --fold exact.
+// Rank 1's transfer is held to 3 GB/s by its own link throughout: 7 us + 1e8 / 3e9 s, then its
+// receiver computes 1 ms.
+TEST_F(FoldCli, ANodeFoldThatDoesNotHoldFallsBackToExact) {
+  const Result r = run(
+      "simulate --graph tests/testdata/graph_two_senders_one_node.json --platform "
+      "tests/testdata/sim_two_nodes_slow_gpu1.json --report " +
+      path("r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::size_t node = r.err.find("simulating again with --fold node");
+  ASSERT_NE(node, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("simulating again with --fold exact", node), std::string::npos) << r.err;
+  const json report = json::parse(slurp(path("r.json")));
+  EXPECT_EQ(report["fold"]["mode"], "exact");  // the idle ranks 2 and 3: an exact class
+  const double expected = 7e-6 + 1e8 / 3e9 + 1e-3;
+  EXPECT_NEAR(report["result"]["iteration_time_sec"].get<double>(), expected, 1e-9 * expected);
+}
+
+TEST_F(FoldCli, FoldTakesVerifiedNodeOrExact) {
   const Result r =
       run("simulate --graph tests/testdata/graph_two_pairs_send.json --platform "
           "tests/testdata/sim_star4_slow_host2.json --fold maybe");
