@@ -9,13 +9,21 @@ if(GIT_FOUND)
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --verify HEAD
                   WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE head
                   RESULT_VARIABLE head_failed OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(NOT head_failed)
-    execute_process(COMMAND ${GIT_EXECUTABLE} update-index -q --refresh
-                    WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_QUIET ERROR_QUIET)
-    execute_process(COMMAND ${GIT_EXECUTABLE} diff-index --quiet HEAD --
-                    WORKING_DIRECTORY ${SOURCE_DIR} RESULT_VARIABLE dirty ERROR_QUIET)
+  # Sources unpacked inside another repository are not a checkout of dtsim.
+  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --show-toplevel
+                  WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE top
+                  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
+  if(top)
+    file(REAL_PATH "${top}" top)
+  endif()
+  if(NOT head_failed AND "${top}" STREQUAL "${source_real}")
+    # status, not diff-index: it refreshes stale file times itself (and only writes the index
+    # when no other git command holds it), so a touched but unchanged file is not "dirty".
+    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no
+                    WORKING_DIRECTORY ${SOURCE_DIR} OUTPUT_VARIABLE changes ERROR_QUIET)
     set(commit "${head}")
-    if(dirty)
+    if(NOT "${changes}" STREQUAL "")
       set(commit "${head}-dirty")
     endif()
   endif()
