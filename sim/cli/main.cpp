@@ -12,6 +12,7 @@
 
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "sim/cli/error_messages.h"
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
@@ -465,64 +466,6 @@ int run_platform(const std::string& action, const std::vector<std::string>& args
   return 0;
 }
 
-// The flag that sets configuration field `field` (config_error.h): the field's name with dashes,
-// or the flag whose unit or name differs.
-std::string flag_of(const std::string& field) {
-  if (field == "simgrid_cfg") {
-    return "cfg";
-  }
-  if (field == "chunk_bytes") {
-    return "chunk";
-  }
-  if (field == "collective_latency_sec") {
-    return "collective-latency";
-  }
-  if (field == "bucket_cap_bytes") {
-    return "bucket-mb";
-  }
-  if (field == "collapse_pipelines") {
-    return "replay";
-  }
-  if (field == "calibrate_iteration_sec") {
-    return "calibrate-iter-sec";
-  }
-  std::string flag = field;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
-}
-
-// An error as the command line says it: the field at fault as its flag.
-std::string cli_message(const std::exception& e, const dtsim::parsing::FieldProblem& problem) {
-  return problem.field().empty() ? e.what()
-                                 : dtsim::parsing::FieldProblem::join(
-                                       "--" + flag_of(problem.field()), problem.detail());
-}
-
-// Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ", those of
-// flags from `job` said as its own.
-void print_error(const std::string& verb, const std::string& message,
-                 const dtsim::sim::JobFile& job) {
-  // Bounded, whatever the input: a file with a million bad entries gets the first ones.
-  constexpr int kMaxLines = 100;
-  constexpr std::size_t kMaxLineBytes = 8192;
-  std::istringstream lines(job.locate(message));
-  int printed = 0, left_out = 0;
-  for (std::string line; std::getline(lines, line);) {
-    if (printed == kMaxLines) {
-      ++left_out;
-      continue;
-    }
-    if (line.size() > kMaxLineBytes) {
-      line = line.substr(0, kMaxLineBytes) + "...";
-    }
-    std::cerr << "dtsim " << verb << ": " << line << "\n";
-    ++printed;
-  }
-  if (left_out > 0) {
-    std::cerr << "dtsim " << verb << ": ... and " << left_out << " more problems\n";
-  }
-}
-
 int run_workload_generate(const std::vector<std::string>& args) {
   using dtsim::workloads::GeneratorConfig;
   GeneratorConfig config;
@@ -636,19 +579,19 @@ int main(int argc, char** argv) {
                  "--help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
-    print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);
+    dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);
   } catch (const ConfigError& e) {
-    print_error(verb, cli_message(e, e), job);
+    dtsim::sim::print_error(verb, dtsim::sim::cli_message(e, e), job);
   } catch (const dtsim::workloads::TraceError& e) {
-    print_error(verb, e.what(), job);
+    dtsim::sim::print_error(verb, e.what(), job);
   } catch (const dtsim::platforms::PlatformError& e) {
-    print_error(verb, e.what(), job);
+    dtsim::sim::print_error(verb, e.what(), job);
   } catch (const dtsim::sim::GraphError& e) {
-    print_error(verb, e.what(), job);
+    dtsim::sim::print_error(verb, e.what(), job);
   } catch (const dtsim::workloads::GeneratorError& e) {
-    print_error(verb, cli_message(e, e), job);
+    dtsim::sim::print_error(verb, dtsim::sim::cli_message(e, e), job);
   } catch (const std::exception& e) {  // a bug, not bad input
-    print_error(verb, std::string("internal error: ") + e.what(), job);
+    dtsim::sim::print_error(verb, std::string("internal error: ") + e.what(), job);
     return kExitInternalError;
   }
   return kExitBadInput;
