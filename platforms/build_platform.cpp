@@ -424,7 +424,9 @@ void apply_slow_links(const PlatformSpec& spec) {
 Platform load_xml(const XmlSpec& spec) {
   Platform platform;
   sg4::Engine* engine = sg4::Engine::get_instance();
+  check_xml_loads(spec.path);
   engine->load_platform(spec.path);
+  check_xml_names(spec.path);
   check_xml_links(spec.path);
   platform.hosts = engine->get_all_hosts();
   // get_all_hosts() sorts by name; netpoint ids follow declaration order.

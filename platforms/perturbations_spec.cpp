@@ -2,6 +2,7 @@
 #include <string>
 
 #include "platforms/spec_fields.h"
+#include "workloads/parsing/json_fields.h"
 #include "workloads/parsing/units.h"
 
 namespace dtsim::platforms {
@@ -148,8 +149,8 @@ BackgroundFlow read_background(JsonFields& f, unsigned hosts) {
     if (auto text = f.string("bytes")) {
       auto bytes = parse_size(*text);
       if (!bytes || *bytes == 0) {
-        f.problem("bytes",
-                  "expected a size > 0 such as \"1MB\" or \"4MiB\", got \"" + *text + "\"");
+        f.problem("bytes", "expected a size > 0 such as \"1MB\" or \"4MiB\", got \"" +
+                               parsing::printable(*text) + "\"");
       }
       b.bytes = bytes.value_or(0);
     }

@@ -9,6 +9,7 @@
 
 #include "platforms/presets.h"
 #include "platforms/spec_fields.h"
+#include "workloads/parsing/input_file.h"
 #include "workloads/parsing/json_fields.h"
 #include "workloads/parsing/units.h"
 
@@ -86,7 +87,8 @@ Topology read_preset(JsonFields& f) {
       names += (names.empty() ? "" : ", ") + p.name;
     }
     if (f.has("preset") && f.value("preset")->is_string()) {
-      f.problem("preset", "unknown preset \"" + name + "\" (expected one of " + names + ")");
+      f.problem("preset", "unknown preset \"" + parsing::printable(name) + "\" (expected one of " +
+                              names + ")");
     }
     return StarSpec{};
   }
@@ -139,16 +141,21 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
       std::filesystem::path p(*file);
       xml.path = p.is_absolute() ? p.string()
                                  : (std::filesystem::path(spec_path).parent_path() / p).string();
-      if (!std::filesystem::exists(xml.path)) {
-        f.problem("file", "no such file \"" + xml.path + "\"");
-      } else if (std::filesystem::is_directory(xml.path)) {
+      std::error_code error;
+      const auto status = std::filesystem::status(xml.path, error);
+      if (!std::filesystem::exists(status)) {
+        f.problem("file", "no such file \"" + xml.path + "\"" +
+                              (error && error != std::errc::no_such_file_or_directory
+                                   ? " (" + error.message() + ")"
+                                   : ""));
+      } else if (std::filesystem::is_directory(status)) {
         f.problem("file", "\"" + xml.path + "\" is a directory, not a SimGrid XML platform");
       }
     }
     return xml;
   }
   if (f.has("topology") && f.value("topology")->is_string()) {
-    f.problem("topology", "unknown topology \"" + name +
+    f.problem("topology", "unknown topology \"" + parsing::printable(name) +
                               "\" (expected one of star, fat-tree, torus, dragonfly, xml)");
   }
   return StarSpec{};
@@ -203,22 +210,18 @@ PlatformSpec read_platform_spec(const std::string& path) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (std::filesystem::is_directory(path)) {
-    throw PlatformError(path + ": a directory, not a platform file");
+  std::string text;
+  try {
+    text = parsing::read_input_file(path, "platform file");
+  } catch (const parsing::InputFileError& e) {
+    throw PlatformError(e.what());
   }
   if (lower.ends_with(".xml")) {
-    if (!std::filesystem::exists(path)) {
-      throw PlatformError(path + ": cannot open platform file");
-    }
     return PlatformSpec{.file = path, .topology = XmlSpec{.path = path}};
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw PlatformError(path + ": cannot open platform file");
   }
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw PlatformError(path + ": " + e.what());
   }

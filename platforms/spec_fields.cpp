@@ -33,7 +33,7 @@ double bandwidth_of(JsonFields& f, const std::string& key, const json& value) {
     f.problem(key,
               "expected a bandwidth > 0 such as \"25GBps\" (bytes/s) or \"200Gbps\" "
               "(bits/s), got \"" +
-                  text + "\"");
+                  parsing::printable(text) + "\"");
     return 0;
   }
   return *bw;
@@ -47,8 +47,12 @@ double latency_of(JsonFields& f, const std::string& key, const json& value) {
   const auto text = value.get<std::string>();
   auto lat = parse_duration(text);
   if (!lat) {
-    f.problem(key,
-              "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" + text + "\"");
+    f.problem(key, "expected a latency >= 0 such as \"1us\" (s, ms, us, ns, ps), got \"" +
+                       parsing::printable(text) + "\"");
+    return 0;
+  }
+  if (*lat > parsing::kMaxDurationSec) {
+    f.problem(key, "expected a latency of at most 1e9 s, got \"" + parsing::printable(text) + "\"");
     return 0;
   }
   return *lat;

@@ -1,5 +1,6 @@
 #include "platforms/xml_checks.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -7,11 +8,13 @@
 #include <new>
 #include <stdexcept>
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
 #include "platforms/platform_spec.h"
+#include "workloads/parsing/json_fields.h"
 #include "workloads/parsing/units.h"
 
 #include <fcntl.h>
@@ -91,7 +94,90 @@ long first_unroutable(const std::vector<HostPair>& pairs) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? -1 : static_cast<long>(last);
 }
 
+// The message of SimGrid's fatal error in what the child wrote on stderr ("[0.000000]
+// ./src/...:147: [root/CRITICAL] Zone(ft): ...": the text after the category), or the first line.
+std::string simgrid_message(const std::string& output) {
+  constexpr std::size_t kMaxChars = 300;
+  std::string line = output.substr(0, output.find('\n'));
+  const std::size_t critical = output.find("/CRITICAL] ");
+  if (critical != std::string::npos) {
+    const std::size_t start = critical + std::string("/CRITICAL] ").size();
+    line = output.substr(start, output.find('\n', start) - start);
+  }
+  return line.size() > kMaxChars ? line.substr(0, kMaxChars) + "..." : line;
+}
+
+[[noreturn]] void load_in_child(const std::string& file, int stderr_fd) {
+  std::signal(SIGSEGV, SIG_DFL);
+  std::signal(SIGBUS, SIG_DFL);
+  dup2(stderr_fd, STDERR_FILENO);
+  const int null = open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    dup2(null, STDOUT_FILENO);
+  }
+  try {
+    sg4::Engine::get_instance()->load_platform(file);
+  } catch (...) {  // an exception the parent's own load will throw and report
+  }
+  _exit(0);
+}
+
 }  // namespace
+
+void check_xml_loads(const std::string& file) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    throw std::runtime_error("checking the XML platform: pipe failed");
+  }
+  std::fflush(nullptr);  // the child exits with _exit: nothing buffered may be written twice
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    load_in_child(file, fds[1]);
+  }
+  close(fds[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno != EINTR) {
+      break;
+    }
+    output.append(buffer, static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+  }
+  close(fds[0]);
+  int status = 0;
+  pid_t waited = -1;
+  if (child > 0) {
+    do {
+      waited = waitpid(child, &status, 0);
+    } while (waited < 0 && errno == EINTR);
+  }
+  if (child < 0 || waited != child) {
+    throw std::runtime_error("checking the XML platform: cannot run the child process");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw PlatformError(file + ": SimGrid refused the platform: " + simgrid_message(output));
+  }
+}
+
+void check_xml_names(const std::string& file) {
+  const auto check = [&](const char* what, const std::string& name) {
+    if (!parsing::is_valid_utf8(name)) {
+      throw PlatformError(file + ": " + what + " \"" + parsing::printable(name) +
+                          "\": the name is not valid UTF-8");
+    }
+  };
+  const sg4::Engine* engine = sg4::Engine::get_instance();
+  for (const sg4::Host* host : engine->get_all_hosts()) {
+    check("host", host->get_name());
+  }
+  for (const sg4::Link* link : engine->get_all_links()) {
+    check("link", link->get_name());
+  }
+  for (const auto* point : engine->get_all_netpoints()) {
+    check("router or zone", point->get_name());
+  }
+}
 
 void check_xml_links(const std::string& file) {
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) {

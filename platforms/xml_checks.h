@@ -13,6 +13,18 @@
 
 namespace dtsim::platforms {
 
+// Loads `file` into a SimGrid engine in a forked child first, because SimGrid 3.32 aborts the
+// process on some platforms it rejects (an unknown routing model, a link declared twice, a
+// cluster with fewer radicals than its topology needs). Throws PlatformError "<file>: SimGrid
+// refused the platform: <SimGrid's message>" if the child dies; returns if it loads or throws
+// (the caller's own load then throws the same exception). Throws std::runtime_error if the
+// child cannot be started.
+void check_xml_loads(const std::string& file);
+
+// Throws PlatformError naming `file` and the object if the name of a host, link or router is not
+// valid UTF-8 (reports are JSON, which must be).
+void check_xml_names(const std::string& file);
+
 // Throws PlatformError naming `file` and the link if a link's bandwidth is not a finite number
 // > 0 or its latency not a finite number >= 0.
 void check_xml_links(const std::string& file);

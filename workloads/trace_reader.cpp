@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 
+#include "workloads/parsing/input_file.h"
 #include "workloads/parsing/json_fields.h"
 #include "workloads/trace_error.h"
 #include "workloads/validate.h"
@@ -138,16 +139,15 @@ Workload workload_from_json(const json& doc, const std::string& file) {
 }
 
 Workload read_workload(const std::string& path) {
-  if (std::filesystem::is_directory(path)) {
-    throw TraceError(path + ": a directory, not a workload trace");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw TraceError(path + ": cannot open workload trace");
+  std::string text;
+  try {
+    text = parsing::read_input_file(path, "workload trace");
+  } catch (const parsing::InputFileError& e) {
+    throw TraceError(e.what());
   }
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw TraceError(path + ": " + e.what());
   }

@@ -1,7 +1,6 @@
 #include "workloads/trace_writer.h"
 
-#include <fstream>
-
+#include "workloads/parsing/output_file.h"
 #include "workloads/trace_error.h"
 
 namespace dtsim::workloads {
@@ -50,10 +49,10 @@ nlohmann::ordered_json workload_to_json(const Workload& w) {
 }
 
 void write_workload(const Workload& w, const std::string& path) {
-  std::ofstream out(path);
-  out << workload_to_json(w).dump(2) << "\n";
-  if (!out) {
-    throw TraceError(path + ": cannot write workload trace");
+  try {
+    parsing::write_output_file(path, workload_to_json(w).dump(2) + "\n");
+  } catch (const parsing::OutputError& e) {
+    throw TraceError(path + ": cannot write workload trace (" + e.what() + ")");
   }
 }
 

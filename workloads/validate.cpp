@@ -5,6 +5,9 @@
 #include <sstream>
 #include <utility>
 
+#include "workloads/parsing/json_fields.h"
+#include "workloads/parsing/units.h"
+
 namespace dtsim::workloads {
 
 namespace {
@@ -19,6 +22,15 @@ void check_non_negative(double v, const std::string& pointer, std::vector<std::s
   if (!std::isfinite(v) || v < 0) {
     problems.push_back(pointer + ": expected a finite number >= 0, got " + number_text(v));
   }
+}
+
+// A time in seconds: finite, from 0 to parsing::kMaxDurationSec.
+void check_duration(double v, const std::string& pointer, std::vector<std::string>& problems) {
+  if (std::isfinite(v) && v > parsing::kMaxDurationSec) {
+    problems.push_back(pointer + ": expected at most 1e9 s, got " + number_text(v));
+    return;
+  }
+  check_non_negative(v, pointer, problems);
 }
 
 }  // namespace
@@ -50,7 +62,7 @@ std::vector<std::string> validate(const Workload& w) {
     problems.push_back("/batch_per_device: expected an integer > 0, got " +
                        std::to_string(w.batch_per_device));
   }
-  check_non_negative(w.optimizer_sec, "/optimizer_sec", problems);
+  check_duration(w.optimizer_sec, "/optimizer_sec", problems);
   if (w.layers.empty()) {
     problems.push_back("/layers: a trace needs at least one layer");
   }
@@ -69,11 +81,11 @@ std::vector<std::string> validate(const Workload& w) {
     if (layer.name.empty()) {
       problems.push_back(pointer + "/name: must not be empty");
     } else if (auto [it, inserted] = first_index.emplace(layer.name, i); !inserted) {
-      problems.push_back(pointer + "/name: \"" + layer.name + "\" already names /layers/" +
-                         std::to_string(it->second));
+      problems.push_back(pointer + "/name: \"" + parsing::printable(layer.name) +
+                         "\" already names /layers/" + std::to_string(it->second));
     }
-    check_non_negative(layer.forward_sec, pointer + "/forward_sec", problems);
-    check_non_negative(layer.backward_sec, pointer + "/backward_sec", problems);
+    check_duration(layer.forward_sec, pointer + "/forward_sec", problems);
+    check_duration(layer.backward_sec, pointer + "/backward_sec", problems);
     if (layer.forward_flops) {
       check_non_negative(*layer.forward_flops, pointer + "/forward_flops", problems);
     }
@@ -82,7 +94,7 @@ std::vector<std::string> validate(const Workload& w) {
       if (!value) {
         continue;
       }
-      check_non_negative(*value, pointer + "/" + key, problems);
+      check_duration(*value, pointer + "/" + key, problems);
       if (v1) {
         problems.push_back(pointer + "/" + key + ": needs format_version 2");
       }

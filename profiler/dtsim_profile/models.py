@@ -19,6 +19,7 @@ returns either
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -264,9 +265,25 @@ def _load_user_model(spec: str, options: ZooOptions) -> ModelBundle:
         return _bare_classifier(made, size)
     if (isinstance(made, tuple) and len(made) == 3 and isinstance(made[0], nn.Module)
             and callable(made[1]) and callable(made[2])):
+        _check_arguments(spec, "example_input_fn", made[1], "(batch, device)")
+        _check_arguments(spec, "loss_fn", made[2], "(output, target)")
         return ModelBundle(made[0], made[1], made[2], "sgd", f"user model {spec}")
     raise ProfileError(f"--model {spec}: the factory must return an nn.Module or a tuple "
                        f"(model, example_input_fn, loss_fn), got {type(made).__name__}")
+
+
+def _check_arguments(spec: str, name: str, function: Any, arguments: str) -> None:
+    """Raises ProfileError unless `function` can be called with the two arguments named in
+    `arguments`: a wrong signature failed deep inside the profiler with a traceback."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError as error:
+        raise ProfileError(f"--model {spec}: {name} is called as {name}{arguments}, but its "
+                           f"signature is {name}{signature}: {error}") from None
 
 
 def _bare_classifier(model: nn.Module, size: int) -> ModelBundle:

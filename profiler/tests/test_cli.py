@@ -103,6 +103,14 @@ class BadInputTest(unittest.TestCase):
                          "example_input_fn, loss_fn), got int",
                          "--model", "user_models:not_a_model", "--batch", "2")
 
+    def test_example_input_fn_with_the_wrong_signature(self) -> None:
+        # Issue #21: it failed inside the profiler with a Python traceback.
+        self.check_error("--model user_models:wrong_input_signature: example_input_fn is called "
+                         "as example_input_fn(batch, device), but its signature is "
+                         "example_input_fn(batch: 'int') -> 'tuple[Any, Any]': too many "
+                         "positional arguments",
+                         "--model", "user_models:wrong_input_signature", "--batch", "2")
+
     def test_fp16_on_cpu(self) -> None:
         self.check_error("--precision fp16: torch", "--model", "mlp", "--batch", "2",
                          "--precision", "fp16")

@@ -31,3 +31,14 @@ def bare_classifier() -> nn.Module:
 def not_a_model() -> int:
     """A factory returning something else."""
     return 42
+
+
+def wrong_input_signature() -> tuple[nn.Module, Any, Any]:
+    """A factory whose example_input_fn takes no device (it is called as fn(batch, device))."""
+    model = nn.Linear(16, 4)
+
+    def example_input_fn(batch: int) -> tuple[Any, Any]:
+        return torch.randn(batch, 16), torch.randn(batch, 4)
+
+    return model, example_input_fn, F.mse_loss
+

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config_error.h"
+#include "workloads/parsing/input_file.h"
 #include "workloads/parsing/json_fields.h"
 
 namespace dtsim::sim {
@@ -229,15 +230,14 @@ bool same_file(const fs::path& a, const fs::path& b) {
 }
 
 json read_json(const std::string& path) {
-  if (fs::is_directory(path)) {
-    throw ConfigError(path + ": a directory, not a job file");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError(path + ": cannot open job file");
+  std::string text;
+  try {
+    text = parsing::read_input_file(path, "job file");
+  } catch (const parsing::InputFileError& e) {
+    throw ConfigError(e.what());
   }
   try {
-    return json::parse(in);
+    return json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw ConfigError(path + ": " + e.what());
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -13,9 +12,11 @@
 
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "sim/cli/error_messages.h"
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
+#include "sim/cli/provenance.h"
 #include "sim/cli/rerun.h"
 #include "sim/cli/sweep.h"
 #include "sim/config_error.h"
@@ -23,6 +24,7 @@
 #include "sim/report/report.h"
 #include "sim/run/simulation.h"
 #include "workloads/generator.h"
+#include "workloads/parsing/json_fields.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace.h"
 #include "workloads/trace_error.h"
@@ -71,6 +73,8 @@ struct RunFlags {
   std::vector<std::string> cfg;
   int ranks = 0;
   int ranks_per_node = 0;
+  double max_hosts = dtsim::sim::kDefaultMaxHosts;
+  double max_events = dtsim::sim::kDefaultMaxEvents;
 };
 
 po::options_description run_flags(RunFlags& f, bool ranks_required = true,
@@ -135,6 +139,12 @@ po::options_description run_flags(RunFlags& f, bool ranks_required = true,
       "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors");
   add("cfg", po::value(&f.cfg)->composing()->value_name("KEY:VALUE"),
       "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)");
+  add("max-hosts", po::value(&f.max_hosts)->default_value(f.max_hosts)->value_name("N"),
+      "work limit: the most hosts a platform may build (each costs about 2.4 KB and 30 us); a "
+      "bigger one is refused before anything runs, with the flag that allows it");
+  add("max-events", po::value(&f.max_events)->default_value(f.max_events)->value_name("N"),
+      "work limit: the most transfers periodic background flows may start during the run "
+      "(each costs about 10-20 us), estimated from the run's compute before it runs");
   add("report", po::value(&f.report)->value_name("R.json"),
       "write the full JSON report there (nothing is written if the run fails)");
   add("help", "explain the flags");
@@ -179,8 +189,12 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   run.chunk_bytes = parse_size_flag("chunk", f.chunk);
   const auto latency_sec = dtsim::parsing::parse_duration(f.collective_latency);
   if (!latency_sec || *latency_sec < 0) {
-    throw ConfigError("--collective-latency " + f.collective_latency +
+    throw ConfigError("--collective-latency " + dtsim::parsing::printable(f.collective_latency) +
                       ": expected a duration >= 0 such as 8.4us");
+  }
+  if (*latency_sec > dtsim::parsing::kMaxDurationSec) {
+    throw ConfigError("--collective-latency " + dtsim::parsing::printable(f.collective_latency) +
+                      ": expected at most 1e9 s");
   }
   run.collective_latency_sec = *latency_sec;
   if (!f.grid.empty()) {
@@ -201,18 +215,26 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
     dtsim::sim::check_simgrid_cfg(c);
   }
   run.simgrid_cfg = f.cfg;
+  for (const auto& [flag, value] :
+       {std::pair{"max-hosts", f.max_hosts}, std::pair{"max-events", f.max_events}}) {
+    if (!(value >= 1) || !std::isfinite(value)) {
+      throw ConfigError(std::string("--") + flag + " " +
+                        dtsim::parsing::format_number("%g", value) + ": expected a number >= 1");
+    }
+  }
+  run.max_hosts = f.max_hosts;
+  run.max_events = f.max_events;
   return run;
 }
 
-void write_report(const std::string& path, const nlohmann::ordered_json& report) {
+// Writes `report` with the provenance of `inputs` to `path` (nothing for an empty path).
+void write_report(const std::string& path, nlohmann::ordered_json report,
+                  const std::vector<dtsim::sim::InputFile>& inputs) {
   if (path.empty()) {
     return;
   }
-  std::ofstream out(path);
-  out << report.dump(2) << "\n";
-  if (!out) {
-    throw ConfigError("--report " + path + ": cannot write the report");
-  }
+  report["provenance"] = dtsim::sim::provenance_json(inputs);
+  dtsim::sim::write_text("report", path, report.dump(2) + "\n");
 }
 
 // `args` parsed against `flags`, which take no positional arguments: a stray word ("tree"
@@ -229,6 +251,27 @@ po::parsed_options parse_flags_only(const std::vector<std::string>& args,
   return parsed;
 }
 
+// Throws ConfigError for a flag given an empty text (`--report ""` was ignored as if absent).
+void reject_empty_values(const po::variables_map& vm) {
+  for (const auto& [name, value] : vm) {
+    const auto* text = boost::any_cast<std::string>(&value.value());
+    if (!value.defaulted() && text != nullptr && text->empty()) {
+      throw ConfigError("--" + name + ": expected a value, got an empty text");
+    }
+  }
+}
+
+// Throws ConfigError naming the first argument that is not valid UTF-8: reports are JSON, which
+// must be, and a path or a value in them could not be written after the whole run.
+void reject_invalid_utf8(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (!dtsim::parsing::is_valid_utf8(arg)) {
+      throw ConfigError("argument \"" + dtsim::parsing::printable(arg) +
+                        "\": not valid UTF-8 (reports are JSON, which must be)");
+    }
+  }
+}
+
 // Parses `args` against `flags`; returns false if --help was given (after printing it).
 bool parse(const std::vector<std::string>& args, const po::options_description& flags,
            const std::string& verb, const char* what) {
@@ -238,6 +281,7 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
     std::cout << "Usage: dtsim " << verb << " [flags]\n" << what << "\n" << flags;
     return false;
   }
+  reject_empty_values(vm);
   po::notify(vm);
   return true;
 }
@@ -323,9 +367,15 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                         ": dtsim memory needs --model NAME (a graph has no layer shapes)");
     }
     dtsim::sim::check_output_path("report", f.report);
+    const auto inputs = dtsim::sim::input_files({{"job", job_path}});
+    std::vector<std::pair<std::string, std::string>> files{{"report", f.report}};
+    for (const auto& input : inputs) {
+      files.emplace_back(input.flag, input.path);
+    }
+    dtsim::sim::check_distinct_outputs(files);
     const auto report = dtsim::sim::hybrid_memory(dtsim::sim::hybrid_config(
         hybrid, {.ranks = f.ranks}, workload, bucket_cap_bytes(bucket_mb), iterations));
-    write_report(f.report, dtsim::sim::memory_report_json(report));
+    write_report(f.report, dtsim::sim::memory_report_json(report), inputs);
     std::cout << dtsim::sim::memory_summary(report);
     return 0;
   }
@@ -341,18 +391,21 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                       "--help)");
   }
   dtsim::sim::check_output_path("report", f.report);
-  dtsim::sim::check_distinct_outputs({{"report", f.report},
-                                      {"timeline", outputs_flags.timeline},
-                                      {"link-report", outputs_flags.link_report},
-                                      {"dump-graph", outputs_flags.dump_graph},
-                                      {"workload", workload},
-                                      {"graph", graph},
-                                      {"job", job_path}});
+  const auto inputs = dtsim::sim::input_files(
+      {{"job", job_path}, {"workload", workload}, {"graph", graph}, {"platform", f.platform}});
+  std::vector<std::pair<std::string, std::string>> files{{"report", f.report},
+                                                         {"timeline", outputs_flags.timeline},
+                                                         {"link-report", outputs_flags.link_report},
+                                                         {"dump-graph", outputs_flags.dump_graph}};
+  for (const auto& input : inputs) {
+    files.emplace_back(input.flag, input.path);
+  }
+  dtsim::sim::check_distinct_outputs(files);
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   if (!graph.empty()) {
     const auto report =
         dtsim::sim::simulate_graph({.run = run_options(f), .graph_path = graph}, &outputs);
-    write_report(f.report, dtsim::sim::report_json(report));
+    write_report(f.report, dtsim::sim::report_json(report), inputs);
     dtsim::sim::write_outputs(outputs_flags, outputs);
     std::cout << dtsim::sim::report_summary(report);
     return 0;
@@ -365,7 +418,7 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
     const auto config =
         dtsim::sim::hybrid_config(hybrid, run_options(f), workload, bucket_bytes, iterations);
     const auto report = dtsim::sim::simulate_hybrid(config, &outputs);
-    write_report(f.report, dtsim::sim::report_json(report));
+    write_report(f.report, dtsim::sim::report_json(report), inputs);
     dtsim::sim::write_outputs(outputs_flags, outputs);
     std::cout << dtsim::sim::report_summary(report);
     return 0;
@@ -381,7 +434,7 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                                     .accumulation_steps = accumulation_steps,
                                     .overlap = *overlap_mode};
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
-  write_report(f.report, dtsim::sim::report_json(report));
+  write_report(f.report, dtsim::sim::report_json(report), inputs);
   dtsim::sim::write_outputs(outputs_flags, outputs);
   std::cout << dtsim::sim::report_summary(report);
   return 0;
@@ -411,8 +464,14 @@ int run_collective(const std::vector<std::string>& args) {
   dtsim::sim::CollectiveConfig config{
       .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
   dtsim::sim::check_output_path("report", f.report);
+  const auto inputs = dtsim::sim::input_files({{"platform", f.platform}});
+  std::vector<std::pair<std::string, std::string>> files{{"report", f.report}};
+  for (const auto& input : inputs) {
+    files.emplace_back(input.flag, input.path);
+  }
+  dtsim::sim::check_distinct_outputs(files);
   const auto report = dtsim::sim::simulate_collective(config);
-  write_report(f.report, dtsim::sim::report_json(report));
+  write_report(f.report, dtsim::sim::report_json(report), inputs);
   std::cout << dtsim::sim::report_summary(report);
   return 0;
 }
@@ -451,55 +510,9 @@ int run_platform(const std::string& action, const std::vector<std::string>& args
     return 0;
   }
   dtsim::sim::check_output_path("output", output);
-  std::ofstream out(output);
-  out << text;
-  if (!out) {
-    throw ConfigError("--output " + output + ": cannot write");
-  }
+  dtsim::sim::check_distinct_outputs({{"output", output}, {"platform", path}});
+  dtsim::sim::write_text("output", output, text);
   return 0;
-}
-
-// The flag that sets configuration field `field` (config_error.h): the field's name with dashes,
-// or the flag whose unit or name differs.
-std::string flag_of(const std::string& field) {
-  if (field == "simgrid_cfg") {
-    return "cfg";
-  }
-  if (field == "chunk_bytes") {
-    return "chunk";
-  }
-  if (field == "collective_latency_sec") {
-    return "collective-latency";
-  }
-  if (field == "bucket_cap_bytes") {
-    return "bucket-mb";
-  }
-  if (field == "collapse_pipelines") {
-    return "replay";
-  }
-  if (field == "calibrate_iteration_sec") {
-    return "calibrate-iter-sec";
-  }
-  std::string flag = field;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
-}
-
-// An error as the command line says it: the field at fault as its flag.
-std::string cli_message(const std::exception& e, const dtsim::parsing::FieldProblem& problem) {
-  return problem.field().empty() ? e.what()
-                                 : dtsim::parsing::FieldProblem::join(
-                                       "--" + flag_of(problem.field()), problem.detail());
-}
-
-// Prints an input error, one problem per line, each prefixed with "dtsim <verb>: ", those of
-// flags from `job` said as its own.
-void print_error(const std::string& verb, const std::string& message,
-                 const dtsim::sim::JobFile& job) {
-  std::istringstream lines(job.locate(message));
-  for (std::string line; std::getline(lines, line);) {
-    std::cerr << "dtsim " << verb << ": " << line << "\n";
-  }
 }
 
 int run_workload_generate(const std::vector<std::string>& args) {
@@ -578,6 +591,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   dtsim::sim::JobFile job;
   try {
+    reject_invalid_utf8(args);
     if (verb == "simulate") {
       return run_simulate(args, job);
     }
@@ -617,22 +631,22 @@ int main(int argc, char** argv) {
                  "dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
-    print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);
+    dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);
   } catch (const ConfigError& e) {
-    print_error(verb, cli_message(e, e), job);
+    dtsim::sim::print_error(verb, dtsim::sim::cli_message(e, e), job);
   } catch (const dtsim::workloads::TraceError& e) {
-    print_error(verb, e.what(), job);
+    dtsim::sim::print_error(verb, e.what(), job);
   } catch (const dtsim::platforms::PlatformError& e) {
-    print_error(verb, e.what(), job);
+    dtsim::sim::print_error(verb, e.what(), job);
   } catch (const dtsim::sim::GraphError& e) {
-    print_error(verb, e.what(), job);
+    dtsim::sim::print_error(verb, e.what(), job);
   } catch (const dtsim::workloads::GeneratorError& e) {
-    print_error(verb, cli_message(e, e), job);
+    dtsim::sim::print_error(verb, dtsim::sim::cli_message(e, e), job);
   } catch (const dtsim::sim::FoldNotExact& e) {
     dtsim::sim::rerun_with_next_fold(verb, e.what(), argc, argv);
     return kExitInternalError;
   } catch (const std::exception& e) {  // a bug, not bad input
-    print_error(verb, std::string("internal error: ") + e.what(), job);
+    dtsim::sim::print_error(verb, std::string("internal error: ") + e.what(), job);
     return kExitInternalError;
   }
   return kExitBadInput;

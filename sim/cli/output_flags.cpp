@@ -1,12 +1,13 @@
 #include "sim/cli/output_flags.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "sim/config_error.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/report/link_report.h"
 #include "sim/report/timeline.h"
+#include "workloads/parsing/json_fields.h"
+#include "workloads/parsing/output_file.h"
 
 namespace dtsim::sim {
 
@@ -15,21 +16,43 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr unsigned kHelpColumns = 100;
+constexpr std::size_t kMaxFileNameBytes = 255;  // NAME_MAX of Linux file systems
 
-void write_text(const std::string& flag, const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    throw ConfigError("--" + flag + " " + path + ": cannot write");
-  }
+// Whether `a` and `b` name one file. Paths that cannot be resolved (a name too long) are told
+// apart as written; opening them fails later with the reason.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error_a, error_b;
+  const auto canonical_a = std::filesystem::weakly_canonical(a, error_a);
+  const auto canonical_b = std::filesystem::weakly_canonical(b, error_b);
+  return error_a || error_b ? a == b : canonical_a == canonical_b;
 }
 
 }  // namespace
 
+void write_text(const std::string& flag, const std::string& path, const std::string& text) {
+  try {
+    parsing::write_output_file(path, text);
+  } catch (const parsing::OutputError& e) {
+    throw ConfigError("--" + flag + " " + path + ": cannot write (" + e.what() + ")");
+  }
+}
+
 void check_output_path(const std::string& flag, const std::string& path) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!path.empty() && !parent.empty() && !std::filesystem::is_directory(parent)) {
-    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string());
+  namespace fs = std::filesystem;
+  const auto parent = fs::path(path).parent_path();
+  std::error_code error;
+  if (!path.empty() && !parent.empty() && !fs::is_directory(parent, error)) {
+    throw ConfigError("--" + flag + " " + path + ": no such directory " + parent.string() +
+                      (error && error != std::errc::no_such_file_or_directory
+                           ? " (" + error.message() + ")"
+                           : ""));
+  }
+  for (const auto& component : fs::path(path)) {
+    if (component.native().size() > kMaxFileNameBytes) {
+      throw ConfigError("--" + flag + " " + parsing::printable(path) +
+                        ": a file name longer than " + std::to_string(kMaxFileNameBytes) +
+                        " bytes");
+    }
   }
 }
 
@@ -38,9 +61,7 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
     for (std::size_t j = 0; j < i; ++j) {
       const auto& [flag, path] = files[i];
       const auto& [other_flag, other_path] = files[j];
-      if (!path.empty() && !other_path.empty() &&
-          std::filesystem::weakly_canonical(path) ==
-              std::filesystem::weakly_canonical(other_path)) {
+      if (!path.empty() && !other_path.empty() && same_file(path, other_path)) {
         throw ConfigError("--" + flag + " " + path + ": the same file as --" + other_flag);
       }
     }

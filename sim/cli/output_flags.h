@@ -34,6 +34,10 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
 // simulation, if an output's directory does not exist.
 [[nodiscard]] SimulateOutputs requested_outputs(const OutputFlags& flags);
 
+// Writes `text` to `path` (parsing::write_output_file: complete or not at all). Throws
+// ConfigError "--<flag> <path>: cannot write (<reason>)".
+void write_text(const std::string& flag, const std::string& path, const std::string& text);
+
 // Writes the requested files. Throws ConfigError naming the flag and file if one cannot be
 // written.
 void write_outputs(const OutputFlags& flags, const SimulateOutputs& outputs);

@@ -15,6 +15,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "sim/cli/output_flags.h"
 #include "sim/cli/sweep_csv.h"
 #include "sim/cli/sweep_spec.h"
 #include "sim/config_error.h"
@@ -86,7 +87,8 @@ class ResultsFile {
     }
     fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) {
-      throw ConfigError("--out " + path + ": cannot open for writing");
+      throw ConfigError("--out " + path + ": cannot open for writing (" + std::strerror(errno) +
+                        ")");
     }
     if (!exists) {
       append(header);
@@ -100,23 +102,20 @@ class ResultsFile {
 
   // One write(): a line is in the file whole or not at all.
   void append(const std::string& line) const {
-    if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-      throw std::runtime_error("--out " + path_ + ": write failed");
+    const ssize_t written = ::write(fd_, line.data(), line.size());
+    if (written != static_cast<ssize_t>(line.size())) {
+      const int error = written < 0 ? errno : ENOSPC;
+      if (written > 0) {  // a torn line: --resume cuts it
+        std::error_code ignored;
+        fs::resize_file(path_, fs::file_size(path_, ignored) - static_cast<std::uintmax_t>(written),
+                        ignored);
+      }
+      throw ConfigError("--out " + path_ + ": cannot write (" + std::strerror(error) + ")");
     }
   }
 
   // Rewrites the file sorted by point: a temporary file renamed over it.
-  void sort() const {
-    const std::string tmp = path_ + ".sorting";
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      out << sort_sweep_csv(slurp(path_));
-      if (!out) {
-        throw std::runtime_error("--out " + path_ + ": cannot write " + tmp);
-      }
-    }
-    fs::rename(tmp, path_);
-  }
+  void sort() const { write_text("out", path_, sort_sweep_csv(slurp(path_))); }
 
  private:
   std::string path_;
@@ -258,15 +257,15 @@ void emit_slurm(const std::string& dir_flag, const SweepSpec& spec,
   if (reports || logs) {
     throw ConfigError("--emit-slurm " + dir_flag + ": cannot create " + dir.string());
   }
-  std::ofstream list(dir / "points.txt", std::ios::binary);
+  std::string list;
   for (const SweepPoint& p : points) {
     std::string line;
     for (const std::string& a : p.args) {
       line += (line.empty() ? "" : " ") + shell_quote(a);
     }
-    list << line << "\n";
+    list += line + "\n";
   }
-  std::ofstream script(dir / "sweep.sbatch", std::ios::binary);
+  std::ostringstream script;
   const std::string d = dir.string();
   script << "#!/bin/bash\n"
          << "# dtsim sweep " << spec.file << ": " << points.size()
@@ -283,10 +282,11 @@ void emit_slurm(const std::string& dir_flag, const SweepSpec& spec,
          << "args=$(sed -n \"$((point + 1))p\" " << shell_quote(d + "/points.txt") << ")\n"
          << "eval \"exec " << shell_quote(self_path()) << " simulate $args --report "
          << shell_quote(d + "/reports/") << "point-$point.json\"\n";
-  if (!list || !script) {
-    throw ConfigError("--emit-slurm " + dir_flag + ": cannot write in " + d);
-  }
-  fs::permissions(dir / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+  write_text("emit-slurm", (dir / "points.txt").string(), list);
+  write_text("emit-slurm", (dir / "sweep.sbatch").string(), script.str());
+  std::error_code not_executable;  // sbatch reads the script; it need not be executable
+  fs::permissions(dir / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add,
+                  not_executable);
   std::cout << "dtsim sweep: " << points.size() << " points -> " << d
             << "/sweep.sbatch (sbatch it) and " << d << "/points.txt\n";
 }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "sim/config_error.h"
+#include "workloads/parsing/input_file.h"
 #include "workloads/parsing/json_fields.h"
 
 namespace dtsim::sim {
@@ -15,7 +16,7 @@ using json = nlohmann::ordered_json;
 namespace {
 
 std::string describe(const json& v) {
-  return parsing::describe_json(nlohmann::json(v));
+  return parsing::describe_ordered_json(v);
 }
 
 // One word of a flag value: a string as is, an integer in decimal, another number as JSON
@@ -171,16 +172,15 @@ SweepSpec sweep_from_json(const json& doc, const std::string& file,
 }
 
 SweepSpec read_sweep(const std::string& path, const std::vector<std::string>& flags) {
-  if (std::filesystem::is_directory(path)) {
-    throw ConfigError(path + ": a directory, not a sweep file");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError(path + ": cannot open sweep file");
+  std::string text;
+  try {
+    text = parsing::read_input_file(path, "sweep file");
+  } catch (const parsing::InputFileError& e) {
+    throw ConfigError(e.what());
   }
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     throw ConfigError(path + ": " + e.what());
   }

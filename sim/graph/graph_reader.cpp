@@ -10,6 +10,7 @@
 #include "sim/graph/graph_reader_internal.h"
 #include "sim/graph/graph_validate.h"
 #include "sim/graph/graph_validate_internal.h"
+#include "workloads/parsing/input_file.h"
 #include "workloads/parsing/json_fields.h"
 
 namespace dtsim::sim {
@@ -380,16 +381,15 @@ ExecutionGraph parse_execution_graph(const json& doc, const std::string& file) {
 }
 
 ExecutionGraph read_execution_graph(const std::string& path) {
-  if (std::filesystem::is_directory(path)) {
-    throw GraphError(path + ": a directory, not an execution graph");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw GraphError(path + ": cannot open execution graph");
+  std::string text;
+  try {
+    text = parsing::read_input_file(path, "execution graph");
+  } catch (const parsing::InputFileError& e) {
+    throw GraphError(e.what());
   }
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw GraphError(path + ": " + e.what());
   }

@@ -54,7 +54,7 @@ std::int32_t NameTable::index(const std::string& name, JsonFields& node, const c
     return it->second;
   }
   if (given_) {
-    node.problem(field, "\"" + name + "\" is not in /" + key_);
+    node.problem(field, "\"" + parsing::printable(name) + "\" is not in /" + key_);
     return -1;
   }
   names_.push_back(name);
@@ -150,8 +150,8 @@ void read_enum(JsonFields& f, const char* key, bool required, const char* what,
                E& out) {
   if (const auto name = f.string(key, required)) {
     if (!parse(*name, out)) {
-      f.problem(key, "unknown " + std::string(what) + " \"" + *name + "\" (expected one of " +
-                         names + ")");
+      f.problem(key, "unknown " + std::string(what) + " \"" + parsing::printable(*name) +
+                         "\" (expected one of " + names + ")");
     }
   }
 }
@@ -224,8 +224,8 @@ FileNode read_node(const json& value, const std::string& pointer, const Program&
   if (const auto kind = f.string("kind")) {
     kind_known = parse_node_kind(*kind, n.kind);
     if (!kind_known) {
-      f.problem("kind",
-                "unknown kind \"" + *kind + "\" (expected one of compute, collective, send, recv)");
+      f.problem("kind", "unknown kind \"" + parsing::printable(*kind) +
+                            "\" (expected one of compute, collective, send, recv)");
     }
   }
   out.deps = f.unsigned_array("deps", /*required=*/false).value_or(std::vector<std::uint64_t>{});

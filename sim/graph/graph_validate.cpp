@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "sim/graph/graph_validate_internal.h"
+#include "workloads/parsing/json_fields.h"
+#include "workloads/parsing/units.h"
 #include "workloads/trace.h"
 
 namespace dtsim::sim {
@@ -92,7 +94,7 @@ std::string value_text(T v) {
 }
 
 std::string quoted(const std::string& s) {
-  return "\"" + s + "\"";
+  return "\"" + parsing::printable(s) + "\"";  // bounded: names come from the file
 }
 
 // "<prefix><i><suffix>: "x" already names <prefix><j>" for every repeated name.
@@ -207,7 +209,10 @@ void check_tags(const ExecutionGraph& g, const Node& n, const std::string& at, P
 }
 
 void check_compute(const Node& n, const std::string& at, Problems& problems) {
-  if (!std::isfinite(n.duration_sec) || n.duration_sec < 0) {
+  if (std::isfinite(n.duration_sec) && n.duration_sec > parsing::kMaxDurationSec) {
+    problems.add(at + "/duration_sec",
+                 "expected at most 1e9 s, got " + number_text(n.duration_sec));
+  } else if (!std::isfinite(n.duration_sec) || n.duration_sec < 0) {
     problems.add(at + "/duration_sec",
                  "expected a finite number >= 0, got " + number_text(n.duration_sec));
   }

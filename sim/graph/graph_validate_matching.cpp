@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "sim/graph/graph_validate_internal.h"
+#include "workloads/parsing/json_fields.h"
 
 namespace dtsim::sim::graph_internal {
 
@@ -59,7 +60,7 @@ std::span<const std::pair<std::int32_t, std::int32_t>> with_peer(
 namespace {
 
 std::string quoted(const std::string& s) {
-  return "\"" + s + "\"";
+  return "\"" + parsing::printable(s) + "\"";  // bounded: names come from the file
 }
 
 // What a member runs on a communicator: its program and the role bound there (-1: none).

@@ -1,15 +1,9 @@
 #include "sim/graph/graph_writer.h"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-
 #include "sim/graph/graph_error.h"
 #include "sim/graph/graph_validate_internal.h"
 #include "sim/invariant.h"
-
-#include <unistd.h>
+#include "workloads/parsing/output_file.h"
 
 namespace dtsim::sim {
 
@@ -221,31 +215,10 @@ std::string execution_graph_text(const ExecutionGraph& graph) {
 }
 
 void write_execution_graph(const ExecutionGraph& graph, const std::string& path) {
-  namespace fs = std::filesystem;
-  const std::string text = execution_graph_text(graph);
-  const fs::path target(path);
-  fs::path temporary = target;
-  temporary += ".tmp" + std::to_string(::getpid());
-  const auto fail = [&](const std::string& reason) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw GraphError(path + ": cannot write execution graph (" + reason + ")");
-  };
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      fail(std::strerror(errno));
-    }
-    out << text;
-    out.close();
-    if (!out) {
-      fail(std::strerror(errno));
-    }
-  }
-  std::error_code error;
-  fs::rename(temporary, target, error);
-  if (error) {
-    fail(error.message());
+  try {
+    parsing::write_output_file(path, execution_graph_text(graph));
+  } catch (const parsing::OutputError& e) {
+    throw GraphError(path + ": cannot write execution graph (" + e.what() + ")");
   }
 }
 

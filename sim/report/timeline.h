@@ -6,7 +6,8 @@
 // thread per stream: tid 0 "compute", then one per communicator the rank uses, in the order of
 // the graph's communicators ("communication" when there is one, else "comm NAME"). Slices are
 // complete events ("ph": "X") with "ts" and "dur" in microseconds of simulated time since the
-// start of the run:
+// start of the run, both multiples of 2^-10 us (about 1 ns), so that ts + dur is exact and a
+// slice that ends where the next starts never overlaps it:
 //   - compute: one slice per compute node: "<phase> <layer>" (e.g. "forward conv1",
 //     "backward conv1"), or the phase alone without a layer ("optimizer"); args: iteration,
 //     micro_batch, layer;

@@ -11,6 +11,7 @@
 #include "sim/invariant.h"
 #include "sim/replay/perturbations.h"
 #include "sim/replay/rank_mapping.h"
+#include "sim/run/work_limits.h"
 
 namespace dtsim::sim {
 
@@ -103,6 +104,7 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* reques
                                              .collective_latency_sec = run.collective_latency_sec});
   ValidatedRun v{.platform = platforms::read_platform_spec(run.platform_path),
                  .chooser = std::move(chooser)};
+  check_host_limit(v.platform, run.max_hosts);
   const unsigned hosts = v.platform.host_count();
   if (hosts != 0 && static_cast<unsigned>(run.ranks) > hosts) {
     throw ConfigError(

@@ -16,6 +16,7 @@
 #include "sim/report/timeline.h"
 #include "sim/run/engine_run.h"
 #include "sim/run/graph_run.h"
+#include "sim/run/work_limits.h"
 #include "sim/strategies/data_parallel.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace_reader.h"
@@ -104,12 +105,21 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   const CollectiveRequest all_reduce{
       .op = CollectiveOp::kAllReduce, .ranks = config.run.ranks, .bytes = 1};
   ValidatedRun v = validate_run(config.run, &all_reduce);
-
-  EngineRun engine(config.run, v.platform, v.hints);
-  const double slowest = std::ranges::max(engine.compute_factors());
   const double compute_sec =
       (workload.forward_sec() + workload.backward_sec()) * config.accumulation_steps +
       workload.optimizer_sec;
+  // Before the engine starts (SimGrid warns on an exit while it exists); at full GPU speed.
+  check_background_limit(
+      v.platform, compute_sec * config.iterations,
+      std::to_string(config.iterations) + " iterations of " + config.workload_path,
+      config.run.max_events);
+
+  EngineRun engine(config.run, v.platform, v.hints);
+  const double slowest = std::ranges::max(engine.compute_factors());
+  if (!std::isfinite(compute_sec * config.iterations)) {  // the trace alone (issue #21's blame)
+    throw ConfigError(config.workload_path + ": " + std::to_string(config.iterations) +
+                      " iterations of this trace last forever");
+  }
   if (!std::isfinite(slowest * compute_sec * config.iterations)) {
     throw ConfigError(v.platform.file + ": /perturbations/slow_gpus: a compute factor of " +
                       parsing::format_number("%g", slowest) + " makes " +
@@ -297,11 +307,27 @@ void check_replayable(const ExecutionGraph& g, const std::string& path, double s
   }
 }
 
+// The longest compute of a program at full GPU speed: a replay lasts at least that long.
+double longest_compute_sec(const ExecutionGraph& g) {
+  double longest_sec = 0;
+  for (const Program& p : g.programs) {
+    double compute_sec = 0;
+    for (const Node& node : p.nodes) {
+      compute_sec += node.duration_sec;
+    }
+    longest_sec = std::max(longest_sec, compute_sec);
+  }
+  return longest_sec;
+}
+
 }  // namespace
 
 GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std::string& origin,
                          SimulateOutputs* outputs, const ReplayObserver& observe) {
   ValidatedRun v = validate_run(run, nullptr, origin);
+  if (const double run_sec = longest_compute_sec(graph); std::isfinite(run_sec)) {
+    check_background_limit(v.platform, run_sec, "the compute of " + origin, run.max_events);
+  }
   EngineRun engine(run, v.platform, v.hints);
   check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));
   const bool memoize = run.collapse && !engine.has_background_traffic();

@@ -41,6 +41,11 @@ enum class NetworkModel {
 // are SimGrid's to refuse, when the engine starts.
 void check_simgrid_cfg(const std::string& setting);
 
+// Default work bounds of a run (sim/run/work_limits.h): 2^17 hosts (about 0.3 GB and 4 s to
+// build), 5e7 background transfers (minutes).
+inline constexpr double kDefaultMaxHosts = 131072;
+inline constexpr double kDefaultMaxEvents = 5e7;
+
 // Options shared by both verbs.
 struct RunOptions {
   std::string platform_path;
@@ -58,6 +63,10 @@ struct RunOptions {
   std::vector<int> grid;   // torus-2d algorithm; empty: the dims of a 2-D torus platform
   NetworkModel network_model = NetworkModel::kExact;
   std::vector<std::string> simgrid_cfg;  // extra SimGrid settings KEY:VALUE (--cfg)
+  // Work bounds (work_limits.h): hosts a platform may build, background transfers a run may
+  // start.
+  double max_hosts = kDefaultMaxHosts;
+  double max_events = kDefaultMaxEvents;
 };
 
 // A verified fold (sim/lowering/fold.h) did not hold: a folded rank's communication ended

@@ -121,8 +121,10 @@ TEST(TraceRoundtrip, WriterReportsUnwritablePath) {
     write_workload(awkward_workload(), path);
     ADD_FAILURE() << "no TraceError";
   } catch (const TraceError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "tests/testdata/wl_no_such_folder/out.json: cannot write workload trace");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "tests/testdata/wl_no_such_folder/out.json: cannot write workload trace (No such file or "
+        "directory)");
   }
 }
 

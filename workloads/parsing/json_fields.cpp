@@ -1,6 +1,7 @@
 #include "workloads/parsing/json_fields.h"
 
 #include <cmath>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -139,7 +140,7 @@ void JsonFields::reject_unknown(std::initializer_list<const char*> known) {
       for (const char* k : known) {
         list += (list.empty() ? "" : ", ") + std::string(k);
       }
-      problem(key, "unknown key (expected one of " + list + ")");
+      problem(printable(key), "unknown key (expected one of " + list + ")");
     }
   }
 }
@@ -148,8 +149,9 @@ namespace {
 
 // Whether `value` nests arrays or objects more than `limit` levels deep (without recursion: a
 // file may nest them 100,000 deep, and dump() would overflow the stack).
-bool nested_deeper_than(const json& value, int limit) {
-  std::vector<std::pair<const json*, int>> stack{{&value, 0}};
+template <typename Json>
+bool nested_deeper_than(const Json& value, int limit) {
+  std::vector<std::pair<const Json*, int>> stack{{&value, 0}};
   while (!stack.empty()) {
     const auto [v, depth] = stack.back();
     stack.pop_back();
@@ -159,16 +161,15 @@ bool nested_deeper_than(const json& value, int limit) {
     if (depth >= limit) {
       return true;
     }
-    for (const json& child : *v) {
+    for (const Json& child : *v) {
       stack.emplace_back(&child, depth + 1);
     }
   }
   return false;
 }
 
-}  // namespace
-
-std::string describe_json(const json& value) {
+template <typename Json>
+std::string describe(const Json& value) {
   constexpr std::size_t kMaxChars = 40;
   constexpr int kMaxDepth = 32;
   if (value.is_null()) {
@@ -178,11 +179,92 @@ std::string describe_json(const json& value) {
     return std::string(value.type_name()) + " nested more than " + std::to_string(kMaxDepth) +
            " levels deep";
   }
-  std::string text = value.dump();
+  // Invalid UTF-8 cannot come from a parsed file, but a value built in C++ may hold it.
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > kMaxChars) {
     text = text.substr(0, kMaxChars) + "...";
   }
   return std::string(value.type_name()) + " " + text;
+}
+
+}  // namespace
+
+std::string describe_json(const json& value) {
+  return describe(value);
+}
+
+std::string describe_ordered_json(const nlohmann::ordered_json& value) {
+  return describe(value);
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence that starts `text`, or 0.
+std::size_t utf8_sequence_length(std::string_view text) {
+  const auto byte = [&](std::size_t i) {
+    return static_cast<unsigned char>(text[i]);
+  };
+  const unsigned char lead = byte(0);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead < 0x80) {
+    return 1;
+  }
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    low = lead == 0xE0 ? 0xA0 : 0x80;   // no overlong forms
+    high = lead == 0xED ? 0x9F : 0xBF;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    low = lead == 0xF0 ? 0x90 : 0x80;
+    high = lead == 0xF4 ? 0x8F : 0xBF;  // at most U+10FFFF
+  } else {
+    return 0;
+  }
+  if (text.size() < length || byte(1) < low || byte(1) > high) {
+    return 0;
+  }
+  for (std::size_t i = 2; i < length; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) {
+      return 0;
+    }
+  }
+  return length;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t length = utf8_sequence_length(text);
+    if (length == 0) {
+      return false;
+    }
+    text.remove_prefix(length);
+  }
+  return true;
+}
+
+std::string printable(std::string_view text) {
+  constexpr std::size_t kMaxBytes = 64;
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size() && i < kMaxBytes) {
+    const std::size_t length = utf8_sequence_length(text.substr(i));
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (length == 0 || c < 0x20 || c == 0x7F || c == '"' || c == '\\') {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+      out += escaped;
+      ++i;
+      continue;
+    }
+    out += text.substr(i, length);
+    i += length;
+  }
+  return i < text.size() ? out + "..." : out;
 }
 
 }  // namespace dtsim::parsing

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,17 @@ class JsonFields {
 
 // A short rendering of a JSON value for messages: strings quoted, long values cut.
 [[nodiscard]] std::string describe_json(const nlohmann::json& value);
+// The same for a document that keeps its keys' order (no copy: copying a value nested 100,000
+// deep overflows the stack).
+[[nodiscard]] std::string describe_ordered_json(const nlohmann::ordered_json& value);
+
+// Whether `text` is valid UTF-8 (what a JSON document may hold).
+[[nodiscard]] bool is_valid_utf8(std::string_view text);
+
+// `text` for a message, bounded: control characters, quotes, backslashes and bytes that are not
+// valid UTF-8 written as \xHH, cut after 64 bytes with "...". Always valid UTF-8.
+//   printable("a\xff") == "a\\xFF"
+[[nodiscard]] std::string printable(std::string_view text);
 
 }  // namespace dtsim::parsing
 

@@ -14,6 +14,11 @@
 
 namespace dtsim::parsing {
 
+// The longest duration dtsim accepts in any input (a layer's time, a latency): 10^9 s, about 32
+// years. Longer ones are mistakes, and overflow the simulated clock (10^308 s ran into a SimGrid
+// deadlock) or print 300-digit times.
+inline constexpr double kMaxDurationSec = 1e9;
+
 // Bytes per second from "<number><unit>", unit one of Bps kBps KBps MBps GBps TBps KiBps MiBps
 // GiBps TiBps (bytes) or bps kbps Kbps Mbps Gbps Tbps (bits). Nothing if malformed, unitless,
 // negative or not finite.

@@ -122,8 +122,10 @@ TEST(Timeline, SlicesAreTheHandComputedTaskTimes) {
       const ordered_json* e = find(trace["traceEvents"], rank, x.name, 2);
       ASSERT_NE(e, nullptr) << x.name;
       EXPECT_EQ((*e)["tid"].get<int>(), x.tid) << x.name;
-      EXPECT_NEAR((*e)["ts"].get<double>(), (t + x.start_sec) * 1e6, 1e-6) << x.name;
-      EXPECT_NEAR((*e)["dur"].get<double>(), x.duration_sec * 1e6, 1e-6) << x.name;
+      // Times are rounded to 2^-10 us (timeline.h): a start within half a step, a duration (two
+      // rounded ends) within one.
+      EXPECT_NEAR((*e)["ts"].get<double>(), (t + x.start_sec) * 1e6, 0.5 / 1024) << x.name;
+      EXPECT_NEAR((*e)["dur"].get<double>(), x.duration_sec * 1e6, 1.0 / 1024) << x.name;
     }
   }
   const ordered_json* b1 = find(trace["traceEvents"], 1, "all-reduce bucket 1", 2);

@@ -1,0 +1,34 @@
+#include "workloads/parsing/input_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <sys/stat.h>
+
+namespace dtsim::parsing {
+
+std::string read_input_file(const std::string& path, const std::string& what) {
+  const std::string article =
+      std::string("aeiou").find(what.front()) == std::string::npos ? "a " : "an ";
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw InputFileError(path + ": a directory, not " + article + what);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    throw InputFileError(
+        path + ": cannot open " + what +
+        (error == ENOENT || error == 0 ? "" : " (" + std::string(std::strerror(error)) + ")"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    throw InputFileError(path + ": cannot read " + what);
+  }
+  return text.str();
+}
+
+}  // namespace dtsim::parsing
