@@ -56,6 +56,10 @@ def main():
             platform = out / f"platform_{n}.json"
             platform.write_text(flags["platform"] + "\n")
             report = out / f"plan_{n}.json"
+            if report.with_suffix(".csv").exists():  # already planned (a rerun of the summary)
+                plans[question] = list(csv.DictReader(open(report.with_suffix(".csv"))))
+                rows.append((row, flags, config, plans[question]))
+                continue
             done = subprocess.run(
                 [dtsim, "plan", "--model", flags["model"], "--device", flags["device"],
                  "--precision", flags["precision"], "--platform", str(platform), "--gpus",
@@ -81,6 +85,7 @@ def main():
         pub = match[0] if match and status == "ok" else None
         checks.append(dict(
             case_id=row["case_id"], model=flags["model"], device=flags["device"],
+            metric=row["metric"],
             gpus=flags["ranks"], status=status,
             published=" ".join(f"{k}{v}" for k, v in config.items()),
             published_est_sec=pub["estimated_iteration_sec"] if pub else "",
@@ -102,8 +107,8 @@ def main():
     kept = [c for c in checks if c.get("status") == "ok"]
     for i, a in enumerate(kept):
         for b in kept[i + 1:]:
-            if (a["model"], a["device"]) != (b["model"], b["device"]):
-                continue
+            if (a["model"], a["device"], a["metric"]) != (b["model"], b["device"], b["metric"]):
+                continue  # one model on one GPU, one metric (a TFLOP/s row is no tokens/s row)
             if a["published"] == b["published"] and a["gpus"] == b["gpus"]:
                 continue  # the same configuration (rows differing in a flag dtsim ignores)
             if a["measured_rate"] == b["measured_rate"]:

@@ -17,6 +17,10 @@ git rev-parse --short HEAD >"$out/commit.txt"
   --gpus 512 --global-batch 512 --seq-len 8192 --simulate 4 --simulate-timeout "${TIMEOUT:-300}" --top 12 \
   --report "$out/front.json" | tee "$out/front.txt"
 /usr/bin/python3 experiments/planner/plot.py "$out/front.csv" "$out/front.png"
+# The same in Megatron-LM's space (no ZeRO, no CP), whose best simulate in seconds.
+"$dtsim" plan --model llama3-70b --device a100 --platform experiments/planner/platforms/dgx_a100_64.json \
+  --gpus 512 --global-batch 512 --seq-len 8192 --strategies tp,pp,dp,recompute,sp --simulate 4 \
+  --simulate-timeout "${TIMEOUT:-300}" --top 8 --report "$out/megatron.json" | tee "$out/megatron.txt"
 
 bench() {  # label, extra flags
   local start end
