@@ -16,6 +16,7 @@
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
+#include "sim/cli/plan.h"
 #include "sim/cli/provenance.h"
 #include "sim/cli/rerun.h"
 #include "sim/cli/sweep.h"
@@ -51,6 +52,8 @@ const char* const kUsage =
     "  memory       what one rank of each pipeline stage of a --model job holds at its peak\n"
     "               (simulate's flags), against the GPU's capacity; simulates nothing\n"
     "  collective   one collective operation alone on an idle network\n"
+    "  plan         every parallel configuration of a --model on --gpus GPUs: memory filter,\n"
+    "               analytical estimate (parallel), the best few simulated and ranked\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
@@ -601,6 +604,9 @@ int main(int argc, char** argv) {
     if (verb == "collective") {
       return run_collective(args);
     }
+    if (verb == "plan") {
+      return dtsim::sim::run_plan(args);
+    }
     if (verb == "sweep") {
       std::vector<std::string> simulate_flags;
       run_simulate({}, job, &simulate_flags);
@@ -626,9 +632,10 @@ int main(int argc, char** argv) {
       verb = "workload generate";
       return run_workload_generate(args);
     }
-    std::cerr << "dtsim: unknown verb \"" << verb
-              << "\" (expected simulate, memory, collective, sweep, platform or workload; see "
-                 "dtsim --help)\n";
+    std::cerr
+        << "dtsim: unknown verb \"" << verb
+        << "\" (expected simulate, memory, collective, plan, sweep, platform or workload; see "
+           "dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
     dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);

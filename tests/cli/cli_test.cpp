@@ -49,8 +49,8 @@ TEST_F(Cli, UnknownVerbNamesEveryVerb) {
   const Result r = run("simulat");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "dtsim: unknown verb \"simulat\" (expected simulate, memory, collective, sweep, "
-            "platform or workload; see dtsim --help)\n");
+            "dtsim: unknown verb \"simulat\" (expected simulate, memory, collective, plan, "
+            "sweep, platform or workload; see dtsim --help)\n");
 }
 
 TEST_F(Cli, SimGridSettingsAreCheckedBeforeSimGridSeesThem) {

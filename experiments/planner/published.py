@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""The planner on the published configurations (experiments/validation/results/
+hybrid_results.csv: the hybrid.csv rows dtsim simulates, each with its `dtsim simulate`
+command). For every distinct question (model, GPU, platform, GPUs, global batch, sequence) one
+`dtsim plan --simulate 0`; then per row: is the published configuration among those the planner
+keeps, and how does the planner's best estimate compare with the published one's estimate; and
+over pairs of rows of one model on one GPU with different configurations, does the planner's
+estimate order them as the measurements do. Usage: published.py DTSIM OUT_DIR"""
+import csv
+import json
+import pathlib
+import shlex
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+RESULTS = REPO / "experiments/validation/results/hybrid_results.csv"
+
+
+def parse(command):
+    words = shlex.split(command)[2:]  # after "dtsim simulate"
+    flags, i = {}, 0
+    while i < len(words):
+        key = words[i][2:]
+        if i + 1 < len(words) and not words[i + 1].startswith("--"):
+            flags[key], i = words[i + 1], i + 2
+        else:
+            flags[key], i = "1", i + 1
+    degrees = dict(kv.split("=") for kv in flags["parallel"].split(","))
+    return flags, {"tp": degrees.get("tp", "1"), "pp": degrees.get("pp", "1"),
+                   "dp": degrees.get("dp", "1"), "cp": degrees.get("cp", "1"),
+                   "ep": degrees.get("ep", "1"), "micro_batch": flags["micro-batch"],
+                   "schedule": flags.get("schedule", "1f1b"), "zero": flags.get("zero", "0"),
+                   "recompute": flags.get("recompute", "none"),
+                   "sequence_parallel": flags.get("sequence-parallel", "0")}
+
+
+def rate(row, flags):
+    """The row's measurement as a per-GPU rate (higher is better)."""
+    value = float(row["measured"])
+    if row["metric"] == "iter_time":
+        return int(flags["global-batch"]) * int(flags["seq-len"]) / value / int(flags["ranks"])
+    return value
+
+
+def main():
+    dtsim, out = sys.argv[1], pathlib.Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    plans, rows = {}, []
+    for row in csv.DictReader(open(RESULTS)):
+        flags, config = parse(row["command"])
+        question = (flags["model"], flags["device"], flags["platform"], flags["ranks"],
+                    flags["global-batch"], flags["seq-len"])
+        if question not in plans:
+            n = len(plans)
+            platform = out / f"platform_{n}.json"
+            platform.write_text(flags["platform"] + "\n")
+            report = out / f"plan_{n}.json"
+            if report.with_suffix(".csv").exists():  # already planned (a rerun of the summary)
+                plans[question] = list(csv.DictReader(open(report.with_suffix(".csv"))))
+                rows.append((row, flags, config, plans[question]))
+                continue
+            done = subprocess.run(
+                [dtsim, "plan", "--model", flags["model"], "--device", flags["device"],
+                 "--precision", flags["precision"], "--platform", str(platform), "--gpus",
+                 flags["ranks"], "--global-batch", flags["global-batch"], "--seq-len",
+                 flags["seq-len"], "--simulate", "0", "--report", str(report)],
+                capture_output=True, text=True)
+            plans[question] = (list(csv.DictReader(open(report.with_suffix(".csv"))))
+                               if done.returncode == 0 else done.stderr.strip())
+        rows.append((row, flags, config, plans[question]))
+    checks = []
+    for row, flags, config, plan in rows:
+        if isinstance(plan, str):
+            checks.append(dict(case_id=row["case_id"], status="plan failed: " + plan))
+            continue
+        best = plan[0] if plan else None
+        match = [p for p in plan if all(p[k] == v for k, v in config.items() if k != "ep")]
+        if config["ep"] != "1":
+            status = "published uses expert parallelism (not enumerated)"
+        elif not match:
+            status = "published not kept (out of memory by the memory model, or not enumerated)"
+        else:
+            status = "ok"
+        pub = match[0] if match and status == "ok" else None
+        checks.append(dict(
+            case_id=row["case_id"], model=flags["model"], device=flags["device"],
+            metric=row["metric"],
+            gpus=flags["ranks"], status=status,
+            published=" ".join(f"{k}{v}" for k, v in config.items()),
+            published_est_sec=pub["estimated_iteration_sec"] if pub else "",
+            best=best["configuration"] if best else "",
+            best_est_sec=best["estimated_iteration_sec"] if best else "",
+            gain_pct=(f"{100 * (1 - float(best['estimated_iteration_sec']) / float(pub['estimated_iteration_sec'])):.1f}"
+                      if pub else ""),
+            best_no_slower=(float(best["estimated_iteration_sec"])
+                            <= float(pub["estimated_iteration_sec"]) if pub else ""),
+            measured_rate=rate(row, flags),
+            estimated_rate=float(pub["tokens_per_sec_per_gpu"]) if pub else ""))
+    with open(out / "published.csv", "w", newline="") as f:
+        keys = sorted({k for c in checks for k in c}, key=lambda k: list(checks[0]).index(k)
+                      if k in checks[0] else 99)
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(checks)
+    pairs = agree = 0
+    kept = [c for c in checks if c.get("status") == "ok"]
+    for i, a in enumerate(kept):
+        for b in kept[i + 1:]:
+            if (a["model"], a["device"], a["metric"]) != (b["model"], b["device"], b["metric"]):
+                continue  # one model on one GPU, one metric (a TFLOP/s row is no tokens/s row)
+            if a["published"] == b["published"] and a["gpus"] == b["gpus"]:
+                continue  # the same configuration (rows differing in a flag dtsim ignores)
+            if a["measured_rate"] == b["measured_rate"]:
+                continue
+            pairs += 1
+            agree += ((a["measured_rate"] > b["measured_rate"])
+                      == (a["estimated_rate"] > b["estimated_rate"]))
+    ok = sum(1 for c in kept if c["best_no_slower"])
+    summary = {"rows": len(checks), "published_kept": len(kept), "best_no_slower": ok,
+               "pairs": pairs, "pairs_agreeing": agree,
+               "agreement_pct": round(100 * agree / pairs, 1) if pairs else None,
+               "not_kept": sorted({c["status"] for c in checks if c.get("status") != "ok"})}
+    (out / "published_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

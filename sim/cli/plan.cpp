@@ -1,0 +1,255 @@
+#include "sim/cli/plan.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "sim/cli/child_runs.h"
+#include "sim/cli/output_flags.h"
+#include "sim/config_error.h"
+#include "sim/planner/plan_report.h"
+#include "sim/planner/planner.h"
+#include "workloads/roofline.h"
+
+namespace dtsim::sim {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr unsigned kHelpColumns = 100;
+
+struct PlanFlags {
+  std::string model, device, precision, platform, strategies, report;
+  int gpus = 0, global_batch = 0, seq_len = 0, top = 10, simulate = 4, jobs = 2, threads = 0;
+  double simulate_timeout_sec = 600;
+  bool tp_across_nodes = false;
+};
+
+po::options_description plan_flags(PlanFlags& f) {
+  po::options_description d("Plan (sim/planner/PLANNER.md)", kHelpColumns, kHelpColumns / 2);
+  auto add = d.add_options();
+  add("model", po::value(&f.model)->required()->value_name("NAME"),
+      "a transformer of the catalogue (workloads/TRANSFORMER.md)");
+  add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
+      "the GPU: v100, a100, h100, h200 (its datasheet times the compute, its memory bounds it)");
+  add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
+      "fp32, tf32, fp16 or bf16 (mixed precision)");
+  add("platform", po::value(&f.platform)->required()->value_name("P.json"),
+      "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");
+  add("gpus", po::value(&f.gpus)->required()->value_name("N"), "GPUs to plan for");
+  add("global-batch", po::value(&f.global_batch)->required()->value_name("G"),
+      "sequences per optimizer step");
+  add("seq-len", po::value(&f.seq_len)->default_value(0)->value_name("S"),
+      "tokens per sequence (0: the model's context length)");
+  add("strategies", po::value(&f.strategies)->value_name("tp,pp,dp,cp,zero,recompute,sp"),
+      "the knobs the plan may turn (default: all); those left out stay at 1, ZeRO 0, no "
+      "recomputation, no sequence parallelism");
+  add("tp-across-nodes", po::bool_switch(&f.tp_across_nodes),
+      "also consider tensor parallelism wider than a node");
+  add("top", po::value(&f.top)->default_value(10)->value_name("K"), "rows of the table printed");
+  add("simulate", po::value(&f.simulate)->default_value(4)->value_name("N"),
+      "the best N by estimate simulated on SimGrid (dtsim simulate) and ranked by simulated "
+      "time; 0: estimate only");
+  add("jobs", po::value(&f.jobs)->default_value(2)->value_name("J"),
+      "simulations run at once (one process each)");
+  add("simulate-timeout",
+      po::value(&f.simulate_timeout_sec)->default_value(600)->value_name("SECONDS"),
+      "a simulation still running after this wall time is stopped and reported as timed out, "
+      "its configuration ranked by estimate (0: no limit)");
+  add("threads", po::value(&f.threads)->default_value(0)->value_name("T"),
+      "threads of the estimate (TBB; 0: every core); the result is the same for any count");
+  add("report", po::value(&f.report)->value_name("R.json"),
+      "write the whole plan there as JSON, and as CSV beside it (R.csv)");
+  add("help", "explain the flags");
+  return d;
+}
+
+void check_at_least(const char* flag, int value, int least) {
+  if (value < least) {
+    throw ConfigError(std::string("--") + flag + " " + std::to_string(value) +
+                      ": expected an integer >= " + std::to_string(least));
+  }
+}
+
+SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
+  const workloads::TransformerArch* arch = workloads::find_transformer(f.model);
+  if (arch == nullptr) {
+    throw ConfigError("--model " + f.model + ": not in the catalogue (workloads/TRANSFORMER.md)");
+  }
+  check_at_least("gpus", f.gpus, 1);
+  check_at_least("global-batch", f.global_batch, 1);
+  check_at_least("seq-len", f.seq_len, 0);
+  if (f.gpus > net.hosts) {
+    throw ConfigError("--gpus " + std::to_string(f.gpus) + ": the platform " + f.platform +
+                      " has " + std::to_string(net.hosts) + " GPUs");
+  }
+  const int seq_len = f.seq_len == 0 ? arch->max_seq_len : f.seq_len;
+  if (seq_len > arch->max_seq_len) {
+    throw ConfigError("--seq-len " + std::to_string(seq_len) + ": " + arch->name +
+                      " has a context of " + std::to_string(arch->max_seq_len) + " tokens");
+  }
+  SearchSpace s{.arch = *arch,
+                .gpus = f.gpus,
+                .global_batch = f.global_batch,
+                .seq_len = seq_len,
+                .gpus_per_node = net.gpus_per_node,
+                .tp_across_nodes = f.tp_across_nodes};
+  if (!f.strategies.empty()) {
+    std::string why;
+    const auto set = parse_strategies(f.strategies, &why);
+    if (!set) {
+      throw ConfigError("--strategies " + f.strategies + ": " + why);
+    }
+    s.strategies = *set;
+  }
+  return s;
+}
+
+std::string first_line(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The `dtsim simulate` arguments of candidate `c` of the plan.
+std::vector<std::string> simulate_args(const PlanFlags& f, const SearchSpace& s,
+                                       const PlanCandidate& c, const std::string& report) {
+  std::vector<std::string> args{"simulate",
+                                "--model",
+                                f.model,
+                                "--device",
+                                f.device,
+                                "--precision",
+                                f.precision,
+                                "--platform",
+                                f.platform,
+                                "--ranks",
+                                std::to_string(f.gpus),
+                                "--global-batch",
+                                std::to_string(f.global_batch),
+                                "--seq-len",
+                                std::to_string(s.seq_len),
+                                "--iterations",
+                                "2",
+                                "--report",
+                                report};
+  const std::vector<std::string> knobs = candidate_flags(c);
+  args.insert(args.end(), knobs.begin(), knobs.end());
+  return args;
+}
+
+// The best `count` of `result` simulated, `jobs` at a time, in a temporary directory.
+std::vector<SimulatedRun> simulate_best(const PlanFlags& f, const SearchSpace& s,
+                                        const PlanResult& result) {
+  const int count = std::min(f.simulate, static_cast<int>(result.ranked.size()));
+  if (count == 0) {
+    return {};
+  }
+  std::string pattern = (fs::temp_directory_path() / "dtsim-plan-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary directory for the simulations");
+  }
+  const fs::path dir = pattern;
+  std::vector<ChildRun> children;
+  for (int i = 0; i < count; ++i) {
+    const std::string stem = (dir / std::to_string(i)).string();
+    children.push_back(
+        {.args = simulate_args(f, s, result.ranked[static_cast<std::size_t>(i)].candidate,
+                               stem + ".json"),
+         .stderr_path = stem + ".err"});
+  }
+  const std::vector<ChildStatus> status = run_children(children, f.jobs, f.simulate_timeout_sec);
+  std::vector<SimulatedRun> runs;
+  for (int i = 0; i < count; ++i) {
+    const std::string stem = (dir / std::to_string(i)).string();
+    const ChildStatus st = status[static_cast<std::size_t>(i)];
+    SimulatedRun run{.rank = i, .ok = st == ChildStatus::kOk};
+    if (run.ok) {
+      std::ifstream in(stem + ".json", std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      const auto report = nlohmann::ordered_json::parse(text.str());
+      const auto& r = report.at("result");
+      run.iteration_sec = r.at("iteration_time_sec").get<double>();
+      run.tokens_per_sec_per_gpu = r.at("tokens_per_sec_per_gpu").get<double>();
+      run.mfu = r.at("mfu").get<double>();
+    } else if (st == ChildStatus::kTimedOut) {
+      run.error = "timed out after " + std::to_string(static_cast<int>(f.simulate_timeout_sec)) +
+                  " s (--simulate-timeout)";
+    } else {
+      run.error = first_line(stem + ".err");
+    }
+    runs.push_back(run);
+  }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  return runs;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw ConfigError("--report " + path + ": cannot write");
+  }
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  PlanFlags f;
+  const po::options_description flags = plan_flags(f);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(flags).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim plan --model M --platform P.json --gpus N --global-batch G "
+                 "[flags]\n"
+                 "Enumerates every parallel configuration, drops those that do not fit in "
+                 "memory,\nestimates the rest analytically (in parallel), simulates the best "
+                 "few and ranks\nthem by simulated time (sim/planner/PLANNER.md).\n\n"
+              << flags;
+    return 0;
+  }
+  po::notify(vm);
+  check_at_least("top", f.top, 1);
+  check_at_least("simulate", f.simulate, 0);
+  check_at_least("jobs", f.jobs, 1);
+  check_at_least("threads", f.threads, 0);
+  if (!(f.simulate_timeout_sec >= 0)) {
+    throw ConfigError("--simulate-timeout: expected a number of seconds >= 0");
+  }
+  check_output_path("report", f.report);
+  const std::string csv = fs::path(f.report).replace_extension(".csv").string();
+  if (!f.report.empty() && csv == f.report) {
+    throw ConfigError("--report " + f.report + ": expected a .json file (the CSV goes beside it)");
+  }
+  const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
+  const SearchSpace space = search_space(f, net);
+  PlanOutcome outcome{.model = space.arch.name,
+                      .device = f.device,
+                      .platform = f.platform,
+                      .gpus = f.gpus,
+                      .global_batch = f.global_batch,
+                      .seq_len = space.seq_len};
+  outcome.result = plan({.space = space,
+                         .device = f.device,
+                         .precision = f.precision,
+                         .network = net,
+                         .threads = f.threads});
+  outcome.simulated = simulate_best(f, space, outcome.result);
+  if (!f.report.empty()) {
+    write_file(f.report, plan_json(outcome).dump(2) + "\n");
+    write_file(csv, plan_csv(outcome));
+  }
+  std::cout << plan_summary(outcome, f.top);
+  return 0;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,218 @@
+#include "sim/planner/estimate.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "sim/strategies/hybrid_internal.h"
+
+namespace dtsim::sim {
+
+namespace {
+
+// One device's work per micro-batch (all its chunks) and its bytes per step.
+struct DeviceLoad {
+  double compute_sec = 0;
+  double tp_sec = 0;
+  double cp_sec = 0;
+  double forward_sec = 0;  // compute + TP + CP of the forward passes alone
+  std::uint64_t grad_bytes = 0;
+  std::uint64_t weight_bytes = 0;
+  int units = 0;
+  [[nodiscard]] double step_sec() const { return compute_sec + tp_sec + cp_sec; }
+};
+
+struct Groups {
+  RankGroup tp, cp, dp, pp;
+};
+
+Groups groups_of(const ParallelDegrees& d) {
+  return {.tp = {.size = d.tp, .stride = 1},
+          .cp = {.size = d.cp, .stride = d.tp},
+          .dp = {.size = d.dp * d.cp, .stride = d.tp},
+          .pp = {.size = d.pp > 1 ? 2 : 1, .stride = d.tp * d.cp * d.dp}};
+}
+
+// TP collectives of one piece (HybridModel's conjugate operators): those before its compute
+// and those after, forward and backward.
+struct TpSec {
+  double forward_before = 0, forward_after = 0, backward_before = 0, backward_after = 0;
+};
+
+TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJob& job,
+                   RankGroup tp) {
+  const auto ring = [&](RingOp op, std::uint64_t bytes) {
+    return ring_sec(net, op, tp, bytes);
+  };
+  TpSec t{.forward_after = p.tp_loss_collectives * ring(RingOp::kAllReduce, p.tp_loss_bytes)};
+  if (job.sequence_parallel) {
+    t.forward_before = ring(RingOp::kAllGather, p.tp_in_bytes);
+    t.forward_after += ring(RingOp::kReduceScatter, p.tp_out_bytes);
+    t.backward_before = ring(RingOp::kAllGather, p.tp_out_bytes);
+    t.backward_after = ring(RingOp::kReduceScatter, p.tp_in_bytes);
+  } else {
+    t.forward_after += ring(RingOp::kAllReduce, p.tp_out_bytes);
+    t.backward_after = ring(RingOp::kAllReduce, p.tp_in_bytes);
+  }
+  return t;
+}
+
+// Ring attention's transfers beyond the attention's compute: part k of cp waits for block k
+// (forward: one key/value block per step; backward: the block and its gradient, then the
+// gradient home once more).
+double cp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, RankGroup cp) {
+  if (cp.size <= 1 || p.cp_kv_bytes == 0) {
+    return 0;
+  }
+  const double steps = cp.size - 1;
+  const double fwd_part = p.forward_sec / cp.size;
+  const double bwd_part = p.backward_sec / cp.size;
+  const double fwd = steps * std::max(0.0, transfer_sec(net, cp, p.cp_kv_bytes) - fwd_part);
+  const double bwd = steps * std::max(0.0, transfer_sec(net, cp, 2 * p.cp_kv_bytes) - bwd_part) +
+                     transfer_sec(net, cp, p.cp_kv_bytes);
+  return fwd + bwd;
+}
+
+std::vector<DeviceLoad> device_loads(const HybridModel& model, const HybridJob& job,
+                                     const PlannerNetwork& net) {
+  const ParallelDegrees& d = job.degrees;
+  const Groups g = groups_of(d);
+  const std::vector<hybrid::PieceRange> ranges = hybrid::virtual_stage_pieces(model, job);
+  std::vector<DeviceLoad> loads(static_cast<std::size_t>(d.pp));
+  for (std::size_t v = 0; v < ranges.size(); ++v) {
+    DeviceLoad& load = loads[v % loads.size()];
+    int last_unit = -1;
+    for (int i = ranges[v].begin; i < ranges[v].end; ++i) {
+      const ModelPiece& p = model.pieces[static_cast<std::size_t>(i)];
+      const TpSec t = tp_piece_sec(net, p, job, g.tp);
+      // A step's trailing collectives block only the pipeline send after them: the last
+      // virtual stage's forward and the first's backward send nothing (the next step does
+      // not wait for them, hybrid_stage.cpp).
+      const bool forward_blocks = i + 1 < ranges[v].end || v + 1 < ranges.size();
+      const bool backward_blocks = i > ranges[v].begin || v > 0;
+      const double tp_fwd = t.forward_before + (forward_blocks ? t.forward_after : 0);
+      const double recompute = job.full_recompute ? t.forward_before + t.forward_after : 0;
+      const double tp_bwd =
+          t.backward_before + (backward_blocks ? t.backward_after : 0) + recompute;
+      const double cp = cp_piece_sec(net, p, g.cp);
+      load.compute_sec += p.forward_sec + p.backward_sec + p.recompute_sec;
+      load.tp_sec += tp_fwd + tp_bwd;
+      load.cp_sec += cp;
+      load.forward_sec += p.forward_sec + tp_fwd;
+      load.grad_bytes += p.grad_bytes;
+      load.weight_bytes += p.weight_bytes;
+      load.units += p.unit != last_unit ? 1 : 0;
+      last_unit = p.unit;
+    }
+  }
+  if (d.pp > 1 && model.tied_grad_bytes > 0) {
+    loads.back().grad_bytes += model.tied_grad_bytes;
+    loads.back().weight_bytes += model.tied_weight_bytes;
+  }
+  return loads;
+}
+
+// Gradient reduction and ZeRO gathers of one device not hidden behind its compute, and its
+// optimizer step (PLANNER.md, "Data parallelism").
+double dp_exposed_sec(const HybridJob& job, const PlannerNetwork& net, const DeviceLoad& load,
+                      RankGroup dp) {
+  if (dp.size <= 1) {
+    return 0;
+  }
+  const int chunks = job.schedule.virtual_stages;
+  const std::uint64_t last_bucket = std::min(load.grad_bytes, job.bucket_cap_bytes);
+  const double last_backward_sec = (load.step_sec() - load.forward_sec) / chunks;
+  const auto overlapped = [&](double total_sec, double window_sec, double tail_sec) {
+    return std::max(total_sec - window_sec, tail_sec);
+  };
+  if (job.zero_stage == 0) {
+    return overlapped(ring_sec(net, RingOp::kAllReduce, dp, load.grad_bytes), last_backward_sec,
+                      ring_sec(net, RingOp::kAllReduce, dp, last_bucket));
+  }
+  const double reduce =
+      overlapped(ring_sec(net, RingOp::kReduceScatter, dp, load.grad_bytes), last_backward_sec,
+                 ring_sec(net, RingOp::kReduceScatter, dp, last_bucket));
+  if (job.zero_stage < 3) {
+    // The weights come back in bucket order, the backward's: the first forward piece's bucket
+    // is gathered last, so the next step's forward waits for all of them.
+    return reduce + ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes);
+  }
+  // ZeRO-3: per micro-batch two gathers and a reduce-scatter behind the micro-batch's compute,
+  // and each pass's first unit gathered before anything can run.
+  const double per_micro_batch = 2 * ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes) +
+                                 ring_sec(net, RingOp::kReduceScatter, dp, load.grad_bytes);
+  const double first_unit =
+      ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes / std::max(1, load.units));
+  return job.micro_batches * (std::max(0.0, per_micro_batch - load.step_sec()) + 2 * first_unit);
+}
+
+std::string limiter_of(const Estimate& e) {
+  const std::array<std::pair<const char*, double>, 6> terms{{{"tp", e.tp_sec},
+                                                             {"cp", e.cp_sec},
+                                                             {"bubble", e.bubble_sec},
+                                                             {"pp", e.pp_sec},
+                                                             {"dp", e.dp_sec},
+                                                             {"optimizer", e.optimizer_sec}}};
+  double overhead = 0;
+  for (const auto& [name, sec] : terms) {
+    overhead += sec;
+  }
+  if (overhead < kComputeBoundFraction * e.iteration_sec) {
+    return "compute";
+  }
+  const auto* largest = std::max_element(terms.begin(), terms.end(),
+                                         [](auto& a, auto& b) { return a.second < b.second; });
+  return largest->first;
+}
+
+}  // namespace
+
+Estimate estimate_step(const HybridModel& model, const HybridJob& job, const PlannerNetwork& net) {
+  const ParallelDegrees& d = job.degrees;
+  const Groups g = groups_of(d);
+  const std::vector<DeviceLoad> loads = device_loads(model, job, net);
+  const auto slowest = std::max_element(
+      loads.begin(), loads.end(), [](auto& a, auto& b) { return a.step_sec() < b.step_sec(); });
+  double sum_sec = 0;
+  std::uint64_t all_grad_bytes = 0;
+  for (const DeviceLoad& l : loads) {
+    sum_sec += l.step_sec();
+    all_grad_bytes += l.grad_bytes;
+  }
+  const int m = job.micro_batches;
+  const int chunks = job.schedule.virtual_stages;
+  Estimate e{.compute_sec = m * slowest->compute_sec,
+             .tp_sec = m * slowest->tp_sec,
+             .cp_sec = m * slowest->cp_sec,
+             // m * t_max + (sum_s t_s - t_max) / V: (p-1)/(mV+p-1) of the pipeline when the
+             // stages are equal (Narayanan et al. 2021).
+             .bubble_sec = (sum_sec - slowest->step_sec()) / chunks};
+  if (d.pp > 1) {
+    const std::uint64_t boundary_bytes = model.pieces.front().output_bytes;
+    e.pp_sec = 2.0 * (d.pp * chunks - 1) * transfer_sec(net, g.pp, boundary_bytes);
+  }
+  double tail_sec = 0;
+  const double shards = job.zero_stage > 0 ? d.dp * d.cp : 1;
+  for (const DeviceLoad& l : loads) {
+    const double optimizer_sec =
+        all_grad_bytes == 0
+            ? 0.0
+            : model.optimizer_sec * l.grad_bytes / static_cast<double>(all_grad_bytes) / shards;
+    const double dp_sec = dp_exposed_sec(job, net, l, g.dp);
+    if (dp_sec + optimizer_sec > tail_sec) {
+      tail_sec = dp_sec + optimizer_sec;
+      e.dp_sec = dp_sec;
+      e.optimizer_sec = optimizer_sec;
+    }
+  }
+  if (d.pp > 1 && model.tied_grad_bytes > 0) {
+    const RankGroup ends{.size = 2, .stride = g.pp.stride * (d.pp - 1)};
+    e.dp_sec += ring_sec(net, RingOp::kAllReduce, ends, model.tied_grad_bytes);
+  }
+  e.iteration_sec =
+      e.compute_sec + e.tp_sec + e.cp_sec + e.bubble_sec + e.pp_sec + e.dp_sec + e.optimizer_sec;
+  e.limiter = limiter_of(e);
+  return e;
+}
+
+}  // namespace dtsim::sim

@@ -1,0 +1,114 @@
+// The planner's estimate against the simulation (SimGrid) on uncontended cases, where both
+// should give the closed form. Every TEST runs in its own process (one engine per process).
+#include <gtest/gtest.h>
+
+#include "platforms/platform_spec.h"
+#include "sim/planner/estimate.h"
+#include "sim/run/hybrid_run.h"
+
+namespace dtsim::sim {
+namespace {
+
+// `units` single-piece units with forward tf and backward tb seconds each (as
+// hybrid_engine_test's), `grad_bytes` of gradients each.
+HybridModel uniform_model(int units, double tf, double tb, std::uint64_t grad_bytes = 1000) {
+  HybridModel m;
+  for (int u = 0; u < units; ++u) {
+    m.pieces.push_back({.name = "l" + std::to_string(u),
+                        .unit = u,
+                        .forward_sec = tf,
+                        .backward_sec = tb,
+                        .grad_bytes = grad_bytes,
+                        .weight_bytes = grad_bytes / 2,
+                        .output_bytes = 1000});
+  }
+  return m;
+}
+
+struct Both {
+  double simulated_sec = 0;
+  double estimated_sec = 0;
+};
+
+Both simulate_and_estimate(const HybridModel& model, const HybridJob& job,
+                           const std::string& platform) {
+  EXPECT_EQ(check_hybrid(model, job), "");
+  const RunOptions run{.platform_path = platform, .ranks = static_cast<int>(job.degrees.ranks())};
+  const PlannerNetwork net = planner_network(platforms::read_platform_spec(platform));
+  return {
+      .simulated_sec =
+          replay_hybrid(model, job, run, "uniform", {.micro_batch = 1}).replay.iteration_time_sec,
+      .estimated_sec = estimate_step(model, job, net).iteration_sec};
+}
+
+struct BubbleCase {
+  PipelineSchedule schedule;
+  int stages;
+  int micro_batches;
+};
+
+class EstimatedBubble : public testing::TestWithParam<BubbleCase> {};
+
+TEST_P(EstimatedBubble, MatchesTheClosedFormAndTheSimulation) {
+  // On an infinitely fast network (10^21 bytes/s, no latency) a step is the pipeline alone:
+  // (m V + p - 1) (t_f + t_b) / V with t_f + t_b per stage and micro-batch over its V chunks
+  // (Narayanan et al. SC'21, sec. 2.2), bubble (p - 1)/(m V + p - 1).
+  const BubbleCase& c = GetParam();
+  const int v = c.schedule.virtual_stages;
+  const double tf = 1e-3, tb = 2e-3;
+  const HybridJob job{.degrees = {.pp = c.stages},
+                      .micro_batches = c.micro_batches,
+                      .schedule = c.schedule,
+                      .iterations = 2};
+  const Both r = simulate_and_estimate(uniform_model(c.stages * v, tf / v, tb / v), job,
+                                       "tests/testdata/sim_star8_infinite.json");
+  const double p = c.stages, m = c.micro_batches;
+  const double closed_form = (m * v + p - 1) * (tf + tb) / v;
+  EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
+  EXPECT_NEAR(r.simulated_sec, closed_form, 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, EstimatedBubble,
+    testing::Values(BubbleCase{{.kind = PipelineScheduleKind::kGpipe}, 4, 8}, BubbleCase{{}, 4, 8},
+                    BubbleCase{{}, 8, 3},
+                    BubbleCase{
+                        {.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2}, 4, 8}));
+
+TEST(Estimate, PureDataParallelWithOneBucketIsComputeThenTheRing) {
+  // dp = 8 on a star of 25 GB/s, 1 us links (2 us per route), one unit of 100 MB of gradients
+  // in one bucket (caps above it): the all-reduce starts when the backward ends and nothing
+  // overlaps it. Step = t_f + t_b + 2(n-1) alpha + 2(n-1)/n S/B
+  //                  = 3 ms + 14 * 2 us + 14/8 * 1e8 / 25e9 s = 3 ms + 28 us + 7 ms.
+  const HybridJob job{.degrees = {.dp = 8},
+                      .micro_batches = 1,
+                      .bucket_cap_bytes = 1'000'000'000,
+                      .first_bucket_cap_bytes = 1'000'000'000,
+                      .iterations = 2};
+  const Both r = simulate_and_estimate(uniform_model(1, 1e-3, 2e-3, 100'000'000), job,
+                                       "tests/testdata/sim_star16_25GBps.json");
+  const double closed_form = 3e-3 + 28e-6 + 7e-3;
+  EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
+  EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
+}
+
+TEST(Estimate, BlockingTensorParallelAllReducesAddToEveryMicroBatch) {
+  // tp = 4 on the same star, 2 pieces with 10 MB TP all-reduces at output (forward) and input
+  // (backward), 2 micro-batches, no DP. Each all-reduce takes 6 * 2 us + 6/4 * 1e7 / 25e9 s =
+  // 612 us. Per micro-batch the compute after piece 0's forward waits for its all-reduce, and
+  // piece 0's backward for piece 1's input all-reduce; the step's last collectives (piece 1's
+  // forward output, piece 0's backward input) hold back nothing, as no pipeline send follows
+  // (HYBRID.md). Step = 2 * (2 * 3 ms + 2 * 612 us).
+  HybridModel model = uniform_model(2, 1e-3, 2e-3);
+  for (ModelPiece& p : model.pieces) {
+    p.tp_in_bytes = p.tp_out_bytes = 10'000'000;
+  }
+  const HybridJob job{.degrees = {.tp = 4}, .micro_batches = 2, .iterations = 2};
+  const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+  const double closed_form = 2 * (2 * 3e-3 + 2 * 612e-6);
+  EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
+  EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
+}
+
+}  // namespace
+}  // namespace dtsim::sim

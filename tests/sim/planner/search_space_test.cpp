@@ -1,0 +1,106 @@
+// The planner's enumeration, counted by hand on small cases.
+#include "sim/planner/search_space.h"
+
+#include <gtest/gtest.h>
+
+namespace dtsim::sim {
+namespace {
+
+// 4 blocks, 4 heads (and KV heads), FFN 256: every tp of 1, 2, 4 divides them.
+workloads::TransformerArch tiny_arch() {
+  return {.name = "tiny",
+          .layers = 4,
+          .hidden = 64,
+          .heads = 4,
+          .kv_heads = 4,
+          .ffn_hidden = 256,
+          .vocab = 1000,
+          .max_seq_len = 128};
+}
+
+TEST(EnumerateCandidates, CountsTpPpDpByHand) {
+  // 4 GPUs on one node, global batch 4; only tp, pp, dp. Per (tp, pp, dp): micro-batches
+  // mb | 4/dp, m = 4/(mb dp); schedules: pp = 1 one; pp > 1 gpipe, 1f1b, and interleaved:2 when
+  // 2 | 4/pp and pp | m.
+  //   tp1 pp1 dp4: mb 1                                        -> 1
+  //   tp1 pp2 dp2: mb 1 (m 2: gpipe 1f1b il2), mb 2 (m 1: 2)   -> 5
+  //   tp1 pp4 dp1: mb 1, 2, 4 (4/pp = 1 chunk: gpipe, 1f1b)    -> 6
+  //   tp2 pp1 dp2: mb 1, 2                                     -> 2
+  //   tp2 pp2 dp1: mb 1 (m 4: 3), mb 2 (m 2: 3), mb 4 (m 1: 2) -> 8
+  //   tp4 pp1 dp1: mb 1, 2, 4                                  -> 3
+  // 25 in all.
+  const SearchSpace space{
+      .arch = tiny_arch(),
+      .gpus = 4,
+      .global_batch = 4,
+      .seq_len = 128,
+      .gpus_per_node = 4,
+      .strategies = {.cp = false, .zero = false, .recompute = false, .sp = false}};
+  const std::vector<PlanCandidate> all = enumerate_candidates(space);
+  EXPECT_EQ(all.size(), 25u);
+  EXPECT_EQ(candidate_name(all.front()), "tp1 pp1 dp4 cp1 mb1 1f1b z0 none");
+  EXPECT_EQ(candidate_name(all.back()), "tp4 pp1 dp1 cp1 mb4 1f1b z0 none");
+}
+
+TEST(EnumerateCandidates, CountsEveryKnobByHand) {
+  // 2 GPUs, global batch 2, every strategy. ZeRO 0-3 when dp*cp > 1, recompute x3, SP x2 when
+  // tp > 1:
+  //   tp1 cp1 pp1 dp2: mb 1; ZeRO 4; recompute 3                        -> 12
+  //   tp1 cp1 pp2 dp1: mb 1 (m 2: gpipe 1f1b il2), mb 2 (m 1: 2); x3   -> 15
+  //   tp1 cp2 pp1 dp1: mb 1, 2; ZeRO 4 (dp*cp = 2); x3                  -> 24
+  //   tp2 cp1 pp1 dp1: mb 1, 2; ZeRO 1; x3; SP x2                       -> 12
+  // 63 in all.
+  const SearchSpace space{
+      .arch = tiny_arch(), .gpus = 2, .global_batch = 2, .seq_len = 128, .gpus_per_node = 2};
+  EXPECT_EQ(enumerate_candidates(space).size(), 63u);
+}
+
+TEST(EnumerateCandidates, TensorParallelismStaysInANodeUnlessAsked) {
+  // 4 GPUs of 2 per node, global batch 1 (so dp = 1): tp4 needs tp_across_nodes.
+  SearchSpace space{
+      .arch = tiny_arch(),
+      .gpus = 4,
+      .global_batch = 1,
+      .seq_len = 128,
+      .gpus_per_node = 2,
+      .strategies = {.pp = false, .cp = false, .zero = false, .recompute = false, .sp = false}};
+  // dp = 4 / tp must divide 1: only tp = 4, which does not fit a node.
+  EXPECT_TRUE(enumerate_candidates(space).empty());
+  space.tp_across_nodes = true;
+  ASSERT_EQ(enumerate_candidates(space).size(), 1u);
+  EXPECT_EQ(candidate_name(enumerate_candidates(space)[0]), "tp4 pp1 dp1 cp1 mb1 1f1b z0 none");
+}
+
+TEST(EnumerateCandidates, ContextParallelismNeedsTwiceItsDegreeToDivideTheSequence) {
+  // seq_len 6: cp = 3 would cut it into 6 chunks (fine), cp = 2 into 4 (no): with 6 GPUs,
+  // global batch 1, only cp and tp = 1: cp 1 (dp 6: batch 1 % 6 != 0), cp 2 (no), cp 3 (dp 2:
+  // no), cp 6 (12 chunks: no). Nothing; with 3 GPUs: cp 3, dp 1.
+  SearchSpace space{
+      .arch = tiny_arch(),
+      .gpus = 6,
+      .global_batch = 1,
+      .seq_len = 6,
+      .gpus_per_node = 8,
+      .strategies = {.tp = false, .pp = false, .zero = false, .recompute = false, .sp = false}};
+  EXPECT_TRUE(enumerate_candidates(space).empty());
+  space.gpus = 3;
+  ASSERT_EQ(enumerate_candidates(space).size(), 1u);
+  EXPECT_EQ(enumerate_candidates(space)[0].degrees.cp, 3);
+}
+
+TEST(ParseStrategies, ReadsAnySubsetAndRejectsUnknownNames) {
+  std::string why;
+  const auto set = parse_strategies("dp,tp,zero", &why);
+  ASSERT_TRUE(set);
+  EXPECT_EQ(
+      *set,
+      (StrategySet{
+          .tp = true, .pp = false, .cp = false, .zero = true, .recompute = false, .sp = false}));
+  EXPECT_FALSE(parse_strategies("tp,fsdp", &why));
+  EXPECT_EQ(why, "unknown strategy \"fsdp\" (expected tp, pp, dp, cp, zero, recompute, sp)");
+  EXPECT_FALSE(parse_strategies("tp,tp", &why));
+  EXPECT_EQ(why, "strategy \"tp\" given twice");
+}
+
+}  // namespace
+}  // namespace dtsim::sim
