@@ -1,16 +1,18 @@
 #include "sim/cli/rerun.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+
+#include <unistd.h>
 
 namespace dtsim::sim {
 
 namespace {
 
-std::string next_fold(const std::string& fold) { return fold == "node" ? "exact" : "node"; }
+std::string next_fold(const std::string& fold) {
+  return fold == "node" ? "exact" : "node";
+}
 
 // The value --fold has in `args` ("verified" if none).
 std::string fold_of(const std::vector<std::string>& args) {
@@ -48,11 +50,10 @@ std::vector<std::string> with_next_fold(const std::vector<std::string>& args) {
   return out;
 }
 
-void rerun_with_next_fold(const std::string& verb, const std::string& why, int argc,
-                          char** argv) {
+void rerun_with_next_fold(const std::string& verb, const std::string& why, int argc, char** argv) {
   std::vector<std::string> args = with_next_fold(std::vector<std::string>(argv + 1, argv + argc));
-  std::cerr << "dtsim " << verb << ": folded ranks did not all match their representative ("
-            << why << "): simulating again with --fold " << fold_of(args) << "\n";
+  std::cerr << "dtsim " << verb << ": folded ranks did not all match their representative (" << why
+            << "): simulating again with --fold " << fold_of(args) << "\n";
   std::vector<char*> exec_argv{argv[0]};
   for (std::string& a : args) {
     exec_argv.push_back(a.data());

@@ -86,9 +86,8 @@ using RouteLinks = std::function<std::vector<int>(int src, int dst)>;
 // memoized where they fold). REQUIRES: `graph` is valid (validate_execution_graph).
 [[nodiscard]] FoldPlan plan_fold(const ExecutionGraph& graph,
                                  std::span<const double> compute_factor,
-                                 std::span<const int> rank_nodes, FoldMode mode,
-                                 bool allow_memoize, const ScheduleOf& schedule_of,
-                                 const RouteLinks& route_links);
+                                 std::span<const int> rank_nodes, FoldMode mode, bool allow_memoize,
+                                 const ScheduleOf& schedule_of, const RouteLinks& route_links);
 
 // One communicator that members of a class use in one role.
 struct ClassComm {

@@ -120,9 +120,9 @@ struct LoweredGraph {
   std::vector<P2pTransfer> transfers;         // in the order they were added
   std::vector<FoldCheck> fold_checks;
   std::vector<LeftOutRepeats> left_out;
-  std::vector<CollectiveChoice> choices;      // in call order of ChooseCollective (no schedules)
-  std::vector<ProgramTasks> programs;         // per program of the graph
-  std::vector<double> compute_factor;         // per rank (empty: 1), as LoweringOptions'
+  std::vector<CollectiveChoice> choices;  // in call order of ChooseCollective (no schedules)
+  std::vector<ProgramTasks> programs;     // per program of the graph
+  std::vector<double> compute_factor;     // per rank (empty: 1), as LoweringOptions'
   bool ranks_folded = false;
   int memoized = 0;  // instances that are memoized waits
   int shadows = 0;   // instances and transfers of folded ranks that release no representative

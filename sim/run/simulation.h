@@ -50,10 +50,10 @@ inline constexpr double kDefaultMaxEvents = 5e7;
 struct RunOptions {
   std::string platform_path;
   int ranks = 0;
-  Placement placement;                     // which host runs which rank (--placement)
-  std::string algorithm = "ring";          // a registry name, or "auto"
-  bool collapse = true;                    // collapsed ("collapsed") or step-level replay
-  bool collapse_pipelines = false;         // trees collapsed too ("fast"; needs collapse)
+  Placement placement;              // which host runs which rank (--placement)
+  std::string algorithm = "ring";   // a registry name, or "auto"
+  bool collapse = true;             // collapsed ("collapsed") or step-level replay
+  bool collapse_pipelines = false;  // trees collapsed too ("fast"; needs collapse)
   // With collapse, how graph replays fold ranks (sim/lowering/fold.h; --fold verified|node|exact):
   // kVerified, kNode or kExact.
   FoldMode fold = FoldMode::kVerified;

@@ -131,10 +131,10 @@ TEST_F(FoldCli, AFoldThatDoesNotHoldIsSimulatedAgainWithoutIt) {
 // Rank 1's transfer is held to 3 GB/s by its own link throughout: 7 us + 1e8 / 3e9 s, then its
 // receiver computes 1 ms.
 TEST_F(FoldCli, ANodeFoldThatDoesNotHoldFallsBackToExact) {
-  const Result r = run(
-      "simulate --graph tests/testdata/graph_two_senders_one_node.json --platform "
-      "tests/testdata/sim_two_nodes_slow_gpu1.json --report " +
-      path("r.json").string());
+  const Result r =
+      run("simulate --graph tests/testdata/graph_two_senders_one_node.json --platform "
+          "tests/testdata/sim_two_nodes_slow_gpu1.json --report " +
+          path("r.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::size_t node = r.err.find("simulating again with --fold node");
   ASSERT_NE(node, std::string::npos) << r.err;
