@@ -75,10 +75,11 @@ sg4::Link* nic_path(sg4::NetZone* node, const NodeSpec& spec, const std::string&
                    spec.gpu_link_latency_sec);
 }
 
-// A rail-optimized node as a full zone inside `fabric`: GPU g's routes to the other GPUs cross
-// its GPU link and theirs; its route to the NIC router (the gateway) its GPU link and then its own
-// NIC link (rail g). Every route is given in both directions (split-duplex links).
-std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned long id,
+// A node as a full zone inside `fabric` (rail-optimized, or with NVLink GPU links): GPU g's
+// routes to the other GPUs cross its GPU link and theirs; its route to the NIC router (the
+// gateway) crosses its path to the NIC (nic_path) and then its own NIC link (rails: rail g) or
+// the node's one NIC link. Every route is given in both directions (split-duplex links).
+std::pair<NetPoint*, NetPoint*> build_full_node(sg4::NetZone* fabric, unsigned long id,
                                                 const NodeSpec& spec,
                                                 std::vector<sg4::Host*>& hosts) {
   using Direction = sg4::LinkInRoute::Direction;
@@ -86,6 +87,10 @@ std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned l
   sg4::NetZone* node = sg4::create_full_zone(name);
   node->set_parent(fabric);
   NetPoint* nic = node->create_router(name + "-nic");
+  sg4::Link* shared_nic = spec.rails
+                              ? nullptr
+                              : make_link(node, name + "-nic-link",
+                                          spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
   std::vector<NetPoint*> gpus;
   std::vector<sg4::Link*> gpu_links;
   for (unsigned g = 0; g < spec.gpus; ++g) {
@@ -95,40 +100,10 @@ std::pair<NetPoint*, NetPoint*> build_rail_node(sg4::NetZone* fabric, unsigned l
     gpus.push_back(host->get_netpoint());
     gpu_links.push_back(make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
                                   spec.gpu_link_latency_sec));
-    sg4::Link* rail =
-        make_link(node, gpu + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
-    sg4::Link* path = nic_path(node, spec, gpu, gpu_links[g]);
-    node->add_route(gpus[g], nic, nullptr, nullptr, {{path, Direction::UP}, {rail, Direction::UP}},
-                    false);
-    node->add_route(nic, gpus[g], nullptr, nullptr,
-                    {{rail, Direction::DOWN}, {path, Direction::DOWN}}, false);
-  }
-  add_gpu_routes(node, gpus, gpu_links);
-  node->seal();
-  return {node->get_netpoint(), nic};
-}
-
-// An NVLink node as a full zone inside `fabric`: GPU to GPU over their GPU links, as in a star;
-// GPU g to the NIC router (the gateway) over its PCIe path (nic_path) and the node's NIC link.
-std::pair<NetPoint*, NetPoint*> build_nvlink_node(sg4::NetZone* fabric, unsigned long id,
-                                                  const NodeSpec& spec,
-                                                  std::vector<sg4::Host*>& hosts) {
-  using Direction = sg4::LinkInRoute::Direction;
-  const std::string name = "node-" + std::to_string(id);
-  sg4::NetZone* node = sg4::create_full_zone(name);
-  node->set_parent(fabric);
-  NetPoint* nic = node->create_router(name + "-nic");
-  sg4::Link* nic_link =
-      make_link(node, name + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
-  std::vector<NetPoint*> gpus;
-  std::vector<sg4::Link*> gpu_links;
-  for (unsigned g = 0; g < spec.gpus; ++g) {
-    const std::string gpu = name + "-gpu-" + std::to_string(g);
-    sg4::Host* host = node->create_host(gpu, kHostSpeedFlopsPerSec)->seal();
-    record(hosts, id * spec.gpus + g, host);
-    gpus.push_back(host->get_netpoint());
-    gpu_links.push_back(make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
-                                  spec.gpu_link_latency_sec));
+    sg4::Link* nic_link = spec.rails
+                              ? make_link(node, gpu + "-nic-link", spec.nic_bandwidth_bytes_per_sec,
+                                          spec.nic_latency_sec)
+                              : shared_nic;
     sg4::Link* path = nic_path(node, spec, gpu, gpu_links[g]);
     node->add_route(gpus[g], nic, nullptr, nullptr,
                     {{path, Direction::UP}, {nic_link, Direction::UP}}, false);
@@ -145,7 +120,7 @@ std::pair<NetPoint*, NetPoint*> build_nvlink_node(sg4::NetZone* fabric, unsigned
 std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, unsigned long id,
                                            const NodeSpec& spec, std::vector<sg4::Host*>& hosts) {
   if (spec.nvlink) {
-    return build_nvlink_node(fabric, id, spec, hosts);
+    return build_full_node(fabric, id, spec, hosts);
   }
   const std::string name = "node-" + std::to_string(id);
   sg4::NetZone* node = sg4::create_star_zone(name);
@@ -174,7 +149,7 @@ sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts,
                                               const std::vector<unsigned long>& /*coord*/,
                                               unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
     if (node) {
-      return node->rails ? build_rail_node(zone, id, *node, hosts)
+      return node->rails ? build_full_node(zone, id, *node, hosts)
                          : build_node(zone, id, *node, hosts);
     }
     sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
