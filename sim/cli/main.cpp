@@ -19,6 +19,7 @@
 #include "sim/cli/plan.h"
 #include "sim/cli/provenance.h"
 #include "sim/cli/rerun.h"
+#include "sim/cli/run_flags.h"
 #include "sim/cli/sweep.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_error.h"
@@ -35,6 +36,11 @@ namespace po = boost::program_options;
 using dtsim::sim::ConfigError;
 
 namespace {
+
+using dtsim::sim::parse_size_flag;
+using dtsim::sim::run_flags;
+using dtsim::sim::run_options;
+using dtsim::sim::RunFlags;
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternalError = 1;
@@ -67,168 +73,6 @@ const char* const kUsage =
     "(bytes/s) or \"200Gbps\" (bits/s); latencies as \"1us\", \"500ns\", \"2ms\". Reports give\n"
     "seconds and bytes.\n"
     "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.\n";
-
-// Flags shared by both verbs.
-// The flags both verbs share, parsed into strings first (units and lists are converted later).
-struct RunFlags {
-  std::string platform, placement, algorithm, replay, fold, chunk, network_model, grid, report,
-      collective_latency;
-  std::vector<std::string> cfg;
-  int ranks = 0;
-  int ranks_per_node = 0;
-  double max_hosts = dtsim::sim::kDefaultMaxHosts;
-  double max_events = dtsim::sim::kDefaultMaxEvents;
-};
-
-po::options_description run_flags(RunFlags& f, bool ranks_required = true,
-                                  bool platform_required = true) {
-  po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);
-  auto add = d.add_options();
-  auto* platform = po::value(&f.platform)->value_name("P.json|P.xml");
-  add("platform", platform_required ? platform->required() : platform,
-      "cluster network: a platform spec (platforms/FORMAT.md: star, fat-tree or its k-ary n-tree "
-      "shorthand with per-level links, torus, dragonfly, xml; multi-GPU nodes with a shared NIC "
-      "or a NIC per GPU (rails); perturbations: slow links, slow GPUs, background flows) or a "
-      "SimGrid XML file");
-  auto* ranks = po::value(&f.ranks)->value_name("N");
-  add("ranks", ranks_required ? ranks->required() : ranks,
-      "number of ranks (GPUs), placed on the platform's hosts by --placement");
-  add("placement", po::value(&f.placement)->default_value("linear")->value_name("POLICY"),
-      "which host runs which rank (platforms/FORMAT.md, \"Rank placement\"): linear (rank r on "
-      "the r-th host: consecutive ranks share a node and a leaf switch), round-robin (rank r on "
-      "node r mod N of the N nodes, so consecutive ranks are on different nodes), random[:SEED] "
-      "(a shuffle of all hosts seeded by SEED, default 0; the same seed gives the same order "
-      "everywhere), topology-aware (ring neighbours one hop apart: a snake order on a torus; "
-      "linear elsewhere, where it already is)");
-  add("algorithm", po::value(&f.algorithm)->default_value("ring")->value_name("NAME|auto"),
-      "collective algorithm: ring, tree (NCCL's binary tree, pipelined), double-tree (NCCL's "
-      "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
-      "(rings inside then across nodes), torus-2d (rings along x then y), nvls (NVLink SHARP: "
-      "the node's NVSwitch reduces; nodes with \"nvlink_sharp\", ranks on one node, "
-      "all-reduce), or auto (the lowest estimated time on this platform, per collective; the "
-      "report lists every candidate), or "
-      "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
-      "NCCL's own)");
-  add("replay", po::value(&f.replay)->default_value("collapsed")->value_name("collapsed|fast|step"),
-      "collapsed: identical ring steps as one transfer per edge, and with a ring in simulate, "
-      "ranks folded onto one compute stream and repeated all-reduces replayed once (fast, same "
-      "answer when no other traffic interleaves); fast: collapsed, and tree and double-tree "
-      "all-reduces also as one transfer per tree edge plus their pipeline's fill (an "
-      "approximation of the chunked replay, for thousands of ranks; auto then weighs trees by "
-      "that schedule); step: every step's "
-      "transfers of every rank (slow, exact interleaving)");
-  add("fold", po::value(&f.fold)->default_value("verified")->value_name("verified|node|exact"),
-      "with collapsed or fast replay of a hybrid job or a graph: verified folds the ranks of each "
-      "pipeline stage onto one compute stream, replays every rank's communication, and checks "
-      "after the run that every rank's ended when its stage's first rank's did (if one did not, "
-      "dtsim says so and simulates again with node); node does the same for a stage's ranks on "
-      "one node (if that does not hold either: exact); exact folds only ranks whose collectives "
-      "span exactly them (sim/lowering/fold.h)");
-  add("chunk", po::value(&f.chunk)->default_value("512KiB")->value_name("SIZE"),
-      "pipelining chunk of trees and chains, in bytes (suffixes allowed; NCCL's step: 512KiB)");
-  add("collective-latency",
-      po::value(&f.collective_latency)->default_value("0us")->value_name("DURATION"),
-      "software latency every rank pays once per collective before its first transfer (kernel "
-      "launch, library setup); NCCL's own model uses 8.4us (its Simple-protocol base latency)");
-  add("ranks-per-node", po::value(&f.ranks_per_node)->default_value(0)->value_name("G"),
-      "consecutive ranks that share a node, for the hierarchical algorithm, and the most ranks "
-      "nvls accepts (0: the platform's GPUs per node, right for linear and topology-aware "
-      "placement)");
-  add("grid", po::value(&f.grid)->value_name("XxY"),
-      "rank grid of the torus-2d algorithm (default: the dimensions of a 2-D torus platform)");
-  add("network-model",
-      po::value(&f.network_model)->default_value("exact")->value_name("exact|lv08"),
-      "exact: flow-level alpha-beta with max-min sharing (SimGrid CM02, no cross-traffic, no "
-      "TCP window); lv08: SimGrid's default TCP model with its latency/bandwidth factors");
-  add("cfg", po::value(&f.cfg)->composing()->value_name("KEY:VALUE"),
-      "extra SimGrid setting, repeatable (e.g. --cfg network/maxmin-selective-update:yes)");
-  add("max-hosts", po::value(&f.max_hosts)->default_value(f.max_hosts)->value_name("N"),
-      "work limit: the most hosts a platform may build (each costs about 2.4 KB and 30 us); a "
-      "bigger one is refused before anything runs, with the flag that allows it");
-  add("max-events", po::value(&f.max_events)->default_value(f.max_events)->value_name("N"),
-      "work limit: the most transfers periodic background flows may start during the run "
-      "(each costs about 10-20 us), estimated from the run's compute before it runs");
-  add("report", po::value(&f.report)->value_name("R.json"),
-      "write the full JSON report there (nothing is written if the run fails)");
-  add("help", "explain the flags");
-  return d;
-}
-
-std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
-  auto bytes = dtsim::parsing::parse_size(text);
-  if (!bytes) {
-    throw ConfigError("--" + flag + " " + text +
-                      ": expected a size such as 1048576, 100MB or 1GiB");
-  }
-  if (*bytes > dtsim::workloads::kMaxBytes) {
-    throw ConfigError("--" + flag + " " + text + ": expected at most 2^50 bytes (1 PiB)");
-  }
-  return *bytes;
-}
-
-dtsim::sim::RunOptions run_options(const RunFlags& f) {
-  dtsim::sim::RunOptions run{.platform_path = f.platform,
-                             .ranks = f.ranks,
-                             .algorithm = f.algorithm,
-                             .ranks_per_node = f.ranks_per_node};
-  if (f.replay != "collapsed" && f.replay != "fast" && f.replay != "step") {
-    throw ConfigError("--replay " + f.replay + ": expected collapsed, fast or step");
-  }
-  run.collapse = f.replay != "step";
-  run.collapse_pipelines = f.replay == "fast";
-  if (f.fold != "verified" && f.fold != "node" && f.fold != "exact") {
-    throw ConfigError("--fold " + f.fold + ": expected verified, node or exact");
-  }
-  run.fold = f.fold == "verified" ? dtsim::sim::FoldMode::kVerified
-             : f.fold == "node"   ? dtsim::sim::FoldMode::kNode
-                                  : dtsim::sim::FoldMode::kExact;
-  auto placement = dtsim::sim::parse_placement(f.placement);
-  if (!placement) {
-    throw ConfigError("--placement " + f.placement +
-                      ": expected linear, round-robin, random, random:SEED (an integer >= 0) or "
-                      "topology-aware");
-  }
-  run.placement = *placement;
-  run.chunk_bytes = parse_size_flag("chunk", f.chunk);
-  const auto latency_sec = dtsim::parsing::parse_duration(f.collective_latency);
-  if (!latency_sec || *latency_sec < 0) {
-    throw ConfigError("--collective-latency " + dtsim::parsing::printable(f.collective_latency) +
-                      ": expected a duration >= 0 such as 8.4us");
-  }
-  if (*latency_sec > dtsim::parsing::kMaxDurationSec) {
-    throw ConfigError("--collective-latency " + dtsim::parsing::printable(f.collective_latency) +
-                      ": expected at most 1e9 s");
-  }
-  run.collective_latency_sec = *latency_sec;
-  if (!f.grid.empty()) {
-    int x = 0, y = 0;
-    char sep = 0;
-    std::istringstream in(f.grid);
-    if (!(in >> x >> sep >> y) || sep != 'x' || !in.eof() || x < 1 || y < 1) {
-      throw ConfigError("--grid " + f.grid + ": expected XxY with X, Y >= 1, e.g. 8x16");
-    }
-    run.grid = {x, y};
-  }
-  auto model = dtsim::sim::parse_network_model(f.network_model);
-  if (!model) {
-    throw ConfigError("--network-model " + f.network_model + ": expected exact or lv08");
-  }
-  run.network_model = *model;
-  for (const std::string& c : f.cfg) {
-    dtsim::sim::check_simgrid_cfg(c);
-  }
-  run.simgrid_cfg = f.cfg;
-  for (const auto& [flag, value] :
-       {std::pair{"max-hosts", f.max_hosts}, std::pair{"max-events", f.max_events}}) {
-    if (!(value >= 1) || !std::isfinite(value)) {
-      throw ConfigError(std::string("--") + flag + " " +
-                        dtsim::parsing::format_number("%g", value) + ": expected a number >= 1");
-    }
-  }
-  run.max_hosts = f.max_hosts;
-  run.max_events = f.max_events;
-  return run;
-}
 
 // Writes `report` with the provenance of `inputs` to `path` (nothing for an empty path).
 void write_report(const std::string& path, nlohmann::ordered_json report,
