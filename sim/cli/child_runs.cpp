@@ -17,9 +17,7 @@ extern char** environ;
 
 namespace dtsim::sim {
 
-namespace {
-
-pid_t spawn(const ChildRun& child) {
+pid_t spawn_child(const ChildRun& child) {
   std::vector<std::string> args{"dtsim"};
   args.insert(args.end(), child.args.begin(), child.args.end());
   std::vector<char*> argv;
@@ -41,8 +39,6 @@ pid_t spawn(const ChildRun& child) {
   return pid;
 }
 
-}  // namespace
-
 std::vector<ChildStatus> run_children(const std::vector<ChildRun>& children, int jobs,
                                       double timeout_sec) {
   using Clock = std::chrono::steady_clock;
@@ -56,7 +52,7 @@ std::vector<ChildStatus> run_children(const std::vector<ChildRun>& children, int
   std::size_t next = 0;
   while (next < children.size() || !running.empty()) {
     while (next < children.size() && running.size() < static_cast<std::size_t>(jobs)) {
-      running.emplace(spawn(children[next]), Running{next, Clock::now()});
+      running.emplace(spawn_child(children[next]), Running{next, Clock::now()});
       ++next;
     }
     int wstatus = 0;

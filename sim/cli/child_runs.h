@@ -7,12 +7,18 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 namespace dtsim::sim {
 
 struct ChildRun {
   std::vector<std::string> args;  // after the program name, e.g. {"simulate", "--model", ...}
   std::string stderr_path;        // created or truncated; stdout goes to /dev/null
 };
+
+// Starts `child` (this program again) and returns its pid; the caller waits for it. Throws
+// std::runtime_error if it cannot start.
+[[nodiscard]] pid_t spawn_child(const ChildRun& child);
 
 enum class ChildStatus { kOk, kFailed, kTimedOut };
 

@@ -15,17 +15,15 @@
 
 #include <boost/program_options.hpp>
 
+#include "sim/cli/child_runs.h"
 #include "sim/cli/output_flags.h"
 #include "sim/cli/sweep_csv.h"
 #include "sim/cli/sweep_spec.h"
 #include "sim/config_error.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace dtsim::sim {
 
@@ -158,26 +156,10 @@ class Progress {
 // Starts `dtsim simulate` for `point`: report to dir/point-I.json, stderr to dir/point-I.err.
 pid_t spawn(const SweepPoint& point, const fs::path& dir) {
   const std::string stem = (dir / ("point-" + std::to_string(point.index))).string();
-  std::vector<std::string> args{"dtsim", "simulate"};
-  args.insert(args.end(), point.args.begin(), point.args.end());
-  args.insert(args.end(), {"--report", stem + ".json"});
-  std::vector<char*> argv;
-  for (std::string& a : args) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (stem + ".err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, kSelf, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    throw std::runtime_error(std::string("cannot start dtsim simulate: ") + std::strerror(rc));
-  }
-  return pid;
+  ChildRun child{.args = {"simulate"}, .stderr_path = stem + ".err"};
+  child.args.insert(child.args.end(), point.args.begin(), point.args.end());
+  child.args.insert(child.args.end(), {"--report", stem + ".json"});
+  return spawn_child(child);
 }
 
 struct Finished {
