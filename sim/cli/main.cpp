@@ -12,6 +12,7 @@
 
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "sim/cli/collective_sweep.h"
 #include "sim/cli/error_messages.h"
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
@@ -288,6 +289,10 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
 }
 
 int run_collective(const std::vector<std::string>& args) {
+  const bool help = std::find(args.begin(), args.end(), "--help") != args.end();
+  if (!help && dtsim::sim::is_collective_sweep(args)) {
+    return dtsim::sim::run_collective_sweep(args);
+  }
   RunFlags f;
   std::string op, bytes;
   int root = 0;
@@ -296,29 +301,50 @@ int run_collective(const std::vector<std::string>& args) {
   auto add_what = what.add_options();
   add_what("op", po::value(&op)->default_value("all-reduce")->value_name("OP"),
            "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or send-recv");
-  add_what("bytes", po::value(&bytes)->required()->value_name("SIZE"),
+  add_what("bytes", po::value(&bytes)->required()->value_name("SIZE|MIN..MAX"),
            "message size in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30), as "
            "nccl-tests counts it: each rank's buffer (all-reduce, broadcast, reduce, send-recv), "
-           "the gathered total (all-gather), each rank's input (reduce-scatter, all-to-all)");
+           "the gathered total (all-gather), each rank's input (reduce-scatter, all-to-all); "
+           "MIN..MAX sweeps the sizes (as nccl-tests -b -e -f), printing a table");
+  std::string unused;
+  po::options_description sweep("Size sweeps (also: --algorithm given several times)", kHelpColumns,
+                                kHelpColumns / 2);
+  sweep.add_options()("step-factor", po::value(&unused)->value_name("F"),
+                      "a sweep's sizes grow by this factor (default 2)")(
+      "csv", po::value(&unused)->value_name("F.csv"), "write the sweep's points as CSV")(
+      "jobs", po::value(&unused)->value_name("N"),
+      "points simulated at once, each a child process (default: every core)");
   add_what("root", po::value(&root)->default_value(0)->value_name("RANK"),
            "root of broadcast and reduce; sender of send-recv (to rank root+1)");
-  flags.add(what).add(run_flags(f));
+  std::string dump_algorithm;
+  add_what("dump-algorithm", po::value(&dump_algorithm)->value_name("F.json"),
+           "also write the algorithm that runs as an algorithm file (sim/collectives/"
+           "ALGORITHMS.md): its step-level schedule, what --replay step runs");
+  flags.add(what).add(sweep).add(run_flags(f));
   if (!parse(args, flags, "collective",
              "Simulates one collective alone on an idle network. Prints the time; --report\n"
              "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
     return 0;
   }
-  dtsim::sim::CollectiveConfig config{
-      .run = run_options(f), .op = op, .bytes = parse_size_flag("bytes", bytes), .root = root};
+  dtsim::sim::CollectiveConfig config{.run = run_options(f),
+                                      .op = op,
+                                      .bytes = parse_size_flag("bytes", bytes),
+                                      .root = root,
+                                      .dump_algorithm = !dump_algorithm.empty()};
   dtsim::sim::check_output_path("report", f.report);
+  dtsim::sim::check_output_path("dump-algorithm", dump_algorithm);
   const auto inputs = dtsim::sim::input_files({{"platform", f.platform}});
-  std::vector<std::pair<std::string, std::string>> files{{"report", f.report}};
+  std::vector<std::pair<std::string, std::string>> files{{"report", f.report},
+                                                         {"dump-algorithm", dump_algorithm}};
   for (const auto& input : inputs) {
     files.emplace_back(input.flag, input.path);
   }
   dtsim::sim::check_distinct_outputs(files);
   const auto report = dtsim::sim::simulate_collective(config);
   write_report(f.report, dtsim::sim::report_json(report), inputs);
+  if (report.algorithm_file) {
+    dtsim::sim::write_text("dump-algorithm", dump_algorithm, report.algorithm_file->dump(1) + "\n");
+  }
   std::cout << dtsim::sim::report_summary(report);
   return 0;
 }

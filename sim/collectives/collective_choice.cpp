@@ -21,7 +21,7 @@ std::string names_list() {
   for (const std::string& n : algorithm_names()) {
     names += (names.empty() ? "" : ", ") + n;
   }
-  return names + ", auto, auto:NAME,NAME...";
+  return names + ", file:PATH, auto, auto:NAME,NAME...";
 }
 
 // The names after "auto:" in `algorithm` (comma separated); every registry name for "auto".
@@ -54,6 +54,9 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
   auto two_level = [p](double inner) {
     return 2 * p * (inner - 1) + 2 * p * (p / inner - 1) + p;
   };
+  if (algorithm.starts_with(kFilePrefix)) {
+    return 0;  // as many as the file has, which it was read with
+  }
   if (algorithm == "direct") {
     return 2 * p * p;
   }
@@ -99,31 +102,39 @@ std::string rooted_or_tree_hint(const std::string& algorithm, CollectiveOp op) {
 CollectiveChooser::CollectiveChooser(std::string algorithm, AlgorithmOptions options)
     : algorithm_(std::move(algorithm)), options_(options) {
   if (!is_auto(algorithm_)) {
-    if (!make_algorithm(algorithm_, options_)) {
+    std::shared_ptr<const CollectiveAlgorithm> made = make_algorithm(algorithm_, options_);
+    if (!made) {
       throw ConfigError("algorithm",
                         algorithm_ + ": unknown algorithm (expected one of " + names_list() + ")");
     }
+    algorithms_.emplace(algorithm_, std::move(made));
     return;
   }
   candidates_ = auto_candidates(algorithm_);
   for (const std::string& name : candidates_) {
-    if (!make_algorithm(name, options_)) {
+    std::shared_ptr<const CollectiveAlgorithm> made = make_algorithm(name, options_);
+    if (!made) {
       throw ConfigError("algorithm", algorithm_ + ": unknown algorithm \"" + name +
                                          "\" (expected one of " + names_list() + ")");
     }
+    algorithms_.emplace(name, std::move(made));
   }
+}
+
+const CollectiveAlgorithm& CollectiveChooser::algorithm(const std::string& name) const {
+  return *algorithms_.at(name);
 }
 
 void CollectiveChooser::check(const CollectiveRequest& request, const TopologyHints& hints) const {
   if (!is_auto(algorithm_)) {
-    const std::string why = make_algorithm(algorithm_, options_)->unsupported(request, hints);
+    const std::string why = algorithm(algorithm_).unsupported(request, hints);
     if (!why.empty()) {
       throw ConfigError("algorithm", algorithm_ + ": " + why);
     }
     return;
   }
   for (const std::string& name : candidates_) {
-    if (make_algorithm(name, options_)->unsupported(request, hints).empty()) {
+    if (algorithm(name).unsupported(request, hints).empty()) {
       return;
     }
   }
@@ -145,20 +156,20 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
                             " transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, " +
                             (rooted_or_tree_hint(algorithm_, request.op)) + "or auto");
     }
-    return {.algorithm = algorithm_,
-            .schedule = with_entry_latency(
-                make_algorithm(algorithm_, options_)->build(request, hints), latency_sec)};
+    return {
+        .algorithm = algorithm_,
+        .schedule = with_entry_latency(algorithm(algorithm_).build(request, hints), latency_sec)};
   }
   CollectiveChoice best{.algorithm = ""};
   double best_sec = std::numeric_limits<double>::infinity();
   for (const std::string& name : candidates_) {
-    auto algorithm = make_algorithm(name, options_);
-    Candidate c{.algorithm = name, .skipped = algorithm->unsupported(request, hints)};
+    const CollectiveAlgorithm& candidate = algorithm(name);
+    Candidate c{.algorithm = name, .skipped = candidate.unsupported(request, hints)};
     if (c.skipped.empty() && op_bound(name, request, hints, options_) > kMaxAutoCandidateOps) {
       c.skipped = "schedule too large to evaluate (over 4e6 operations)";
     }
     if (c.skipped.empty()) {
-      Schedule schedule = with_entry_latency(algorithm->build(request, hints), latency_sec);
+      Schedule schedule = with_entry_latency(candidate.build(request, hints), latency_sec);
       c.estimated_sec = estimate_sec(schedule, hints);
       if (*c.estimated_sec < best_sec) {  // ties keep the earlier (display) order
         best_sec = *c.estimated_sec;

@@ -4,6 +4,8 @@
 #ifndef DTSIM_SIM_COLLECTIVES_COLLECTIVE_CHOICE_H_
 #define DTSIM_SIM_COLLECTIVES_COLLECTIVE_CHOICE_H_
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,9 +37,9 @@ inline constexpr double kMaxScheduleOps = 2e7;
 
 class CollectiveChooser {
  public:
-  // `algorithm` is a registry name, "auto" (every algorithm is a candidate) or "auto:A,B,..."
-  // (the candidates named, e.g. "auto:ring,double-tree" for NCCL's own). Throws ConfigError for
-  // an unknown name.
+  // `algorithm` is a registry name, "file:PATH", "auto" (every built-in algorithm is a
+  // candidate) or "auto:A,B,..." (the candidates named, e.g. "auto:ring,double-tree" for NCCL's
+  // own, or "auto:ring,file:mine.json"). Throws ConfigError for an unknown name or a wrong file.
   CollectiveChooser(std::string algorithm, AlgorithmOptions options);
 
   // Throws ConfigError if the named algorithm cannot run `request` with `hints`, or if no
@@ -51,9 +53,13 @@ class CollectiveChooser {
   [[nodiscard]] const std::string& algorithm() const { return algorithm_; }
 
  private:
+  // The algorithm called `name`, made once (a file is read and checked once).
+  [[nodiscard]] const CollectiveAlgorithm& algorithm(const std::string& name) const;
+
   std::string algorithm_;
   AlgorithmOptions options_;
   std::vector<std::string> candidates_;  // auto only
+  std::map<std::string, std::shared_ptr<const CollectiveAlgorithm>> algorithms_;
 };
 
 // What an algorithm may know of the network when it runs on the group `ranks` (global ranks;

@@ -16,10 +16,17 @@ Schedule DirectAlgorithm::build(const CollectiveRequest& request,
   const auto parts = static_cast<std::uint64_t>(p);
   ScheduleBuilder b(p);
   if (p <= 1) {
-    return std::move(b).finish();
+    Schedule nothing = std::move(b).finish();
+    nothing.in_place = request.op != CollectiveOp::kAllToAll;
+    return nothing;
   }
   auto piece = [n, parts](int owner) {
     return piece_bytes(n, parts, static_cast<std::uint64_t>(owner));
+  };
+  // Owner `owner`'s block, copied or added at the same offset of the receiver's buffer.
+  auto block = [n, parts](int owner, bool reduce) {
+    const std::uint64_t at = piece_offset(n, parts, static_cast<std::uint64_t>(owner));
+    return DataMove{.src_offset = at, .dst_offset = at, .reduce = reduce};
   };
   switch (request.op) {
     case CollectiveOp::kAllReduce: {
@@ -28,27 +35,43 @@ Schedule DirectAlgorithm::build(const CollectiveRequest& request,
       for (int s = 0; s < p; ++s) {
         for (int d = 0; d < p; ++d) {
           if (s != d) {
-            into[static_cast<std::size_t>(d)].push_back(b.transfer(s, d, piece(d)));
+            into[static_cast<std::size_t>(d)].push_back(
+                b.transfer(s, d, piece(d), {}, 0, block(d, true)));
           }
         }
       }
       for (int s = 0; s < p; ++s) {
         for (int d = 0; d < p; ++d) {
           if (s != d) {
-            b.transfer(s, d, piece(s), into[static_cast<std::size_t>(s)]);
+            b.transfer(s, d, piece(s), into[static_cast<std::size_t>(s)], 0, block(s, false));
           }
         }
       }
       break;
     }
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllToAll:
     case CollectiveOp::kAllGather:
       for (int s = 0; s < p; ++s) {
         for (int d = 0; d < p; ++d) {
           if (s != d) {
-            // Reduce-scatter and all-to-all send the destination's piece; all-gather the source's.
-            b.transfer(s, d, request.op == CollectiveOp::kAllGather ? piece(s) : piece(d));
+            // Reduce-scatter sends the destination's piece; all-gather the source's.
+            const bool gather = request.op == CollectiveOp::kAllGather;
+            b.transfer(s, d, gather ? piece(s) : piece(d), {}, 0, block(gather ? s : d, !gather));
+          }
+        }
+      }
+      break;
+    case CollectiveOp::kAllToAll:
+      // Out of place (schedule_check.h): s's block d goes to slot s of d's output. A rank's
+      // own block is a local copy, not a transfer.
+      for (int s = 0; s < p; ++s) {
+        for (int d = 0; d < p; ++d) {
+          if (s != d) {
+            b.transfer(s, d, piece(d), {}, 0,
+                       DataMove{.src_offset = piece_offset(n, parts, static_cast<std::uint64_t>(d)),
+                                .dst_offset = static_cast<std::uint64_t>(s) * piece(d),
+                                .src_buffer = Buffer::kInput,
+                                .dst_buffer = Buffer::kOutput});
           }
         }
       }
@@ -60,17 +83,19 @@ Schedule DirectAlgorithm::build(const CollectiveRequest& request,
           continue;
         }
         if (request.op == CollectiveOp::kBroadcast) {
-          b.transfer(request.root, other, n);
+          b.transfer(request.root, other, n, {}, 0, DataMove{});
         } else {
-          b.transfer(other, request.root, n);
+          b.transfer(other, request.root, n, {}, 0, DataMove{.reduce = true});
         }
       }
       break;
     case CollectiveOp::kSendRecv:
-      b.transfer(request.root, (request.root + 1) % p, n);
+      b.transfer(request.root, (request.root + 1) % p, n, {}, 0, DataMove{});
       break;
   }
-  return std::move(b).finish();
+  Schedule schedule = std::move(b).finish();
+  schedule.in_place = request.op != CollectiveOp::kAllToAll;
+  return schedule;
 }
 
 }  // namespace dtsim::sim

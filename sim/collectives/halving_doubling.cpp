@@ -28,7 +28,8 @@ Folding fold(ScheduleBuilder& b, int p, std::uint64_t bytes) {
   for (int v = 0; v < f.participants; ++v) {
     const int rank = v < f.extra ? 2 * v + 1 : v + f.extra;
     f.rank_of.push_back(rank);
-    f.ready_after.push_back(v < f.extra ? b.transfer(rank - 1, rank, bytes) : -1);
+    f.ready_after.push_back(
+        v < f.extra ? b.transfer(rank - 1, rank, bytes, {}, 0, DataMove{.reduce = true}) : -1);
   }
   return f;
 }
@@ -50,7 +51,7 @@ Inboxes initial_inboxes(const Folding& f) {
 void unfold(ScheduleBuilder& b, const Folding& f, std::uint64_t bytes, const Inboxes& in) {
   for (int v = 0; v < f.extra; ++v) {
     b.transfer(f.rank_of[static_cast<std::size_t>(v)], f.rank_of[static_cast<std::size_t>(v)] - 1,
-               bytes, in[static_cast<std::size_t>(v)]);
+               bytes, in[static_cast<std::size_t>(v)], 0, DataMove{});
   }
 }
 
@@ -59,12 +60,13 @@ struct Segment {
   std::uint64_t lo = 0, hi = 0;
 };
 
-// One butterfly step at `distance`: every participant sends `bytes_to_send(v, partner)` to its
-// partner v ^ distance once both have finished every earlier transfer of theirs, sends included
-// (MPI_Sendrecv semantics, as MPICH's implementations).
-template <typename BytesFn>
-void butterfly_step(ScheduleBuilder& b, const Folding& f, int distance, Inboxes& in,
-                    BytesFn bytes_to_send) {
+// One butterfly step at `distance`: every participant sends the bytes `range_to_send(v, partner)`
+// of its vector to its partner v ^ distance, which adds them to its own (`reduce`) or keeps them,
+// once both have finished every earlier transfer of theirs, sends included (MPI_Sendrecv
+// semantics, as MPICH's implementations).
+template <typename RangeFn>
+void butterfly_step(ScheduleBuilder& b, const Folding& f, int distance, Inboxes& in, bool reduce,
+                    RangeFn range_to_send) {
   const int n = f.participants;
   std::vector<int> sent(static_cast<std::size_t>(n));
   for (int v = 0; v < n; ++v) {
@@ -72,9 +74,11 @@ void butterfly_step(ScheduleBuilder& b, const Folding& f, int distance, Inboxes&
     std::vector<int> deps = in[static_cast<std::size_t>(v)];
     deps.insert(deps.end(), in[static_cast<std::size_t>(partner)].begin(),
                 in[static_cast<std::size_t>(partner)].end());
+    const Segment range = range_to_send(v, partner);
     sent[static_cast<std::size_t>(v)] =
         b.transfer(f.rank_of[static_cast<std::size_t>(v)],
-                   f.rank_of[static_cast<std::size_t>(partner)], bytes_to_send(v, partner), deps);
+                   f.rank_of[static_cast<std::size_t>(partner)], range.hi - range.lo, deps, 0,
+                   DataMove{.src_offset = range.lo, .dst_offset = range.lo, .reduce = reduce});
   }
   for (int v = 0; v < n; ++v) {
     in[static_cast<std::size_t>(v ^ distance)].push_back(sent[static_cast<std::size_t>(v)]);
@@ -89,14 +93,36 @@ void recursive_halving(ScheduleBuilder& b, const Folding& f, std::vector<Segment
                        Inboxes& in) {
   for (int distance = 1; distance < f.participants; distance *= 2) {
     std::vector<Segment> next(seg.size());
-    butterfly_step(b, f, distance, in, [&](int v, int partner) {
+    butterfly_step(b, f, distance, in, /*reduce=*/true, [&](int v, int partner) {
       const Segment s = seg[static_cast<std::size_t>(v)];
       const std::uint64_t mid = s.lo + (s.hi - s.lo) / 2;
       const bool lower = v < partner;
       next[static_cast<std::size_t>(v)] = lower ? Segment{s.lo, mid} : Segment{mid, s.hi};
-      return lower ? s.hi - mid : mid - s.lo;  // the partner's half
+      return lower ? Segment{mid, s.hi} : Segment{s.lo, mid};  // the partner's half
     });
     seg = std::move(next);
+  }
+}
+
+// Reduce-scatter by recursive halving of the p blocks (p a power of two): distances p/2, p/4,
+// ..., 1, the lower partner keeping the lower half of its blocks, so that participant v ends with
+// block v, as a reduce-scatter must (the all-reduce's nearest-first order leaves the blocks in
+// bit-reversed order, which its all-gather undoes).
+void reduce_scatter_halving(ScheduleBuilder& b, const Folding& f, std::uint64_t bytes,
+                            Inboxes& in) {
+  const auto p = static_cast<std::uint64_t>(f.participants);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks(p, {0, p});  // [first, last)
+  for (int distance = f.participants / 2; distance >= 1; distance /= 2) {
+    auto next = blocks;
+    butterfly_step(b, f, distance, in, /*reduce=*/true, [&](int v, int partner) {
+      const auto [lo, hi] = blocks[static_cast<std::size_t>(v)];
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      const bool lower = v < partner;
+      next[static_cast<std::size_t>(v)] = lower ? std::pair{lo, mid} : std::pair{mid, hi};
+      const auto [send_lo, send_hi] = lower ? std::pair{mid, hi} : std::pair{lo, mid};
+      return Segment{piece_offset(bytes, p, send_lo), piece_offset(bytes, p, send_hi)};
+    });
+    blocks = std::move(next);
   }
 }
 
@@ -109,12 +135,12 @@ void recursive_doubling(ScheduleBuilder& b, const Folding& f, std::vector<Segmen
   for (int distance = first_distance; distance >= 1 && distance < f.participants;
        distance = ascending ? distance * 2 : distance / 2) {
     std::vector<Segment> next(seg.size());
-    butterfly_step(b, f, distance, in, [&](int v, int partner) {
+    butterfly_step(b, f, distance, in, /*reduce=*/false, [&](int v, int partner) {
       const Segment mine = seg[static_cast<std::size_t>(v)];
       const Segment theirs = seg[static_cast<std::size_t>(partner)];
       next[static_cast<std::size_t>(v)] = {std::min(mine.lo, theirs.lo),
                                            std::max(mine.hi, theirs.hi)};
-      return mine.hi - mine.lo;
+      return mine;
     });
     seg = std::move(next);
   }
@@ -164,12 +190,14 @@ Schedule HalvingDoublingAlgorithm::build(const CollectiveRequest& request,
   }
   const Folding f = fold(b, p, n);
   Inboxes in = initial_inboxes(f);
+  if (request.op == CollectiveOp::kReduceScatter) {
+    reduce_scatter_halving(b, f, n, in);
+    return std::move(b).finish();
+  }
   std::vector<Segment> seg(static_cast<std::size_t>(f.participants), Segment{0, n});
   recursive_halving(b, f, seg, in);
-  if (request.op == CollectiveOp::kAllReduce) {
-    recursive_doubling(b, f, seg, in, /*first_distance=*/f.participants / 2);
-    unfold(b, f, n, in);
-  }
+  recursive_doubling(b, f, seg, in, /*first_distance=*/f.participants / 2);
+  unfold(b, f, n, in);
   return std::move(b).finish();
 }
 
@@ -199,7 +227,9 @@ Schedule RecursiveDoublingAlgorithm::build(const CollectiveRequest& request,
   const Folding f = fold(b, p, n);
   Inboxes in = initial_inboxes(f);
   for (int distance = 1; distance < f.participants; distance *= 2) {
-    butterfly_step(b, f, distance, in, [n](int, int) { return n; });  // the whole vector
+    butterfly_step(b, f, distance, in, /*reduce=*/true, [n](int, int) {
+      return Segment{0, n};
+    });  // the whole vector
   }
   unfold(b, f, n, in);
   return std::move(b).finish();

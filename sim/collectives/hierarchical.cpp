@@ -36,17 +36,18 @@ Schedule two_level_all_reduce(int inner, int outer, std::uint64_t bytes,
     }
   }
   for (int i = 0; i < inner; ++i) {
-    // After the inner reduce-scatter, local index i holds chunk (i + 1) mod inner.
-    const std::uint64_t held = piece_bytes(bytes, static_cast<std::uint64_t>(inner),
-                                           static_cast<std::uint64_t>((i + 1) % inner));
+    // After the inner reduce-scatter, local index i holds chunk i.
+    const auto parts = static_cast<std::uint64_t>(inner);
+    const auto chunk = static_cast<std::uint64_t>(i);
+    const std::uint64_t held = piece_bytes(bytes, parts, chunk);
     std::vector<int> members;
     std::vector<std::vector<int>> before;
     for (int o = 0; o < outer; ++o) {
       members.push_back(at(i, o));
       before.push_back(done[static_cast<std::size_t>(at(i, o))]);
     }
-    const auto d =
-        add_ring_steps(b, members, held, ring_steps_of(CollectiveOp::kAllReduce, outer), before);
+    const auto d = add_ring_steps(b, members, held, ring_steps_of(CollectiveOp::kAllReduce, outer),
+                                  before, piece_offset(bytes, parts, chunk));
     for (int o = 0; o < outer; ++o) {
       if (!d[static_cast<std::size_t>(o)].empty()) {
         done[static_cast<std::size_t>(at(i, o))] = d[static_cast<std::size_t>(o)];

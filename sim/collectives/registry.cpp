@@ -1,5 +1,6 @@
 #include "sim/collectives/registry.h"
 
+#include "sim/collectives/algorithm_file.h"
 #include "sim/collectives/direct.h"
 #include "sim/collectives/halving_doubling.h"
 #include "sim/collectives/hierarchical.h"
@@ -57,6 +58,9 @@ const std::vector<std::string>& algorithm_names() {
 
 std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
                                                     const AlgorithmOptions& options) {
+  if (name.starts_with(kFilePrefix)) {
+    return make_file_algorithm(std::string(name.substr(kFilePrefix.size())));
+  }
   if (name == "ring") {
     return std::make_unique<RingAlgorithm>(options);
   }

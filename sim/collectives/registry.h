@@ -15,7 +15,11 @@ namespace dtsim::sim {
 // halving-doubling, recursive-doubling, direct, hierarchical, torus-2d, nvls.
 [[nodiscard]] const std::vector<std::string>& algorithm_names();
 
-// The algorithm called `name`, or nullptr if there is none.
+// "file:PATH" names the algorithm written in the file at PATH (algorithm_file.h).
+inline constexpr std::string_view kFilePrefix = "file:";
+
+// The algorithm called `name`, or nullptr if there is none. Throws ConfigError for a file that
+// cannot be read or is not a correct algorithm.
 [[nodiscard]] std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
                                                                   const AlgorithmOptions& options);
 

@@ -13,16 +13,16 @@ int mod(int a, int p) {
   return ((a % p) + p) % p;
 }
 
-// The bytes rank r sends to r+1 over `steps`: the chunks (r - s) mod p for s in the steps, i.e.
-// `count` consecutive chunk indices (mod p) ending at c = (r - first) mod p. Whole turns of the
-// ring carry all `bytes`; the rest is a cyclic range of piece_bytes, summed with piece_offset.
-// O(1) per edge instead of O(steps).
+// The bytes rank r sends to r+1 over `steps`: the chunks (r - s - 1) mod p for s in the steps,
+// i.e. `count` consecutive chunk indices (mod p) ending at c = (r - first - 1) mod p. Whole turns
+// of the ring carry all `bytes`; the rest is a cyclic range of piece_bytes, summed with
+// piece_offset. O(1) per edge instead of O(steps).
 std::uint64_t ring_edge_bytes(int r, int p, std::uint64_t bytes, RingSteps steps) {
   const auto q = static_cast<std::uint64_t>(p);
   const auto count = static_cast<std::uint64_t>(steps.count);
   const auto turns = count / q;
   const auto rest = count % q;
-  const auto last = static_cast<std::uint64_t>(mod(r - steps.first, p));
+  const auto last = static_cast<std::uint64_t>(mod(r - steps.first - 1, p));
   // chunks (last - rest, last] mod p, i.e. [begin, begin + rest) with begin = last + 1 - rest
   const std::uint64_t begin = (last + 1 + q - rest) % q;
   std::uint64_t partial = 0;
@@ -78,7 +78,10 @@ Schedule chain(int p, std::uint64_t bytes, int root, bool towards_root, std::uin
       if (i > 0) {
         deps.push_back(previous[static_cast<std::size_t>(i)]);  // chunk k reached position i
       }
-      previous[static_cast<std::size_t>(i + 1)] = b.transfer(node(i), node(i + 1), size, deps);
+      const std::uint64_t at_byte = piece_offset(bytes, chunks, k);
+      previous[static_cast<std::size_t>(i + 1)] = b.transfer(
+          node(i), node(i + 1), size, deps, 0,
+          DataMove{.src_offset = at_byte, .dst_offset = at_byte, .reduce = towards_root});
     }
   }
   return std::move(b).finish();

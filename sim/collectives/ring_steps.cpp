@@ -15,7 +15,8 @@ RingSteps ring_steps_of(CollectiveOp op, int q) {
 
 std::vector<std::vector<int>> add_ring_steps(ScheduleBuilder& b, const std::vector<int>& members,
                                              std::uint64_t bytes, RingSteps steps,
-                                             const std::vector<std::vector<int>>& before) {
+                                             const std::vector<std::vector<int>>& before,
+                                             std::uint64_t offset) {
   const int q = static_cast<int>(members.size());
   std::vector<std::vector<int>> done(static_cast<std::size_t>(q));
   if (q <= 1) {
@@ -40,9 +41,14 @@ std::vector<std::vector<int>> add_ring_steps(ScheduleBuilder& b, const std::vect
       } else {
         deps.push_back(previous[at(i - 1)]);  // the chunk member i forwards has arrived
       }
-      const auto chunk = static_cast<std::uint64_t>(ring_chunk_sent(i, steps.first + s, q));
-      sent[at(i)] = b.transfer(members[at(i)], members[at(i + 1)],
-                               piece_bytes(bytes, static_cast<std::uint64_t>(q), chunk), deps);
+      const int step = steps.first + s;
+      const auto chunk = static_cast<std::uint64_t>(ring_chunk_sent(i, step, q));
+      const std::uint64_t at_byte =
+          offset + piece_offset(bytes, static_cast<std::uint64_t>(q), chunk);
+      sent[at(i)] = b.transfer(
+          members[at(i)], members[at(i + 1)],
+          piece_bytes(bytes, static_cast<std::uint64_t>(q), chunk), deps, 0,
+          DataMove{.src_offset = at_byte, .dst_offset = at_byte, .reduce = step < q - 1});
     }
     previous = std::move(sent);
   }

@@ -12,8 +12,9 @@
 namespace dtsim::sim {
 
 // A range of the 2(q-1) steps of a ring all-reduce over q members: reduce-scatter is steps
-// [0, q-1), all-gather [q-1, 2(q-1)). At step s, member i sends chunk (i - s) mod q to member
-// i+1; after reduce-scatter member i holds the reduced chunk (i + 1) mod q.
+// [0, q-1), all-gather [q-1, 2(q-1)). At step s, member i sends chunk (i - s - 1) mod q to member
+// i+1 (which adds it to its own during reduce-scatter, and keeps it during all-gather); after
+// reduce-scatter member i holds the reduced chunk i, which all-gather's first step sends on.
 struct RingSteps {
   int first = 0;
   int count = 0;
@@ -24,15 +25,17 @@ struct RingSteps {
 
 // The chunk member i sends at step s of a ring of q members.
 [[nodiscard]] inline int ring_chunk_sent(int i, int s, int q) {
-  return ((i - s) % q + q) % q;
+  return ((i - s - 1) % q + q) % q;
 }
 
 // Adds `steps` of a ring over `members` (ring order) moving a vector of `bytes` cut into
-// |members| chunks. Member i starts once before[i] finished (before may be empty: no
-// constraint). Returns, per member, the ops after which it is done.
+// |members| chunks, which lies at `offset` of every member's (input) buffer. Member i starts
+// once before[i] finished (before may be empty: no constraint). Returns, per member, the ops
+// after which it is done.
 std::vector<std::vector<int>> add_ring_steps(ScheduleBuilder& b, const std::vector<int>& members,
                                              std::uint64_t bytes, RingSteps steps,
-                                             const std::vector<std::vector<int>>& before);
+                                             const std::vector<std::vector<int>>& before,
+                                             std::uint64_t offset = 0);
 
 }  // namespace dtsim::sim
 

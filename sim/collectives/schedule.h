@@ -4,9 +4,29 @@
 #define DTSIM_SIM_COLLECTIVES_SCHEDULE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace dtsim::sim {
+
+// The buffers a rank's part of a collective uses: what it starts with, what it ends with, and
+// temporary space. An in-place algorithm names only kInput (schedule_check.h says what each
+// operation's buffers hold before and after).
+enum class Buffer : std::uint8_t { kInput, kOutput, kScratch };
+
+// What a transfer carries, for the correctness checker (schedule_check.h) and the algorithm file
+// writer (algorithm_file.h): the bytes [src_offset, src_offset + bytes) of the sender's
+// `src_buffer` arrive at [dst_offset, dst_offset + bytes) of the receiver's `dst_buffer`, where
+// they replace (copy) or are added to (reduce) what it holds.
+struct DataMove {
+  std::uint64_t src_offset = 0;
+  std::uint64_t dst_offset = 0;
+  Buffer src_buffer = Buffer::kInput;
+  Buffer dst_buffer = Buffer::kInput;
+  bool reduce = false;
+
+  bool operator==(const DataMove&) const = default;
+};
 
 // One operation of a schedule.
 //  - kTransfer: `bytes` from rank `src` to rank `dst` on connection `channel`. Transfers on the
@@ -26,6 +46,9 @@ struct ScheduleOp {
   double wait_sec = 0;
   std::vector<int> deps;
   std::vector<int> entry_ranks;
+  // Set by step-level algorithms and algorithm files; unset on a collapsed transfer (one that
+  // stands for several steps) and on waits.
+  std::optional<DataMove> data;
 
   bool operator==(const ScheduleOp&) const = default;
 };
@@ -36,6 +59,8 @@ struct Schedule {
   // exit_ops[r]: operations after which rank r is done with the collective (its stream is free).
   // Empty for a rank that takes part in no operation (e.g. a single rank).
   std::vector<std::vector<int>> exit_ops;
+  // Whether the output is the input buffer (every op names kInput), as for NCCL's in-place calls.
+  bool in_place = true;
 
   // Sum of the bytes of all transfers.
   [[nodiscard]] std::uint64_t total_bytes() const {

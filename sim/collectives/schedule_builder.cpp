@@ -10,7 +10,7 @@ ScheduleBuilder::ScheduleBuilder(int ranks)
     : schedule_{.ranks = ranks}, frontier_(static_cast<std::size_t>(ranks)) {}
 
 int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps,
-                              int channel) {
+                              int channel, std::optional<DataMove> data) {
   DTSIM_CHECK(src != dst && src >= 0 && dst >= 0 && src < schedule_.ranks && dst < schedule_.ranks,
               "a transfer joins two distinct ranks of the schedule");
   const int index = static_cast<int>(schedule_.ops.size());
@@ -20,8 +20,12 @@ int ScheduleBuilder::transfer(int src, int dst, std::uint64_t bytes, std::vector
     covering.push_back(it->second);  // the channel predecessor, implicit in the replay
     it->second = index;
   }
-  ScheduleOp op{
-      .src = src, .dst = dst, .channel = channel, .bytes = bytes, .deps = std::move(deps)};
+  ScheduleOp op{.src = src,
+                .dst = dst,
+                .channel = channel,
+                .bytes = bytes,
+                .deps = std::move(deps),
+                .data = data};
   for (int endpoint : {src, dst}) {
     if (!involves(covering, endpoint)) {
       op.entry_ranks.push_back(endpoint);

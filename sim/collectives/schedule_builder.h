@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -21,8 +22,10 @@ class ScheduleBuilder {
   // the previous transfer on the same src -> dst channel; returns its index.
   // Entry: the op waits for src (dst) to enter the collective unless a dependency or the channel
   // predecessor already involves src (dst) — every op thus (transitively) waits for both of its
-  // ranks to have entered. REQUIRES: src != dst, both in [0, ranks).
-  int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {}, int channel = 0);
+  // ranks to have entered. `data` says what it moves (for schedule_check.h); unset on a transfer
+  // that stands for several steps. REQUIRES: src != dst, both in [0, ranks).
+  int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {}, int channel = 0,
+               std::optional<DataMove> data = std::nullopt);
 
   // Adds a pure delay after `deps`, counted as an operation of every rank in `ranks`; it also
   // waits for those of `ranks` that no transfer among `deps` involves to enter.

@@ -55,9 +55,14 @@ struct ChunkOps {
       : up(static_cast<std::size_t>(p), -1), down(static_cast<std::size_t>(p), -1) {}
 };
 
+// One chunk of the vector: `size` bytes at `offset`.
+struct Chunk {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
 // Reduce one chunk up the tree: deepest ranks first, each after all its children's.
-void reduce_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, ChunkOps& ops,
-                  int channel = 0) {
+void reduce_chunk(ScheduleBuilder& b, const Tree& t, Chunk chunk, ChunkOps& ops, int channel = 0) {
   for (auto it = t.top_down.rbegin(); it != t.top_down.rend(); ++it) {
     const int v = *it;
     if (v == t.root) {
@@ -67,14 +72,15 @@ void reduce_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, ChunkOp
     for (int c : t.children[static_cast<std::size_t>(v)]) {
       deps.push_back(ops.up[static_cast<std::size_t>(c)]);
     }
-    ops.up[static_cast<std::size_t>(v)] =
-        b.transfer(v, t.parent[static_cast<std::size_t>(v)], size, deps, channel);
+    ops.up[static_cast<std::size_t>(v)] = b.transfer(
+        v, t.parent[static_cast<std::size_t>(v)], chunk.size, deps, channel,
+        DataMove{.src_offset = chunk.offset, .dst_offset = chunk.offset, .reduce = true});
   }
 }
 
 // Broadcast one chunk down the tree; with `after_reduce`, the root waits for the chunk's
 // reduction first.
-void broadcast_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, bool after_reduce,
+void broadcast_chunk(ScheduleBuilder& b, const Tree& t, Chunk chunk, bool after_reduce,
                      ChunkOps& ops, int channel = 0) {
   for (int v : t.top_down) {
     if (v == t.root) {
@@ -89,7 +95,9 @@ void broadcast_chunk(ScheduleBuilder& b, const Tree& t, std::uint64_t size, bool
         deps.push_back(ops.up[static_cast<std::size_t>(c)]);
       }
     }
-    ops.down[static_cast<std::size_t>(v)] = b.transfer(parent, v, size, deps, channel);
+    ops.down[static_cast<std::size_t>(v)] =
+        b.transfer(parent, v, chunk.size, deps, channel,
+                   DataMove{.src_offset = chunk.offset, .dst_offset = chunk.offset});
   }
 }
 
@@ -205,12 +213,13 @@ Schedule TreeAlgorithm::build(const CollectiveRequest& request, const TopologyHi
   }
   ChunkOps ops(p);
   for (std::uint64_t k = 0; k < chunks; ++k) {
-    const std::uint64_t size = piece_bytes(request.bytes, chunks, k);
+    const Chunk chunk{piece_offset(request.bytes, chunks, k),
+                      piece_bytes(request.bytes, chunks, k)};
     if (request.op != CollectiveOp::kBroadcast) {
-      reduce_chunk(b, t, size, ops);
+      reduce_chunk(b, t, chunk, ops);
     }
     if (request.op != CollectiveOp::kReduce) {
-      broadcast_chunk(b, t, size, request.op == CollectiveOp::kAllReduce, ops);
+      broadcast_chunk(b, t, chunk, request.op == CollectiveOp::kAllReduce, ops);
     }
   }
   return std::move(b).finish();
@@ -245,15 +254,16 @@ Schedule DoubleTreeAlgorithm::build(const CollectiveRequest& request,
   // Chunks of the two trees interleave on their own connections (channels 0 and 1), as NCCL's
   // channels of tree 0 and tree 1 run side by side.
   for (std::uint64_t k = 0; k < std::max(chunks[0], chunks[1]); ++k) {
-    if (k < chunks[0]) {
-      const std::uint64_t size = piece_bytes(half[0], chunks[0], k);
-      reduce_chunk(b, tree0, size, ops0);
-      broadcast_chunk(b, tree0, size, true, ops0);
+    if (k < chunks[0]) {  // tree 0 moves the first half of the vector
+      const Chunk chunk{piece_offset(half[0], chunks[0], k), piece_bytes(half[0], chunks[0], k)};
+      reduce_chunk(b, tree0, chunk, ops0);
+      broadcast_chunk(b, tree0, chunk, true, ops0);
     }
-    if (k < chunks[1]) {
-      const std::uint64_t size = piece_bytes(half[1], chunks[1], k);
-      reduce_chunk(b, tree1, size, ops1, /*channel=*/1);
-      broadcast_chunk(b, tree1, size, true, ops1, /*channel=*/1);
+    if (k < chunks[1]) {  // tree 1 the second
+      const Chunk chunk{half[0] + piece_offset(half[1], chunks[1], k),
+                        piece_bytes(half[1], chunks[1], k)};
+      reduce_chunk(b, tree1, chunk, ops1, /*channel=*/1);
+      broadcast_chunk(b, tree1, chunk, true, ops1, /*channel=*/1);
     }
   }
   return std::move(b).finish();

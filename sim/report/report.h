@@ -101,6 +101,8 @@ struct CollectiveReport {
   double algorithm_bandwidth_bytes_per_sec = 0;  // nccl-tests' algbw = bytes / time
   double bus_bandwidth_bytes_per_sec = 0;        // and busbw
   std::size_t transfers = 0;
+  // With CollectiveConfig::dump_algorithm: the algorithm as a file (not part of the report).
+  std::optional<nlohmann::ordered_json> algorithm_file;
 };
 
 // One collective of the reported iteration of a graph run (times from the iteration's start).

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/collectives/algorithm_file.h"
+#include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_reader.h"
 #include "sim/lowering/lowering.h"
@@ -446,6 +448,13 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
   GroupChooser choose(v.chooser, engine, p);
   const LoweredGraph lowered = lower(graph, {.max_tasks = kMaxScheduleOps}, std::ref(choose));
   choose.release_schedules();
+  std::optional<nlohmann::ordered_json> algorithm_file;  // before the replay: it may refuse
+  if (config.dump_algorithm) {
+    const std::string& name = lowered.choices.front().algorithm;
+    const auto step_level = make_algorithm(
+        name, AlgorithmOptions{.collapse = false, .chunk_bytes = config.run.chunk_bytes});
+    algorithm_file = algorithm_file_json(step_level->build(request, v.hints), request, name);
+  }
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
   double time_sec = 0;
   for (double t : times.end_sec) {
@@ -466,6 +475,7 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
   if (config.run.algorithm.starts_with("auto")) {
     report.auto_choice = choice;
   }
+  report.algorithm_file = std::move(algorithm_file);
   // nccl-tests conventions: algbw = S/t; busbw = algbw * factor(op, p).
   report.algorithm_bandwidth_bytes_per_sec =
       time_sec > 0 ? static_cast<double>(config.bytes) / time_sec : 0.0;

@@ -100,6 +100,9 @@ struct CollectiveConfig {
   std::string op = "all-reduce";  // see sim/collectives/collective_algorithm.h
   std::uint64_t bytes = 0;
   int root = 0;
+  // Also write the algorithm that runs as an algorithm file (CollectiveReport::algorithm_file):
+  // its step-level schedule, what `--replay step` runs.
+  bool dump_algorithm = false;
 };
 
 // What simulate_data_parallel produces besides its report, on request.
