@@ -304,17 +304,11 @@ AlgorithmFile parse_algorithm_file(const json& doc, const std::string& path) {
 }
 
 AlgorithmFile read_algorithm_file(const std::string& path) {
-  std::string text;
-  try {
-    text = parsing::read_input_file(path, "collective algorithm");
-  } catch (const parsing::InputFileError& e) {
-    throw ConfigError(e.what());
-  }
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw ConfigError(path + ": " + e.what());
+    doc = parsing::read_json_file(path, "collective algorithm");
+  } catch (const parsing::InputFileError& e) {
+    throw ConfigError(e.what());
   }
   return parse_algorithm_file(doc, path);
 }

@@ -381,17 +381,11 @@ ExecutionGraph parse_execution_graph(const json& doc, const std::string& file) {
 }
 
 ExecutionGraph read_execution_graph(const std::string& path) {
-  std::string text;
-  try {
-    text = parsing::read_input_file(path, "execution graph");
-  } catch (const parsing::InputFileError& e) {
-    throw GraphError(e.what());
-  }
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    throw GraphError(path + ": " + e.what());
+    doc = parsing::read_json_file(path, "execution graph");
+  } catch (const parsing::InputFileError& e) {
+    throw GraphError(e.what());
   }
   return parse_execution_graph(doc, path);
 }

@@ -31,4 +31,13 @@ std::string read_input_file(const std::string& path, const std::string& what) {
   return text.str();
 }
 
+nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  const std::string text = read_input_file(path, what);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
+    throw InputFileError(path + ": " + e.what());
+  }
+}
+
 }  // namespace dtsim::parsing
