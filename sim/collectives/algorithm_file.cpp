@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "sim/collectives/algorithm_file_internal.h"
+#include "sim/collectives/msccl_xml.h"
 #include "sim/collectives/schedule_builder.h"
 #include "sim/collectives/schedule_check.h"
 #include "sim/config_error.h"
@@ -112,12 +113,17 @@ Schedule file_schedule(const AlgorithmFile& file, std::uint64_t bytes) {
     const FileTransfer& t = *op.transfer;
     const std::uint64_t from = chunk_offset(file, bytes, t.chunk);
     const std::uint64_t size = chunk_offset(file, bytes, t.chunk + t.count) - from;
-    b.transfer(t.src, t.dst, size, file.explicit_deps ? op.deps : implied.of(t), t.channel,
-               DataMove{.src_offset = from,
+    const DataMove data{.src_offset = from,
                         .dst_offset = chunk_offset(file, bytes, t.to_chunk),
                         .src_buffer = t.buffer,
                         .dst_buffer = t.to_buffer,
-                        .reduce = t.reduce});
+                        .reduce = t.reduce};
+    std::vector<int> deps = file.explicit_deps ? op.deps : implied.of(t);
+    if (t.local) {
+      b.local(t.src, size, std::move(deps), data);
+    } else {
+      b.transfer(t.src, t.dst, size, std::move(deps), t.channel, data);
+    }
   }
   Schedule schedule = std::move(b).finish();
   schedule.in_place = file.in_place;
@@ -127,20 +133,34 @@ Schedule file_schedule(const AlgorithmFile& file, std::uint64_t bytes) {
 namespace {
 
 // The chunk boundaries of `schedule`'s transfers: near-equal pieces if they are, else sizes.
+// Scratch may reach past the buffer's size, where near-equal chunks continue the pattern.
 struct Chunking {
   std::vector<std::uint64_t> bounds;  // 0 = bounds[0] < ... < bounds.back() = bytes
   bool near_equal = false;
   [[nodiscard]] std::uint64_t index(std::uint64_t offset) const {
+    const std::uint64_t bytes = bounds.back();
+    if (offset > bytes) {  // past the end: whole chunks of bytes / parts (piece_offset)
+      return parts() + (offset - bytes) / (bytes / parts());
+    }
     return static_cast<std::uint64_t>(std::lower_bound(bounds.begin(), bounds.end(), offset) -
                                       bounds.begin());
   }
+  [[nodiscard]] std::uint64_t parts() const { return bounds.size() - 1; }
 };
+
+// Whether `offset`, past the end of a buffer of `bytes` cut into `parts` near-equal chunks, is
+// a boundary of the chunks that continue them in scratch.
+bool continues_chunks(std::uint64_t offset, std::uint64_t bytes, std::uint64_t parts) {
+  const std::uint64_t size = bytes / parts;
+  return size > 0 && (offset - bytes) % size == 0;
+}
 
 Chunking chunking(const Schedule& schedule, std::uint64_t bytes, const std::string& name) {
   std::set<std::uint64_t> bounds{0, bytes};
+  std::vector<std::uint64_t> beyond;  // scratch offsets past the buffer
   for (const ScheduleOp& op : schedule.ops) {
-    if (op.kind != ScheduleOp::Kind::kTransfer) {
-      continue;
+    if (op.kind != ScheduleOp::Kind::kTransfer && !op.data) {
+      continue;  // a wait
     }
     if (!op.data) {
       throw ConfigError("dump_algorithm",
@@ -149,21 +169,33 @@ Chunking chunking(const Schedule& schedule, std::uint64_t bytes, const std::stri
                             "(a collapsed schedule, or nvls's traffic model of in-switch "
                             "reduction), so it cannot be written as an algorithm file");
     }
-    for (std::uint64_t o : {op.data->src_offset, op.data->src_offset + op.bytes,
-                            op.data->dst_offset, op.data->dst_offset + op.bytes}) {
-      if (o > bytes) {
+    const DataMove& d = *op.data;
+    for (auto [o, buffer] : {std::pair{d.src_offset, d.src_buffer},
+                             std::pair{d.src_offset + op.bytes, d.src_buffer},
+                             std::pair{d.dst_offset, d.dst_buffer},
+                             std::pair{d.dst_offset + op.bytes, d.dst_buffer}}) {
+      if (o <= bytes) {
+        bounds.insert(o);
+      } else if (buffer == Buffer::kScratch) {
+        beyond.push_back(o);
+      } else {
         throw ConfigError("dump_algorithm", "a transfer reaches byte " + std::to_string(o) +
                                                 " of a " + std::to_string(bytes) +
                                                 "-byte buffer: it cannot be written as chunks");
       }
-      bounds.insert(o);
     }
   }
   Chunking c{.bounds = {bounds.begin(), bounds.end()}};
-  const std::uint64_t parts = c.bounds.size() - 1;
-  c.near_equal = parts >= 1;
-  for (std::uint64_t k = 0; k <= parts && c.near_equal; ++k) {
-    c.near_equal = c.bounds[k] == piece_offset(bytes, parts, k);
+  c.near_equal = c.parts() >= 1;
+  for (std::uint64_t k = 0; k <= c.parts() && c.near_equal; ++k) {
+    c.near_equal = c.bounds[k] == piece_offset(bytes, c.parts(), k);
+  }
+  for (std::uint64_t o : beyond) {
+    if (!c.near_equal || !continues_chunks(o, bytes, c.parts())) {
+      throw ConfigError("dump_algorithm", "scratch byte " + std::to_string(o) +
+                                              " is not a boundary of whole chunks past the "
+                                              "buffer: it cannot be written as chunks");
+    }
   }
   return c;
 }
@@ -196,15 +228,18 @@ nlohmann::ordered_json algorithm_file_json(const Schedule& schedule,
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const ScheduleOp& op : schedule.ops) {
     nlohmann::ordered_json j;
-    if (op.kind == ScheduleOp::Kind::kWait) {
+    if (!op.data) {
       j = {{"wait_sec", op.wait_sec}, {"ranks", op.entry_ranks}};
     } else {
       const DataMove& d = *op.data;
       const std::uint64_t chunk = c.index(d.src_offset);
-      j = {{"src", op.src},
-           {"dst", op.dst},
-           {"chunk", chunk},
-           {"count", c.index(d.src_offset + op.bytes) - chunk}};
+      if (op.kind == ScheduleOp::Kind::kTransfer) {
+        j = {{"src", op.src}, {"dst", op.dst}};
+      } else {
+        j = {{"rank", op.src}};
+      }
+      j["chunk"] = chunk;
+      j["count"] = c.index(d.src_offset + op.bytes) - chunk;
       if (c.index(d.dst_offset) != chunk) {
         j["to_chunk"] = c.index(d.dst_offset);
       }
@@ -274,7 +309,8 @@ class FileAlgorithm final : public CollectiveAlgorithm {
 }  // namespace
 
 std::unique_ptr<CollectiveAlgorithm> make_file_algorithm(const std::string& path) {
-  return std::make_unique<FileAlgorithm>(read_algorithm_file(path));
+  return std::make_unique<FileAlgorithm>(path.ends_with(".xml") ? read_msccl_xml(path)
+                                                                : read_algorithm_file(path));
 }
 
 }  // namespace dtsim::sim

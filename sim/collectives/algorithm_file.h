@@ -19,10 +19,11 @@ namespace dtsim::sim {
 
 // One transfer of a file: chunks [chunk, chunk + count) of the sender's `buffer` to chunks
 // [to_chunk, ...) of the receiver's `to_buffer`, copied or added. Count 0: an empty message
-// (it pays latency only).
+// (it pays latency only). A local one moves them within one rank, in no time.
 struct FileTransfer {
   int src = 0;
-  int dst = 0;
+  int dst = 0;  // = src for a local copy or reduction between a rank's own buffers
+  bool local = false;
   std::uint64_t chunk = 0;
   std::uint64_t count = 1;
   std::uint64_t to_chunk = 0;
@@ -78,7 +79,8 @@ struct AlgorithmFile {
                                                          const CollectiveRequest& request,
                                                          const std::string& name);
 
-// An algorithm file as a CollectiveAlgorithm, named "file:PATH".
+// An algorithm file as a CollectiveAlgorithm, named "file:PATH": PATH is read as MSCCL XML if it
+// ends with ".xml" (msccl_xml.h), else as this project's JSON format.
 [[nodiscard]] std::unique_ptr<CollectiveAlgorithm> make_file_algorithm(const std::string& path);
 
 }  // namespace dtsim::sim

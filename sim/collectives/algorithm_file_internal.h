@@ -22,6 +22,10 @@ inline constexpr int kMaxFileChannel = 1024;
 [[nodiscard]] std::uint64_t chunk_at(const AlgorithmFile& file, std::uint64_t bytes,
                                      std::uint64_t offset);
 
+// Throws ConfigError with the first fault of `file`'s schedule (schedule_check.h) in the file's
+// terms: its operation's `where`, the rank, buffer and chunk.
+void check_algorithm_file(const AlgorithmFile& file);
+
 }  // namespace dtsim::sim
 
 #endif  // DTSIM_SIM_COLLECTIVES_ALGORITHM_FILE_INTERNAL_H_

@@ -128,9 +128,13 @@ class Reader {
     return r ? std::optional(static_cast<int>(*r)) : std::nullopt;
   }
 
-  // A chunk range [first, first + count) of `buffer` in range.
-  void check_chunks(JsonFields& f, const char* key, std::uint64_t first, std::uint64_t count) {
-    if (first > file_.chunks || count > file_.chunks - first) {
+  // A chunk range [first, first + count) of `buffer` in range: within the chunks, or for
+  // scratch with near-equal chunks, any (scratch is unbounded; its chunks continue the pattern).
+  void check_chunks(JsonFields& f, const char* key, Buffer buffer, std::uint64_t first,
+                    std::uint64_t count) {
+    const std::uint64_t limit =
+        buffer == Buffer::kScratch && file_.chunk_bytes.empty() ? kMaxFileChunks : file_.chunks;
+    if (first > limit || count > limit - first) {
       f.problem(key, "chunks [" + std::to_string(first) + ", " + std::to_string(first + count) +
                          ") are not within the " + std::to_string(file_.chunks) + " chunks");
     }
@@ -138,8 +142,9 @@ class Reader {
 
   std::optional<FileTransfer> transfer(JsonFields& f) {
     FileTransfer t;
-    const auto src = rank(f, "src");
-    const auto dst = rank(f, "dst");
+    const bool local = f.has("rank");
+    const auto src = rank(f, local ? "rank" : "src");
+    const auto dst = local ? src : rank(f, "dst");
     const auto chunk = f.unsigned_integer("chunk");
     const auto count = f.unsigned_integer("count", /*required=*/false);
     const auto to_chunk = f.unsigned_integer("to_chunk", /*required=*/false);
@@ -156,7 +161,7 @@ class Reader {
     if (!src || !dst || !chunk || !buffer || !to_buffer) {
       return std::nullopt;
     }
-    if (*src == *dst) {
+    if (!local && *src == *dst) {
       f.problem("dst",
                 "a transfer joins two distinct ranks (src is also " + std::to_string(*src) + ")");
       return std::nullopt;
@@ -166,8 +171,12 @@ class Reader {
         f.problem(key, "an in-place algorithm has no separate output buffer (name input)");
       }
     }
+    if (local && channel) {
+      f.problem("channel", "a local copy uses no channel");
+    }
     t = {.src = *src,
          .dst = *dst,
+         .local = local,
          .chunk = *chunk,
          .count = count.value_or(1),
          .to_chunk = to_chunk.value_or(*chunk),
@@ -175,8 +184,8 @@ class Reader {
          .to_buffer = *to_buffer,
          .reduce = reduce && reduce->is_boolean() && reduce->get<bool>(),
          .channel = static_cast<int>(channel.value_or(0))};
-    check_chunks(f, "chunk", t.chunk, t.count);
-    check_chunks(f, "to_chunk", t.to_chunk, t.count);
+    check_chunks(f, "chunk", t.buffer, t.chunk, t.count);
+    check_chunks(f, "to_chunk", t.to_buffer, t.to_chunk, t.count);
     return t;
   }
 
@@ -199,7 +208,7 @@ class Reader {
           problems_.push_back(f.pointer() + ": expected a transfer object");
           continue;
         }
-        f.reject_unknown({"src", "dst", "chunk", "count", "to_chunk", "buffer", "to_buffer",
+        f.reject_unknown({"src", "dst", "rank", "chunk", "count", "to_chunk", "buffer", "to_buffer",
                           "reduce", "channel"});
         if (auto t = transfer(f)) {
           file_.ops.push_back({.transfer = t, .step = static_cast<int>(s), .where = f.pointer()});
@@ -236,7 +245,7 @@ class Reader {
           }
         }
       } else {
-        f.reject_unknown({"src", "dst", "chunk", "count", "to_chunk", "buffer", "to_buffer",
+        f.reject_unknown({"src", "dst", "rank", "chunk", "count", "to_chunk", "buffer", "to_buffer",
                           "reduce", "channel", "deps"});
         op.transfer = transfer(f);
       }
@@ -265,8 +274,9 @@ class Reader {
   throw ConfigError(message);
 }
 
-// The schedule's first fault, if any, in the file's terms: which operation, rank and chunk.
-void check_file(const AlgorithmFile& file) {
+}  // namespace
+
+void check_algorithm_file(const AlgorithmFile& file) {
   // A size that every chunk and every rank's block divide, so that both cut at whole bytes.
   const std::uint64_t bytes =
       file.chunk_bytes.empty()
@@ -286,8 +296,6 @@ void check_file(const AlgorithmFile& file) {
                     " chunk " + std::to_string(chunk) + ": " + fault->what);
 }
 
-}  // namespace
-
 AlgorithmFile parse_algorithm_file(const json& doc, const std::string& path) {
   AlgorithmFile file{.path = path};
   std::vector<std::string> problems;
@@ -299,7 +307,7 @@ AlgorithmFile parse_algorithm_file(const json& doc, const std::string& path) {
   if (!problems.empty()) {
     throw_problems(path, problems);
   }
-  check_file(file);
+  check_algorithm_file(file);
   return file;
 }
 

@@ -33,7 +33,8 @@ struct DataMove {
 //    same (src, dst, channel) run one after another, in schedule order (a FIFO connection, as
 //    one of NCCL's channels); different channels between the same ranks are independent.
 //  - kWait: a pure delay of `wait_sec` that uses no resource (latency terms of collapsed steps;
-//    0 for a join point).
+//    0 for a join point). A wait with `data` is a local copy or reduction on rank `src` (= dst)
+//    between its own buffers (an imported MSCCL program's receive step), in no time.
 // An operation starts once all `deps` (indices of earlier operations) have finished and every
 // rank in `entry_ranks` has entered the collective.
 struct ScheduleOp {

@@ -52,6 +52,15 @@ int ScheduleBuilder::wait(double sec, std::vector<int> deps, const std::vector<i
   return index;
 }
 
+int ScheduleBuilder::local(int rank, std::uint64_t bytes, std::vector<int> deps, DataMove data) {
+  const int index = wait(0, std::move(deps), {rank});
+  ScheduleOp& op = schedule_.ops[static_cast<std::size_t>(index)];
+  op.src = op.dst = rank;
+  op.bytes = bytes;
+  op.data = data;
+  return index;
+}
+
 bool ScheduleBuilder::involves(const std::vector<int>& ops, int rank) const {
   return std::any_of(ops.begin(), ops.end(), [&](int d) {
     const ScheduleOp& prev = schedule_.ops[static_cast<std::size_t>(d)];

@@ -27,6 +27,10 @@ class ScheduleBuilder {
   int transfer(int src, int dst, std::uint64_t bytes, std::vector<int> deps = {}, int channel = 0,
                std::optional<DataMove> data = std::nullopt);
 
+  // Adds a local copy or reduction on `rank` (`data` within its own buffers), taking no time,
+  // after `deps`; it waits for `rank` to enter unless a dependency involves it.
+  int local(int rank, std::uint64_t bytes, std::vector<int> deps, DataMove data);
+
   // Adds a pure delay after `deps`, counted as an operation of every rank in `ranks`; it also
   // waits for those of `ranks` that no transfer among `deps` involves to enter.
   int wait(double sec, std::vector<int> deps, const std::vector<int>& ranks);

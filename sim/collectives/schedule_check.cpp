@@ -213,8 +213,9 @@ class Checker {
     }
   }
 
-  // The transfers by step: a transfer's step is one more than the latest of its dependencies
-  // and of its channel predecessor (the replay runs those first); waits only pass steps on.
+  // The transfers and local copies by step: one's step is one more than the latest of its
+  // dependencies and of its channel predecessor (the replay runs those first); waits only pass
+  // steps on.
   std::vector<std::vector<int>> steps() const {
     std::vector<int> step_of(schedule_.ops.size(), 0);
     std::map<std::tuple<int, int, int>, int> last_on_channel;
@@ -225,14 +226,16 @@ class Checker {
       for (int d : op.deps) {
         after = std::max(after, step_of[static_cast<std::size_t>(d)]);
       }
-      if (op.kind == ScheduleOp::Kind::kWait) {
+      if (op.kind == ScheduleOp::Kind::kWait && !op.data) {
         step_of[i] = after;
         continue;
       }
-      auto [it, first] = last_on_channel.emplace(std::tuple{op.src, op.dst, op.channel}, i);
-      if (!first) {
-        after = std::max(after, step_of[static_cast<std::size_t>(it->second)]);
-        it->second = static_cast<int>(i);
+      if (op.kind == ScheduleOp::Kind::kTransfer) {  // not a local copy
+        auto [it, first] = last_on_channel.emplace(std::tuple{op.src, op.dst, op.channel}, i);
+        if (!first) {
+          after = std::max(after, step_of[static_cast<std::size_t>(it->second)]);
+          it->second = static_cast<int>(i);
+        }
       }
       step_of[i] = after + 1;
       steps.resize(std::max(steps.size(), static_cast<std::size_t>(step_of[i] + 1)));

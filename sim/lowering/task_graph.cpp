@@ -147,7 +147,8 @@ CollectiveTasks TaskGraph::add_schedule(const Schedule& schedule,
           add_task(Task{.kind = TaskKind::kTransfer, .rank = src, .peer = dst, .bytes = op.bytes},
                    channel_lane(comm, src, dst, op.channel), deps);
     } else {
-      const int owner = op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
+      // A local copy (a wait with data) is its rank's; another wait its first entry rank's.
+      const int owner = op.data ? op.src : op.entry_ranks.empty() ? 0 : op.entry_ranks.front();
       const int rank = global(owner);
       // A wait queues on its owner's communication stream, where that rank's collectives run
       // one after another anyway, when the owner cannot leave the collective before it ends: a

@@ -68,6 +68,21 @@ TEST_F(CollectiveCli, HandWrittenRingTakesTheRingsClosedForm) {
   EXPECT_EQ(r["transfers"].get<int>(), 24);
 }
 
+TEST_F(CollectiveCli, MscclAlgorithmsTakeTheirClosedForms) {
+  // 4 MB on 4 ranks of the star (alpha = 2 us, 25 GB/s per host link; local steps are free):
+  //  - ring: 6 steps of one 1 MB chunk: 6 (2 + 40) us = 252 us;
+  //  - two-level: 3 phases (intra, inter, intra) of one 2 MB half each: 3 (2 + 80) = 246 us;
+  //  - all-pairs: 2 phases in which every host sends 3 chunks of 1 MB at once on its link:
+  //    2 (2 + 120) = 244 us.
+  for (const auto& [file, expected_sec] : {std::pair{"ring_allreduce_4.xml", 252e-6},
+                                           std::pair{"hierarchical_allreduce_4.xml", 246e-6},
+                                           std::pair{"allpairs_allreduce_4.xml", 244e-6}}) {
+    const json r = collective(
+        std::string("--ranks 4 --bytes 4MB --algorithm file:tests/testdata/msccl/") + file, file);
+    EXPECT_NEAR(r["time_sec"].get<double>(), expected_sec, 1e-12) << file;
+  }
+}
+
 TEST_F(CollectiveCli, EveryBuiltInDumpedAndReadBackTakesTheSameTime) {
   for (const std::string algorithm : {"ring", "tree", "double-tree", "halving-doubling",
                                       "recursive-doubling", "direct", "hierarchical"}) {
