@@ -170,10 +170,10 @@ Chunking chunking(const Schedule& schedule, std::uint64_t bytes, const std::stri
                             "reduction), so it cannot be written as an algorithm file");
     }
     const DataMove& d = *op.data;
-    for (auto [o, buffer] : {std::pair{d.src_offset, d.src_buffer},
-                             std::pair{d.src_offset + op.bytes, d.src_buffer},
-                             std::pair{d.dst_offset, d.dst_buffer},
-                             std::pair{d.dst_offset + op.bytes, d.dst_buffer}}) {
+    for (auto [o, buffer] :
+         {std::pair{d.src_offset, d.src_buffer}, std::pair{d.src_offset + op.bytes, d.src_buffer},
+          std::pair{d.dst_offset, d.dst_buffer},
+          std::pair{d.dst_offset + op.bytes, d.dst_buffer}}) {
       if (o <= bytes) {
         bounds.insert(o);
       } else if (buffer == Buffer::kScratch) {
