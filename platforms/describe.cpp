@@ -33,7 +33,8 @@ void summarize_fat_tree(const FatTreeSpec& t, double endpoint_bytes_per_sec, Pla
     const double links = lower_nodes * t.up[i - 1] * t.parallel[i - 1];
     LevelSummary level{.name = (i == 1 ? std::string("hosts") : "level " + std::to_string(i - 1)) +
                                " -> level " + std::to_string(i),
-                       .links = static_cast<unsigned long>(links)};
+                       .links = static_cast<unsigned long>(links),
+                       .bandwidth_bytes_per_sec = bw(i - 1)};
     if (i < levels) {
       level.oversubscription = static_cast<double>(t.down[i - 1] * t.parallel[i - 1]) * bw(i - 1) /
                                (static_cast<double>(t.up[i] * t.parallel[i]) * bw(i));
@@ -72,6 +73,47 @@ double dragonfly_cut_bytes_per_sec(const DragonflySpec& d) {
   return std::numeric_limits<double>::infinity();  // a single router: no link to cut
 }
 
+// A dragonfly's links by kind (SimGrid's DragonflyZone: per chassis green links between every
+// two routers, per group black links between every two chassis from each router, blue links
+// between every two groups).
+void summarize_dragonfly(const DragonflySpec& d, PlatformSummary& s) {
+  auto pairs = [](unsigned n) {
+    return static_cast<unsigned long>(n) * (n - 1) / 2;
+  };
+  const unsigned long routers = static_cast<unsigned long>(d.groups) * d.chassis * d.routers;
+  const unsigned long links[] = {
+      routers * d.nodes,
+      static_cast<unsigned long>(d.groups) * d.chassis * pairs(d.routers) * d.green_links,
+      static_cast<unsigned long>(d.groups) * pairs(d.chassis) * d.routers * d.black_links,
+      pairs(d.groups) * d.blue_links};
+  const char* names[] = {"hosts - routers", "intra-chassis (green)", "intra-group (black)",
+                         "inter-group (blue)"};
+  for (std::size_t kind = 0; kind < 4; ++kind) {
+    if (links[kind] > 0) {
+      s.levels.push_back({.name = names[kind],
+                          .links = links[kind],
+                          .bandwidth_bytes_per_sec =
+                              d.level_links.empty() ? d.link.bandwidth_bytes_per_sec
+                                                    : d.level_links[kind].bandwidth_bytes_per_sec});
+    }
+  }
+}
+
+// A torus's links by dimension: every host has one to its next neighbour along each dimension
+// of more than one host (SimGrid's TorusZone).
+void summarize_torus(const TorusSpec& t, PlatformSummary& s) {
+  constexpr const char* kAxes[] = {"x", "y", "z"};
+  for (std::size_t d = 0; d < t.dims.size(); ++d) {
+    if (t.dims[d] > 1) {
+      s.levels.push_back(
+          {.name = "torus " + (d < 3 ? std::string(kAxes[d]) : "dimension " + std::to_string(d)) +
+                   " (" + std::to_string(t.dims[d]) + " hosts)",
+           .links = s.endpoints,
+           .bandwidth_bytes_per_sec = t.link.bandwidth_bytes_per_sec});
+    }
+  }
+}
+
 }  // namespace
 
 PlatformSummary summarize(const PlatformSpec& spec) {
@@ -91,10 +133,12 @@ PlatformSummary summarize(const PlatformSpec& spec) {
   } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
     summarize_fat_tree(*tree, endpoint_bw(tree->link, tree->node), s);
   } else if (const auto* dragonfly = std::get_if<DragonflySpec>(&spec.topology)) {
+    summarize_dragonfly(*dragonfly, s);
     s.bisection_bytes_per_sec =
         std::min(dragonfly_cut_bytes_per_sec(*dragonfly),
                  s.endpoints * endpoint_bw(dragonfly->link, dragonfly->node) / 2);
   } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
+    summarize_torus(*torus, s);
     // Cut across the largest dimension: N / d links in the cut plane, twice (wrap-around).
     const unsigned d = *std::max_element(torus->dims.begin(), torus->dims.end());
     const double cut_links = d > 2 ? 2.0 * s.endpoints / d : 1.0 * s.endpoints / std::max(d, 1u);

@@ -12,8 +12,9 @@
 namespace dtsim::platforms {
 
 struct LevelSummary {
-  std::string name;         // "hosts -> level 1", ...
+  std::string name;         // "hosts -> level 1", ...; a dragonfly's kinds; a torus's dimensions
   unsigned long links = 0;  // links between the two levels (each split-duplex)
+  double bandwidth_bytes_per_sec = 0;  // of each of them, per direction
   // Of the upper level's switches: capacity down / capacity up (0 for the top level).
   double oversubscription = 0;
 };
@@ -23,7 +24,9 @@ struct PlatformSummary {
   unsigned long endpoints = 0;  // hosts of the fabric (nodes, with a "node" section)
   unsigned long gpus = 0;       // hosts dtsim places ranks on
   unsigned gpus_per_node = 1;
-  std::vector<LevelSummary> levels;  // fat-tree only
+  // Fat-tree: between levels; dragonfly: by kind of link (as the link report names them);
+  // torus: per dimension of more than one host.
+  std::vector<LevelSummary> levels;
   // Bytes/s that can cross the worst cut splitting the hosts in two halves (per direction).
   double bisection_bytes_per_sec = 0;
 };

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -39,6 +40,45 @@ bool symmetric_routes(const platforms::PlatformSpec& spec) {
 
 constexpr int kNodeLevels = 2;  // GPU links, NIC links
 
+// SimGrid's names of a dragonfly's kinds of links, in level order (platform_spec.h's
+// kDragonflyLinkKinds), and what dtsim calls their levels.
+constexpr const char* kDragonflyLinkPrefixes[] = {"local_link", "green_link", "black_link",
+                                                  "blue_link"};
+constexpr const char* kDragonflyLevelNames[] = {" - routers", "intra-chassis (green)",
+                                                "intra-group (black)", "inter-group (blue)"};
+
+// The fabric level a link's name tells where its place in a route does not: a dragonfly link's
+// kind (0 host links ... 3 inter-group), or the dimension a torus link runs along (0: x, as
+// TorusSpec::dims counts them; SimGrid names them torus_link_from_A_to_B by host index).
+std::optional<int> named_fabric_level(const platforms::PlatformSpec& spec,
+                                      const std::string& name) {
+  if (std::holds_alternative<platforms::DragonflySpec>(spec.topology)) {
+    for (int kind = 0; kind < 4; ++kind) {
+      if (name.starts_with(kDragonflyLinkPrefixes[kind])) {
+        return kind;
+      }
+    }
+    return std::nullopt;
+  }
+  const auto* torus = std::get_if<platforms::TorusSpec>(&spec.topology);
+  unsigned a = 0, b = 0;
+  if (torus == nullptr || std::sscanf(name.c_str(), "torus_link_from_%u_to_%u", &a, &b) != 2) {
+    return std::nullopt;
+  }
+  // Host index x + X (y + Y z) over the dimensions of size > 1 (TorusSpec::dims_with_links).
+  for (std::size_t d = 0; d < torus->dims.size(); ++d) {
+    if (torus->dims[d] <= 1) {
+      continue;
+    }
+    if (a % torus->dims[d] != b % torus->dims[d]) {
+      return static_cast<int>(d);
+    }
+    a /= torus->dims[d];
+    b /= torus->dims[d];
+  }
+  return std::nullopt;
+}
+
 // Collects link loads: each link once, in the order routes first cross it.
 class LinkTally {
  public:
@@ -61,7 +101,9 @@ class LinkTally {
       for (std::size_t pos = 0; pos < links.size(); ++pos) {
         auto [at, added] = index_.try_emplace(links[pos], loads_.size());
         if (added) {
-          const int level = link_level(spec_, pos, links.size());
+          const auto named = named_fabric_level(spec_, links[pos]->get_name());
+          const int level = named ? *named + (has_nodes(spec_) ? kNodeLevels : 0)
+                                  : link_level(spec_, pos, links.size());
           loads_.push_back({.name = links[pos]->get_name(),
                             .level = level,
                             .level_name = link_level_name(spec_, level),
@@ -82,6 +124,9 @@ class LinkTally {
 
 std::string fabric_level_name(const platforms::PlatformSpec& spec, int level, bool nodes) {
   const std::string below = nodes ? "nodes" : "hosts";
+  if (std::holds_alternative<platforms::DragonflySpec>(spec.topology) && level >= 0 && level < 4) {
+    return (level == 0 ? below : "") + kDragonflyLevelNames[level];
+  }
   if (std::holds_alternative<platforms::StarSpec>(spec.topology)) {
     return below + " - switch";
   }
@@ -90,7 +135,10 @@ std::string fabric_level_name(const platforms::PlatformSpec& spec, int level, bo
            std::to_string(level + 1);
   }
   if (std::holds_alternative<platforms::TorusSpec>(spec.topology)) {
-    return "torus links";
+    constexpr const char* kAxes[] = {"x", "y", "z"};
+    return "torus " +
+           (level < 3 ? std::string(kAxes[level]) : "dimension " + std::to_string(level)) +
+           " links";
   }
   return "links";
 }

@@ -29,11 +29,14 @@ struct LinkLoad {
 };
 
 // The level of the i-th link of a route of n links: routes are symmetric (up to a turning point
-// and down again), so min(i, n-1-i): 0 = the hosts' own links. Torus and XML platforms have no
-// such structure: their fabric links are one level (after the node levels, if any).
+// and down again), so min(i, n-1-i): 0 = the hosts' own links. XML platforms have no such
+// structure: their fabric links are one level (after the node levels, if any). A dragonfly's
+// and a torus's links are levelled by their SimGrid names instead: a dragonfly's by kind, a
+// torus's by the dimension they run along.
 // Names, by topology:
 //   star: "hosts - switch"; fat-tree: "hosts - level 1", "level 1 - level 2", ...;
-//   torus: "torus links"; xml: "links";
+//   dragonfly: "hosts - routers", "intra-chassis (green)", "intra-group (black)",
+//   "inter-group (blue)"; torus: "torus x links", "torus y links", ...; xml: "links";
 //   with multi-GPU nodes, first "GPU links" and "NIC links", then the fabric's ("nodes - ...").
 [[nodiscard]] int link_level(const platforms::PlatformSpec& spec, std::size_t position,
                              std::size_t route_links);

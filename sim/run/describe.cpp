@@ -33,6 +33,7 @@ ordered_json describe_platform(const std::string& path) {
     for (const auto& level : s.levels) {
       levels.push_back({{"between", level.name},
                         {"links", level.links},
+                        {"bandwidth_bytes_per_sec", level.bandwidth_bytes_per_sec},
                         {"oversubscription", level.oversubscription}});
     }
     d["levels"] = std::move(levels);
@@ -80,8 +81,11 @@ std::string platform_summary(const ordered_json& d) {
          (d["nvlink_sharp"].get<bool>() ? ", NVSwitch reducing in the network (nvls)" : "") + "\n";
   }
   for (const auto& level : d["levels"]) {
+    char bandwidth[48];
+    std::snprintf(bandwidth, sizeof bandwidth, " of %.4g GB/s",
+                  level["bandwidth_bytes_per_sec"].get<double>() / 1e9);
     s += "  " + level["between"].get<std::string>() + ": " +
-         std::to_string(level["links"].get<unsigned long>()) + " links";
+         std::to_string(level["links"].get<unsigned long>()) + " links" + bandwidth;
     if (const double ratio = level["oversubscription"].get<double>(); ratio > 0) {
       char text[48];
       std::snprintf(text, sizeof text, ", switches above %.3g:1 (down:up)", ratio);

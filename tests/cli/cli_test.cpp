@@ -1,9 +1,11 @@
 // The dtsim binary as a user runs it: exit codes, verbatim error messages, no report on failure,
 // byte-identical reports for identical runs. DTSIM_BINARY is set by CMake.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -159,6 +161,56 @@ TEST_F(Cli, LinkReportIsACsvAndTheSummaryNamesTheLimiter) {
   EXPECT_NE(r.out.find("  limited by              "), std::string::npos);
   EXPECT_NE(r.out.find("  busiest link per level  hosts - switch: link-0_DOWN "),
             std::string::npos);
+}
+
+// The rows of a link report after the header, as (link, level).
+std::vector<std::pair<std::string, std::string>> link_levels(const std::string& csv) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto comma = line.find(',');
+    rows.emplace_back(line.substr(0, comma),
+                      line.substr(comma + 1, line.find(',', comma + 1) - comma - 1));
+  }
+  return rows;
+}
+
+TEST_F(Cli, LinkReportNamesDragonflyKindsAndTorusDimensions) {
+  // A dragonfly of 2 groups x 1 chassis x 2 routers x 2 nodes: a ring over its 8 hosts crosses
+  // host links, the green link between a chassis's two routers and the one blue link between the
+  // groups (one chassis per group: no black link). SimGrid names each link by its kind.
+  const std::string csv = (dir_ / "links.csv").string();
+  ASSERT_EQ(
+      run("simulate " + kResnet +
+          " --platform tests/testdata/sim_dragonfly8_kinds.json --ranks 8 --link-report " + csv)
+          .exit_code,
+      0);
+  std::set<std::string> levels;
+  for (const auto& [link, level] : link_levels(slurp(csv))) {
+    const std::string expected = link.starts_with("local_link")   ? "hosts - routers"
+                                 : link.starts_with("green_link") ? "intra-chassis (green)"
+                                 : link.starts_with("blue_link")  ? "inter-group (blue)"
+                                                                  : "?";
+    EXPECT_EQ(level, expected) << link;
+    levels.insert(level);
+  }
+  EXPECT_EQ(levels.size(), 3u);
+  // A 4 x 4 torus: host index x + 4 y; a link from a to b runs along x if a mod 4 != b mod 4.
+  ASSERT_EQ(run("simulate " + kResnet +
+                " --platform tests/testdata/sim_torus4x4.json --ranks 16 --link-report " + csv)
+                .exit_code,
+            0);
+  int x_links = 0, y_links = 0;
+  for (const auto& [link, level] : link_levels(slurp(csv))) {
+    unsigned a = 0, b = 0;
+    ASSERT_EQ(std::sscanf(link.c_str(), "torus_link_from_%u_to_%u", &a, &b), 2) << link;
+    EXPECT_EQ(level, a % 4 != b % 4 ? "torus x links" : "torus y links") << link;
+    (a % 4 != b % 4 ? x_links : y_links)++;
+  }
+  EXPECT_GT(x_links, 0);
+  EXPECT_GT(y_links, 0);  // the ring's row changes (3 -> 4, ...) go along y
 }
 
 TEST_F(Cli, LinkReportIntoAMissingDirectory) {
@@ -357,8 +409,8 @@ TEST_F(Cli, DescribeNamesLevelsAndBisection) {
   // 16 leaves x 16 hosts at 100 Gb/s = 12.5 GB/s: 256 * 12.5 / 2 = 1600 GB/s.
   EXPECT_EQ(r.out,
             "platform platforms/files/fat_tree_256.json: fat-tree, 256 hosts, 1025 SimGrid links\n"
-            "  hosts -> level 1: 256 links, switches above 1:1 (down:up)\n"
-            "  level 1 -> level 2: 256 links\n"
+            "  hosts -> level 1: 256 links of 12.5 GB/s, switches above 1:1 (down:up)\n"
+            "  level 1 -> level 2: 256 links of 12.5 GB/s\n"
             "  bisection bandwidth 1600 GB/s per direction\n");
 }
 
@@ -422,7 +474,21 @@ TEST_F(Cli, DragonflyDescribesAndExportsToTheSameRing) {
   // blue link, 25 GB/s.
   EXPECT_EQ(r.out,
             "platform tests/testdata/sim_dragonfly8.json: dragonfly, 8 hosts, 23 SimGrid links\n"
+            "  hosts - routers: 8 links of 25 GB/s\n"
+            "  intra-chassis (green): 2 links of 25 GB/s\n"
+            "  inter-group (blue): 1 links of 25 GB/s\n"
             "  bisection bandwidth 25 GB/s per direction\n");
+  // Per kind of link, as the spec gives them (host links 25, green 10, black 1, blue 5 GB/s).
+  EXPECT_NE(run("platform describe tests/testdata/sim_dragonfly8_kinds.json")
+                .out.find("  intra-chassis (green): 2 links of 10 GB/s\n"
+                          "  inter-group (blue): 1 links of 5 GB/s\n"),
+            std::string::npos);
+  // A 4 x 4 torus: a link per host along each dimension, 2 x (16 + 16) + 1 SimGrid links.
+  EXPECT_EQ(run("platform describe tests/testdata/sim_torus4x4.json").out,
+            "platform tests/testdata/sim_torus4x4.json: torus, 16 hosts, 65 SimGrid links\n"
+            "  torus x (4 hosts): 16 links of 25 GB/s\n"
+            "  torus y (4 hosts): 16 links of 25 GB/s\n"
+            "  bisection bandwidth 200 GB/s per direction\n");
   const std::string xml = (dir_ / "dragonfly.xml").string();
   ASSERT_EQ(run("platform export tests/testdata/sim_dragonfly8.json --xml -o " + xml).exit_code, 0);
   const Result from_json =

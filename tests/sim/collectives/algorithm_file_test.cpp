@@ -179,5 +179,27 @@ TEST(AlgorithmFile, AFileRunsOnlyWhatItIsWrittenFor) {
   EXPECT_THROW((void)make_algorithm("file:" + path + ".missing", {}), ConfigError);
 }
 
+TEST(AlgorithmFile, TheSchemaNamesWhatTheReaderAccepts) {
+  // Every key the schema documents is read (an unknown key is refused, so a key the reader did
+  // not know would fail here), and every step transfer key of the reader is in the schema.
+  std::ifstream in("sim/collectives/algorithm.schema.json");
+  const json schema = json::parse(in);
+  json doc = hand_ring();
+  for (const auto& [key, unused] : schema["properties"].items()) {
+    EXPECT_TRUE(doc.contains(key) || key == "root" || key == "in_place" || key == "chunk_bytes" ||
+                key == "ops")
+        << key;
+  }
+  const json& transfer = schema["properties"]["steps"]["items"]["items"]["oneOf"][0]["properties"];
+  for (const char* key : {"src", "dst", "chunk", "count", "to_chunk", "buffer", "to_buffer",
+                          "reduce", "channel"}) {
+    EXPECT_TRUE(transfer.contains(key)) << key;
+  }
+  EXPECT_EQ(transfer.size(), 9u);
+  json unknown = hand_ring();
+  unknown["steps"][0][0]["colour"] = 1;  // not in the schema: refused
+  EXPECT_THROW((void)parse_algorithm_file(unknown, "f.json"), ConfigError);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
