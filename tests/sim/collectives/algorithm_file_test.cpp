@@ -191,8 +191,8 @@ TEST(AlgorithmFile, TheSchemaNamesWhatTheReaderAccepts) {
         << key;
   }
   const json& transfer = schema["properties"]["steps"]["items"]["items"]["oneOf"][0]["properties"];
-  for (const char* key : {"src", "dst", "chunk", "count", "to_chunk", "buffer", "to_buffer",
-                          "reduce", "channel"}) {
+  for (const char* key :
+       {"src", "dst", "chunk", "count", "to_chunk", "buffer", "to_buffer", "reduce", "channel"}) {
     EXPECT_TRUE(transfer.contains(key)) << key;
   }
   EXPECT_EQ(transfer.size(), 9u);
