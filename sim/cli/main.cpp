@@ -192,6 +192,9 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "backward pass goes on (NCCL on GPUs); none: communication cannot run while the rank "
           "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
           "CPUs whose cores all compute)");
+  add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
+          "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
+          "compute=Kx, network=Kx, latency=Kx; dtsim whatif compares with the run without them");
   dtsim::sim::OutputFlags outputs_flags;
   dtsim::sim::HybridFlags hybrid;
   flags.add(job)

@@ -18,6 +18,7 @@
 #include "sim/run/graph_run.h"
 #include "sim/run/work_limits.h"
 #include "sim/strategies/data_parallel.h"
+#include "sim/whatif/op_classes.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace_reader.h"
 
@@ -136,7 +137,12 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                                 .memoize = config.run.collapse && !engine.has_background_traffic()};
   GroupChooser choose(v.chooser, engine, config.run.ranks);
   check_task_limit(workload, job, options, choose);
-  ExecutionGraph graph = build_data_parallel(workload, job);
+  ExecutionGraph graph =
+      apply_graph_what_ifs(build_data_parallel(workload, job), config.run.what_if,
+                           {.device = catalogue_device(workload.device),
+                            .precision = workload.precision,
+                            .layer_classes = layer_op_classes(workload),
+                            .origin = config.workload_path});
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
@@ -325,6 +331,7 @@ double longest_compute_sec(const ExecutionGraph& g) {
 GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std::string& origin,
                          SimulateOutputs* outputs, const ReplayObserver& observe) {
   ValidatedRun v = validate_run(run, nullptr, origin);
+  graph = apply_graph_what_ifs(std::move(graph), run.what_if, {.origin = origin});
   if (const double run_sec = longest_compute_sec(graph); std::isfinite(run_sec)) {
     check_background_limit(v.platform, run_sec, "the compute of " + origin, run.max_events);
   }
