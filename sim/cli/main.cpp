@@ -21,6 +21,7 @@
 #include "sim/cli/rerun.h"
 #include "sim/cli/run_flags.h"
 #include "sim/cli/sweep.h"
+#include "sim/cli/whatif.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_error.h"
 #include "sim/report/report.h"
@@ -60,6 +61,8 @@ const char* const kUsage =
     "  collective   one collective operation alone on an idle network\n"
     "  plan         every parallel configuration of a --model on --gpus GPUs: memory filter,\n"
     "               analytical estimate (parallel), the best few simulated and ranked\n"
+    "  whatif       simulate's flags plus --apply amp|gpu=h100|network=2x|bucket-mb=1 ...: the\n"
+    "               run as given and transformed, side by side (sim/whatif/WHATIF.md)\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
@@ -459,6 +462,11 @@ int main(int argc, char** argv) {
       run_simulate({}, job, &simulate_flags);
       return dtsim::sim::run_sweep(args, simulate_flags);
     }
+    if (verb == "whatif") {
+      std::vector<std::string> simulate_flags;
+      run_simulate({}, job, &simulate_flags);
+      return dtsim::sim::run_whatif(args, simulate_flags);
+    }
     if (verb == "platform") {
       if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
         std::cerr << "dtsim platform: expected \"dtsim platform describe\" or \"dtsim platform "
@@ -479,10 +487,10 @@ int main(int argc, char** argv) {
       verb = "workload generate";
       return run_workload_generate(args);
     }
-    std::cerr
-        << "dtsim: unknown verb \"" << verb
-        << "\" (expected simulate, memory, collective, plan, sweep, platform or workload; see "
-           "dtsim --help)\n";
+    std::cerr << "dtsim: unknown verb \"" << verb
+              << "\" (expected simulate, memory, collective, plan, sweep, whatif, platform or "
+                 "workload; see "
+                 "dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
     dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);

@@ -100,9 +100,11 @@ namespace {
 
 const workloads::DeviceSpec& context_device(const WhatIfContext& c, const WhatIf& w) {
   if (c.device.empty()) {
-    throw ConfigError("what_if", w.text + ": needs the device " + c.origin +
-                                     " was measured on, which dtsim does not know (amp, gpu= and "
-                                     "compress= apply to --workload traces of a catalogue GPU)");
+    throw ConfigError("what_if", w.text + ": needs the GPU and precision of " + c.origin +
+                                     ", which dtsim does not know here: amp, bf16, gpu= and "
+                                     "compress= rewrite data-parallel --workload runs on a "
+                                     "catalogue GPU; for --model, re-run the generator with "
+                                     "precision=bf16 or device=h100 (WHATIF.md)");
   }
   return workloads::find_device(c.device);
 }
