@@ -124,9 +124,13 @@ ExecutionGraph insert_nodes(ExecutionGraph g, std::span<const Insertion> inserti
       auto& anchor_deps = deps[static_cast<std::size_t>(a)];
       if (list[k]->where == Where::kBefore) {
         new_deps[k] = anchor_deps;
-        std::int32_t after = -1;
-        for (std::int32_t d : anchor_deps) {
-          after = std::max(after, d < n ? d : key[static_cast<std::size_t>(d - n)]);
+        // On the anchor's own stream: right before it; on another: as early as the deps allow.
+        std::int32_t after = a - 1;
+        if (list[k]->node.comm != p.nodes[static_cast<std::size_t>(a)].comm) {
+          after = -1;
+          for (std::int32_t d : anchor_deps) {
+            after = std::max(after, d < n ? d : key[static_cast<std::size_t>(d - n)]);
+          }
         }
         anchor_deps = {id};
         key[k] = after;

@@ -51,9 +51,10 @@ struct Insertion {
 
 // `g` with every insertion made (indices of anchors are those of `g` before the call).
 //  - kBefore: the new node waits for what the anchor waited for, and the anchor waits for the
-//    new node only; in issue order it goes right after the last of those dependencies (or first
-//    in the program), so a compute node inserted before a gradient all-reduce runs as soon as
-//    the gradients are ready, not after the rest of the backward pass.
+//    new node only. In issue order it goes right before the anchor when both run on one stream
+//    (the compute stream, or one communicator's); on different streams, right after the last of
+//    those dependencies (or first in the program), so a compute node inserted before a gradient
+//    all-reduce runs as soon as the gradients are ready, not after the rest of the backward pass.
 //  - kAfter: the new node waits for the anchor, and every node that waited for the anchor waits
 //    for the new node instead; in issue order it goes right after the anchor.
 // Several insertions at one anchor go in the order given. Throws ConfigError("what_if", ...)

@@ -96,6 +96,21 @@ TEST(InsertNodes, BeforeGoesRightAfterTheAnchorsDependencies) {
   EXPECT_EQ(deps_of(g, 7), (V{6}));
 }
 
+TEST(InsertNodes, BeforeOnTheSameStreamGoesRightBeforeTheAnchor) {
+  // A compute node before backward b (node 2, compute stream, no deps): it sits at index 2,
+  // waits for nothing, and backward b (now 3) waits for it. Order 0 1 N 2 3 4 5 6.
+  const std::vector<Insertion> ins{
+      {.anchor = {0, 2}, .where = Where::kBefore, .node = {.duration_sec = 7}}};
+  const ExecutionGraph g = insert_nodes(two_layer_graph(), ins);
+  const auto& n = g.programs[0].nodes;
+  ASSERT_EQ(n.size(), 8u);
+  EXPECT_EQ(n[2].duration_sec, 7);
+  EXPECT_EQ(deps_of(g, 2), V{});
+  EXPECT_EQ(n[3].phase, Phase::kBackward);
+  EXPECT_EQ(deps_of(g, 3), (V{2}));
+  EXPECT_EQ(deps_of(g, 5), (V{3}));  // all-reduce b still waits for backward b
+}
+
 TEST(InsertNodes, AfterTakesOverTheAnchorsDependents) {
   // After node 5: N waits for 5, the optimizer (waited for 5) waits for N. Order 0..5 N 6.
   const std::vector<Insertion> ins{
