@@ -195,6 +195,11 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "backward pass goes on (NCCL on GPUs); none: communication cannot run while the rank "
           "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
           "CPUs whose cores all compute)");
+  int nccl_channels = 0;
+  add_job("nccl-channels", po::value(&nccl_channels)->default_value(0)->value_name("C"),
+          "the SMs an NCCL all-reduce holds while the backward pass runs (one per channel; "
+          "DGX-1 V100: 4), slowing it by C / SMs for as long as each bucket's all-reduce lasts; "
+          "0: no compute-side bucket cost (sim/whatif/WHATIF.md)");
   add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
           "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
           "compute=Kx, network=Kx, latency=Kx; dtsim whatif compares with the run without them");
@@ -285,7 +290,8 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                                     .bucket_cap_bytes = bucket_bytes,
                                     .iterations = iterations,
                                     .accumulation_steps = accumulation_steps,
-                                    .overlap = *overlap_mode};
+                                    .overlap = *overlap_mode,
+                                    .nccl_channels = nccl_channels};
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, dtsim::sim::report_json(report), inputs);
   dtsim::sim::write_outputs(outputs_flags, outputs);

@@ -18,6 +18,7 @@
 #include "sim/run/graph_run.h"
 #include "sim/run/work_limits.h"
 #include "sim/strategies/data_parallel.h"
+#include "sim/whatif/bucket_cost.h"
 #include "sim/whatif/op_classes.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace_reader.h"
@@ -88,6 +89,26 @@ void add_buckets(const ExecutionGraph& graph, const LoweredGraph& lowered, const
   }
 }
 
+// `graph` with the SM share of config.nccl_channels taken from the backward pass while each
+// gradient all-reduce runs (sim/whatif/bucket_cost.h), timed by the chooser's estimates.
+ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig& config,
+                                      const workloads::Workload& workload,
+                                      const LoweringOptions& options, GroupChooser& choose) {
+  const int sms = streaming_multiprocessors(catalogue_device(workload.device));
+  if (sms == 0 || config.nccl_channels < 0 || config.nccl_channels > sms) {
+    throw ConfigError("nccl_channels",
+                      std::to_string(config.nccl_channels) + ": expected 0 to the SMs of the " +
+                          "trace's GPU (v100 80, a100 108, h100 and h200 132), and " +
+                          config.workload_path + " was measured on \"" + workload.device + "\"");
+  }
+  (void)count_lowered_tasks(graph, options, std::ref(choose));  // every bucket's choice made
+  const auto seconds = [&choose](const ExecutionGraph& g, const Node& n) {
+    const CommCost& c = choose.cost(g, 0, n);
+    return c.latency_sec + c.bandwidth_sec;
+  };
+  return add_bucket_contention(std::move(graph), seconds, 1.0 * config.nccl_channels / sms);
+}
+
 }  // namespace
 
 SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
@@ -143,6 +164,9 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                             .precision = workload.precision,
                             .layer_classes = layer_op_classes(workload),
                             .origin = config.workload_path});
+  if (config.nccl_channels != 0) {
+    graph = with_bucket_contention(std::move(graph), config, workload, options, choose);
+  }
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());

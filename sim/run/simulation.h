@@ -90,6 +90,9 @@ struct SimulateConfig {
   int accumulation_steps = 1;  // micro-batches per optimizer step (see DataParallelJob)
   // When gradient all-reduces may run: alongside backward or after it (see Overlap).
   Overlap overlap = Overlap::kBackward;
+  // NCCL channels (thread blocks, one SM each) an all-reduce kernel holds while the backward pass
+  // runs; 0: no compute-side bucket cost (sim/whatif/bucket_cost.h, WHATIF.md).
+  int nccl_channels = 0;
 };
 
 // `dtsim simulate --graph`: an execution graph from a file (sim/graph/GRAPH.md). run.ranks is

@@ -117,4 +117,15 @@ TEST_F(WhatIfCli, AGraphPassThatNeedsTheDeviceNamesIt) {
             "for --model, re-run the generator with precision=bf16 or device=h100 (WHATIF.md)\n");
 }
 
+TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
+  const Result r =
+      run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --ranks 2 --nccl-channels 100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim simulate: --nccl-channels 100: expected 0 to the SMs of the trace's GPU (v100 "
+            "80, a100 108, h100 and h200 132), and tests/testdata/whatif_one_layer_v100.json was "
+            "measured on \"NVIDIA V100-SXM2\"\n");
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "sim/config_error.h"
 #include "sim/graph/graph_validate.h"
+#include "sim/whatif/bucket_cost.h"
 #include "sim/whatif/op_classes.h"
 #include "sim/whatif/what_if.h"
 #include "tests/sim/whatif/whatif_graphs.h"
@@ -141,6 +142,33 @@ TEST(ApplyGraphWhatIfs, NeedsTheDeviceForAmp) {
   const ExecutionGraph g = apply_graph_what_ifs(
       two_layer_graph(), amp, {.device = "v100", .precision = "fp32", .origin = "w.json"});
   EXPECT_EQ(g.programs[0].nodes.size(), 8u);
+}
+
+}  // namespace
+}  // namespace dtsim::sim
+
+namespace dtsim::sim {
+namespace {
+
+TEST(BucketContention, TakesTheSmShareWhileTheAllReduceOverlapsBackward) {
+  // b's all-reduce (node 4) is ready after backward b (node 2); backward a (2 s) follows, so a
+  // node of min(T, 2 s) x share goes right before it. a's all-reduce (node 5) is ready when
+  // backward ends: nothing to slow. T = 0.5 s, share 0.1: 0.05 s; T = 10 s: 0.2 s.
+  for (const auto& [t, expected] : {std::pair{0.5, 0.05}, std::pair{10.0, 0.2}}) {
+    const ExecutionGraph g = add_bucket_contention(
+        two_layer_graph(), [t = t](const ExecutionGraph&, const Node&) { return t; }, 0.1);
+    const auto& n = g.programs[0].nodes;
+    ASSERT_EQ(n.size(), 8u);
+    EXPECT_DOUBLE_EQ(n[3].duration_sec, expected);
+    EXPECT_EQ(g.labels[static_cast<std::size_t>(n[3].label)], "nccl sm share");
+    EXPECT_EQ(n[4].layer, 0);  // backward a, now after it
+    EXPECT_EQ(deps_of(g, 4), (V{3}));
+    EXPECT_EQ(deps_of(g, 5), (V{2}));  // b's all-reduce still waits for backward b only
+  }
+  EXPECT_EQ(streaming_multiprocessors("v100"), 80);
+  EXPECT_THROW((void)add_bucket_contention(
+                   two_layer_graph(), [](const ExecutionGraph&, const Node&) { return 1.0; }, 2),
+               ConfigError);
 }
 
 }  // namespace
