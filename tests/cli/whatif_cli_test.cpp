@@ -117,6 +117,16 @@ TEST_F(WhatIfCli, AGraphPassThatNeedsTheDeviceNamesIt) {
             "for --model, re-run the generator with precision=bf16 or device=h100 (WHATIF.md)\n");
 }
 
+TEST_F(WhatIfCli, IdenticalRunsWriteIdenticalReports) {
+  const std::string first = (dir_ / "a.json").string(), second = (dir_ / "b.json").string();
+  ASSERT_EQ(run(kJob + " --apply amp --report " + first).exit_code, 0);
+  ASSERT_EQ(run(kJob + " --apply amp --report " + second).exit_code, 0);
+  EXPECT_EQ(slurp(first), slurp(second));
+  const Result help = run("whatif --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--apply WHAT-IF"), std::string::npos);
+}
+
 TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
   const Result r =
       run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
