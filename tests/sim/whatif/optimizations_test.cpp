@@ -11,6 +11,7 @@
 #include "sim/whatif/what_if.h"
 #include "tests/sim/whatif/whatif_graphs.h"
 #include "workloads/roofline.h"
+#include "workloads/trace_reader.h"
 
 namespace dtsim::sim {
 namespace {
@@ -144,12 +145,6 @@ TEST(ApplyGraphWhatIfs, NeedsTheDeviceForAmp) {
   EXPECT_EQ(g.programs[0].nodes.size(), 8u);
 }
 
-}  // namespace
-}  // namespace dtsim::sim
-
-namespace dtsim::sim {
-namespace {
-
 TEST(BucketContention, TakesTheSmShareWhileTheAllReduceOverlapsBackward) {
   // b's all-reduce (node 4) is ready after backward b (node 2); backward a (2 s) follows, so a
   // node of min(T, 2 s) x share goes right before it. a's all-reduce (node 5) is ready when
@@ -169,6 +164,30 @@ TEST(BucketContention, TakesTheSmShareWhileTheAllReduceOverlapsBackward) {
   EXPECT_THROW((void)add_bucket_contention(
                    two_layer_graph(), [](const ExecutionGraph&, const Node&) { return 1.0; }, 2),
                ConfigError);
+}
+
+TEST(LayerOpClasses, TheGeneratorsResNet50ConvolutionsAreComputeBound) {
+  // workloads/traces/resnet50_v100_b32.json comes from the roofline generator: conv1 runs
+  // 7.55e9 FLOPs in 0.73 ms (1.0e13 FLOP/s, the trace's top rate: compute-bound on a V100),
+  // bn1 2.1e8 in 0.19 ms (1.1e12 FLOP/s: memory-bound), relu less still.
+  const workloads::Workload w = workloads::read_workload("workloads/traces/resnet50_v100_b32.json");
+  const std::vector<std::string> classes = layer_op_classes(w);
+  ASSERT_EQ(classes.size(), w.layers.size());
+  EXPECT_EQ(w.layers[0].name, "conv1");
+  EXPECT_EQ(classes[0], "matmul");
+  EXPECT_EQ(classes[1], "memory");  // bn1
+  EXPECT_EQ(classes[2], "memory");  // relu
+}
+
+TEST(ApplyPlatformWhatIfs, NetworkScalesBandwidthLatencyDividesLatency) {
+  platforms::PlatformSpec spec{.file = "p.json",
+                               .topology = platforms::StarSpec{.hosts = 2, .link = {25e9, 1e-6}}};
+  const std::vector<WhatIf> what_ifs{parse_what_if("network=2x"), parse_what_if("latency=4x"),
+                                     parse_what_if("amp")};  // a graph pass: not the platform's
+  apply_platform_what_ifs(spec, what_ifs);
+  const auto& star = std::get<platforms::StarSpec>(spec.topology);
+  EXPECT_EQ(star.link.bandwidth_bytes_per_sec, 50e9);
+  EXPECT_DOUBLE_EQ(star.link.latency_sec, 0.25e-6);
 }
 
 }  // namespace
