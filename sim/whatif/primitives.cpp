@@ -100,6 +100,94 @@ ExecutionGraph scale_bytes(ExecutionGraph g, std::span<const NodeRef> nodes, dou
   return g;
 }
 
+namespace {
+
+// Where the insertions of one program go: new node k is named n + k; placed_after[j] lists the
+// new nodes that follow old node j in issue order (j = -1: first); deps are in these names.
+struct InsertionPlan {
+  std::map<std::int32_t, std::vector<std::int32_t>> placed_after;
+  std::vector<std::vector<std::int32_t>> deps;      // of the old nodes
+  std::vector<std::vector<std::int32_t>> new_deps;  // of the new nodes
+};
+
+InsertionPlan plan_insertions(const Program& p, const std::vector<const Insertion*>& list) {
+  const auto n = static_cast<std::int32_t>(p.nodes.size());
+  InsertionPlan plan{.placed_after = {}, .deps = {}, .new_deps = {}};
+  for (std::int32_t i = 0; i < n; ++i) {
+    plan.deps.push_back(old_deps(p, i));
+  }
+  plan.new_deps.resize(list.size());
+  std::vector<std::int32_t> key(list.size());  // the old node each new one is placed after
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const auto id = static_cast<std::int32_t>(n + static_cast<std::int32_t>(k));
+    const std::int32_t a = list[k]->anchor.node;
+    auto& anchor_deps = plan.deps[static_cast<std::size_t>(a)];
+    if (list[k]->where == Where::kBefore) {
+      plan.new_deps[k] = anchor_deps;
+      // On the anchor's own stream: right before it; on another: as early as the deps allow.
+      std::int32_t after = a - 1;
+      if (list[k]->node.comm != p.nodes[static_cast<std::size_t>(a)].comm) {
+        after = -1;
+        for (std::int32_t d : anchor_deps) {
+          after = std::max(after, d < n ? d : key[static_cast<std::size_t>(d - n)]);
+        }
+      }
+      anchor_deps = {id};
+      key[k] = after;
+    } else {
+      plan.new_deps[k] = {a};
+      for (auto& d : plan.deps) {
+        std::replace(d.begin(), d.end(), a, id);
+      }
+      for (std::size_t j = 0; j < k; ++j) {
+        std::replace(plan.new_deps[j].begin(), plan.new_deps[j].end(), a, id);
+      }
+      key[k] = a;
+    }
+    plan.placed_after[key[k]].push_back(id);
+  }
+  return plan;
+}
+
+// The program of `plan`: old nodes in order, each followed by what is placed after it. (A new
+// node never waits for one placed later: a kBefore node waits only for nodes before its anchor,
+// a kAfter node for its anchor.)
+Program place(const Program& p, const std::vector<const Insertion*>& list,
+              const InsertionPlan& plan) {
+  const auto n = static_cast<std::int32_t>(p.nodes.size());
+  std::vector<std::int32_t> order;
+  const auto emit_after = [&](std::int32_t k) {
+    if (const auto it = plan.placed_after.find(k); it != plan.placed_after.end()) {
+      order.insert(order.end(), it->second.begin(), it->second.end());
+    }
+  };
+  emit_after(-1);
+  for (std::int32_t i = 0; i < n; ++i) {
+    order.push_back(i);
+    emit_after(i);
+  }
+  std::vector<std::int32_t> position(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    position[static_cast<std::size_t>(order[k])] = static_cast<std::int32_t>(k);
+  }
+  std::vector<Entry> entries;
+  for (std::int32_t id : order) {
+    const bool fresh = id >= n;
+    Entry e{.node = fresh ? list[static_cast<std::size_t>(id - n)]->node
+                          : p.nodes[static_cast<std::size_t>(id)],
+            .old = fresh ? -1 : id,
+            .deps = {}};
+    for (std::int32_t d : fresh ? plan.new_deps[static_cast<std::size_t>(id - n)]
+                                : plan.deps[static_cast<std::size_t>(id)]) {
+      e.deps.push_back(position[static_cast<std::size_t>(d)]);
+    }
+    entries.push_back(std::move(e));
+  }
+  return rebuild(p, entries);
+}
+
+}  // namespace
+
 ExecutionGraph insert_nodes(ExecutionGraph g, std::span<const Insertion> insertions) {
   std::map<std::int32_t, std::vector<const Insertion*>> by_program;
   for (const Insertion& ins : insertions) {
@@ -108,76 +196,7 @@ ExecutionGraph insert_nodes(ExecutionGraph g, std::span<const Insertion> inserti
   }
   for (const auto& [program, list] : by_program) {
     Program& p = g.programs[static_cast<std::size_t>(program)];
-    const auto n = static_cast<std::int32_t>(p.nodes.size());
-    // New nodes placed after old node k (k = -1: first), and the deps rewritten, in old indices;
-    // a new node is named n + its position in `list`.
-    std::map<std::int32_t, std::vector<std::int32_t>> placed_after;
-    std::vector<std::vector<std::int32_t>> deps(static_cast<std::size_t>(n));
-    for (std::int32_t i = 0; i < n; ++i) {
-      deps[static_cast<std::size_t>(i)] = old_deps(p, i);
-    }
-    std::vector<std::vector<std::int32_t>> new_deps(list.size());
-    std::vector<std::int32_t> key(list.size());  // the old node each new one is placed after
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const auto id = static_cast<std::int32_t>(n + static_cast<std::int32_t>(k));
-      const std::int32_t a = list[k]->anchor.node;
-      auto& anchor_deps = deps[static_cast<std::size_t>(a)];
-      if (list[k]->where == Where::kBefore) {
-        new_deps[k] = anchor_deps;
-        // On the anchor's own stream: right before it; on another: as early as the deps allow.
-        std::int32_t after = a - 1;
-        if (list[k]->node.comm != p.nodes[static_cast<std::size_t>(a)].comm) {
-          after = -1;
-          for (std::int32_t d : anchor_deps) {
-            after = std::max(after, d < n ? d : key[static_cast<std::size_t>(d - n)]);
-          }
-        }
-        anchor_deps = {id};
-        key[k] = after;
-        placed_after[after].push_back(id);
-      } else {
-        new_deps[k] = {a};
-        for (auto& d : deps) {
-          std::replace(d.begin(), d.end(), a, id);
-        }
-        for (std::size_t j = 0; j < k; ++j) {
-          std::replace(new_deps[j].begin(), new_deps[j].end(), a, id);
-        }
-        key[k] = a;
-        placed_after[a].push_back(id);
-      }
-    }
-    // Issue order: old nodes in order, each followed by what is placed after it. A new node
-    // placed after an old one that itself waits for a new node placed later cannot happen: a
-    // kBefore node waits only for nodes before its anchor, a kAfter node for its anchor.
-    std::vector<std::int32_t> order;
-    const auto emit_after = [&](std::int32_t k) {
-      if (const auto it = placed_after.find(k); it != placed_after.end()) {
-        order.insert(order.end(), it->second.begin(), it->second.end());
-      }
-    };
-    emit_after(-1);
-    for (std::int32_t i = 0; i < n; ++i) {
-      order.push_back(i);
-      emit_after(i);
-    }
-    std::vector<std::int32_t> position(order.size());
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      position[static_cast<std::size_t>(order[k])] = static_cast<std::int32_t>(k);
-    }
-    std::vector<Entry> entries;
-    for (std::int32_t id : order) {
-      Entry e;
-      const bool fresh = id >= n;
-      e.node = fresh ? list[static_cast<std::size_t>(id - n)]->node
-                     : p.nodes[static_cast<std::size_t>(id)];
-      for (std::int32_t d : fresh ? new_deps[static_cast<std::size_t>(id - n)]
-                                  : deps[static_cast<std::size_t>(id)]) {
-        e.deps.push_back(position[static_cast<std::size_t>(d)]);
-      }
-      entries.push_back(std::move(e));
-    }
-    p = rebuild(p, entries);
+    p = place(p, list, plan_insertions(p, list));
   }
   require_valid(g, "insert_nodes");
   return g;
