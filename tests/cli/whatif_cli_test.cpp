@@ -127,6 +127,29 @@ TEST_F(WhatIfCli, IdenticalRunsWriteIdenticalReports) {
   EXPECT_NE(help.out.find("--apply WHAT-IF"), std::string::npos);
 }
 
+TEST_F(WhatIfCli, StrategyKnobsOfAHybridJob) {
+  // GPT-3 1.3B, tp = pp = dp = 2, 4 micro-batches per replica. ZeRO-1 shards the optimizer
+  // states over the 2 DP ranks (Rajbhandari et al. 2020): less memory. GPipe keeps all 4
+  // micro-batches' activations where 1F1B keeps at most pp = 2 on stage 0 (Narayanan et al.
+  // 2021): more memory.
+  const Result r = run(
+      "whatif --model gpt3-1.3b --device a100 --precision bf16 --platform "
+      "platforms/files/presets/dgx-a100.json --ranks 8 --parallel tp=2,pp=2,dp=2 --micro-batch 1 "
+      "--global-batch 8 --seq-len 1024 --iterations 1 --apply zero=1 --apply schedule=gpipe "
+      "--each" +
+      report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("bubble (%)"), std::string::npos);
+  EXPECT_NE(r.out.find("peak memory (GiB)"), std::string::npos);
+  const nlohmann::json runs = report()["runs"];
+  ASSERT_EQ(runs.size(), 3u);
+  const auto peak = [&](std::size_t k) {
+    return runs[k]["report"]["memory"]["peak_bytes"].get<double>();
+  };
+  EXPECT_LT(peak(1), peak(0));
+  EXPECT_GT(peak(2), peak(0));
+}
+
 TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
   const Result r =
       run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "

@@ -49,6 +49,20 @@ TEST(IsolateRanks, GivesTheRanksAProgramOfTheirOwn) {
   EXPECT_EQ(program, 0);
 }
 
+TEST(IsolateRanks, RefusesRanksOutsideTheGraphOrOnDifferentPrograms) {
+  std::int32_t program = -1;
+  const std::vector<int> outside{2};
+  try {
+    (void)isolate_ranks(two_layer_graph(), outside, program);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "what_if rank 2 is outside the graph's ranks 0 to 1");
+  }
+  const std::vector<int> one{1}, both{0, 1};
+  ExecutionGraph split = isolate_ranks(two_layer_graph(), one, program);
+  EXPECT_THROW((void)isolate_ranks(std::move(split), both, program), ConfigError);
+}
+
 TEST(ScaleDurations, MultipliesTheSelectedComputeNodes) {
   ExecutionGraph g = two_layer_graph();
   const auto backward = select_nodes(g, {.kind = NodeKind::kCompute, .phase = Phase::kBackward});
