@@ -21,6 +21,9 @@ std::string flag_of(const std::string& field) {
   if (field == "bucket_cap_bytes") {
     return "bucket-mb";
   }
+  if (field == "what_if") {
+    return "apply";
+  }
   if (field == "collapse_pipelines") {
     return "replay";
   }

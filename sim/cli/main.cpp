@@ -22,6 +22,7 @@
 #include "sim/cli/rerun.h"
 #include "sim/cli/run_flags.h"
 #include "sim/cli/sweep.h"
+#include "sim/cli/whatif.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_error.h"
 #include "sim/report/report.h"
@@ -61,6 +62,8 @@ const char* const kUsage =
     "  collective   one collective operation alone on an idle network\n"
     "  plan         every parallel configuration of a --model on --gpus GPUs: memory filter,\n"
     "               analytical estimate (parallel), the best few simulated and ranked\n"
+    "  whatif       simulate's flags plus --apply amp|gpu=h100|network=2x|bucket-mb=1 ...: the\n"
+    "               run as given and transformed, side by side (sim/whatif/WHATIF.md)\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
@@ -193,6 +196,14 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "backward pass goes on (NCCL on GPUs); none: communication cannot run while the rank "
           "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
           "CPUs whose cores all compute)");
+  int nccl_channels = 0;
+  add_job("nccl-channels", po::value(&nccl_channels)->default_value(0)->value_name("C"),
+          "the SMs an NCCL all-reduce holds while the backward pass runs (one per channel; "
+          "DGX-1 V100: 4), slowing it by C / SMs for as long as each bucket's all-reduce lasts; "
+          "0: no compute-side bucket cost (sim/whatif/WHATIF.md)");
+  add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
+          "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
+          "compute=Kx, network=Kx, latency=Kx; dtsim whatif compares with the run without them");
   dtsim::sim::OutputFlags outputs_flags;
   dtsim::sim::HybridFlags hybrid;
   flags.add(job)
@@ -280,7 +291,8 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                                     .bucket_cap_bytes = bucket_bytes,
                                     .iterations = iterations,
                                     .accumulation_steps = accumulation_steps,
-                                    .overlap = *overlap_mode};
+                                    .overlap = *overlap_mode,
+                                    .nccl_channels = nccl_channels};
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, dtsim::sim::report_json(report), inputs);
   dtsim::sim::write_outputs(outputs_flags, outputs);
@@ -482,6 +494,11 @@ int main(int argc, char** argv) {
       run_simulate({}, job, &simulate_flags);
       return dtsim::sim::run_sweep(args, simulate_flags);
     }
+    if (verb == "whatif") {
+      std::vector<std::string> simulate_flags;
+      run_simulate({}, job, &simulate_flags);
+      return dtsim::sim::run_whatif(args, simulate_flags);
+    }
     if (verb == "platform") {
       if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
         std::cerr << "dtsim platform: expected \"dtsim platform describe\" or \"dtsim platform "
@@ -502,10 +519,10 @@ int main(int argc, char** argv) {
       verb = "workload generate";
       return run_workload_generate(args);
     }
-    std::cerr
-        << "dtsim: unknown verb \"" << verb
-        << "\" (expected simulate, memory, collective, plan, sweep, platform or workload; see "
-           "dtsim --help)\n";
+    std::cerr << "dtsim: unknown verb \"" << verb
+              << "\" (expected simulate, memory, collective, plan, sweep, whatif, platform or "
+                 "workload; see "
+                 "dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
     dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);

@@ -121,6 +121,9 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   if (f.replay != "collapsed" && f.replay != "fast" && f.replay != "step") {
     throw ConfigError("--replay " + f.replay + ": expected collapsed, fast or step");
   }
+  for (const std::string& text : f.apply) {
+    run.what_if.push_back(dtsim::sim::parse_what_if(text));
+  }
   run.collapse = f.replay != "step";
   run.collapse_pipelines = f.replay == "fast";
   if (f.fold != "verified" && f.fold != "node" && f.fold != "exact") {

@@ -17,6 +17,7 @@ struct RunFlags {
   std::string platform, placement, algorithm, replay, fold, chunk, network_model, grid, report,
       collective_latency;
   std::vector<std::string> cfg;
+  std::vector<std::string> apply;  // simulate --apply: what-if passes (sim/whatif/WHATIF.md)
   int ranks = 0;
   int ranks_per_node = 0;
   double max_hosts = dtsim::sim::kDefaultMaxHosts;

@@ -104,6 +104,7 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* reques
                                              .collective_latency_sec = run.collective_latency_sec});
   ValidatedRun v{.platform = platforms::read_platform_spec(run.platform_path),
                  .chooser = std::move(chooser)};
+  apply_platform_what_ifs(v.platform, run.what_if);
   check_host_limit(v.platform, run.max_hosts);
   const unsigned hosts = v.platform.host_count();
   if (hosts != 0 && static_cast<unsigned>(run.ranks) > hosts) {

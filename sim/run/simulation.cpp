@@ -20,6 +20,8 @@
 #include "sim/run/graph_run.h"
 #include "sim/run/work_limits.h"
 #include "sim/strategies/data_parallel.h"
+#include "sim/whatif/bucket_cost.h"
+#include "sim/whatif/op_classes.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace_reader.h"
 
@@ -89,6 +91,26 @@ void add_buckets(const ExecutionGraph& graph, const LoweredGraph& lowered, const
   }
 }
 
+// `graph` with the SM share of config.nccl_channels taken from the backward pass while each
+// gradient all-reduce runs (sim/whatif/bucket_cost.h), timed by the chooser's estimates.
+ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig& config,
+                                      const workloads::Workload& workload,
+                                      const LoweringOptions& options, GroupChooser& choose) {
+  const int sms = streaming_multiprocessors(catalogue_device(workload.device));
+  if (sms == 0 || config.nccl_channels < 0 || config.nccl_channels > sms) {
+    throw ConfigError("nccl_channels",
+                      std::to_string(config.nccl_channels) + ": expected 0 to the SMs of the " +
+                          "trace's GPU (v100 80, a100 108, h100 and h200 132), and " +
+                          config.workload_path + " was measured on \"" + workload.device + "\"");
+  }
+  (void)count_lowered_tasks(graph, options, std::ref(choose));  // every bucket's choice made
+  const auto seconds = [&choose](const ExecutionGraph& g, const Node& n) {
+    const CommCost& c = choose.cost(g, 0, n);
+    return c.latency_sec + c.bandwidth_sec;
+  };
+  return add_bucket_contention(std::move(graph), seconds, 1.0 * config.nccl_channels / sms);
+}
+
 }  // namespace
 
 SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
@@ -138,7 +160,15 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                                 .memoize = config.run.collapse && !engine.has_background_traffic()};
   GroupChooser choose(v.chooser, engine, config.run.ranks);
   check_task_limit(workload, job, options, choose);
-  ExecutionGraph graph = build_data_parallel(workload, job);
+  ExecutionGraph graph =
+      apply_graph_what_ifs(build_data_parallel(workload, job), config.run.what_if,
+                           {.device = catalogue_device(workload.device),
+                            .precision = workload.precision,
+                            .layer_classes = layer_op_classes(workload),
+                            .origin = config.workload_path});
+  if (config.nccl_channels != 0) {
+    graph = with_bucket_contention(std::move(graph), config, workload, options, choose);
+  }
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
@@ -327,6 +357,7 @@ double longest_compute_sec(const ExecutionGraph& g) {
 GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std::string& origin,
                          SimulateOutputs* outputs, const ReplayObserver& observe) {
   ValidatedRun v = validate_run(run, nullptr, origin);
+  graph = apply_graph_what_ifs(std::move(graph), run.what_if, {.origin = origin});
   if (const double run_sec = longest_compute_sec(graph); std::isfinite(run_sec)) {
     check_background_limit(v.platform, run_sec, "the compute of " + origin, run.max_events);
   }

@@ -19,6 +19,7 @@
 #include "sim/report/report.h"
 #include "sim/strategies/buckets.h"
 #include "sim/strategies/data_parallel.h"
+#include "sim/whatif/what_if.h"
 
 namespace dtsim::sim {
 
@@ -67,6 +68,9 @@ struct RunOptions {
   // start.
   double max_hosts = kDefaultMaxHosts;
   double max_events = kDefaultMaxEvents;
+  // What-if passes (--apply; sim/whatif/WHATIF.md): the platform ones when it is read, the
+  // graph ones on the graph before it is lowered. Flag knobs are the caller's to apply.
+  std::vector<WhatIf> what_if;
 };
 
 // A verified fold (sim/lowering/fold.h) did not hold: a folded rank's communication ended
@@ -86,6 +90,9 @@ struct SimulateConfig {
   int accumulation_steps = 1;  // micro-batches per optimizer step (see DataParallelJob)
   // When gradient all-reduces may run: alongside backward or after it (see Overlap).
   Overlap overlap = Overlap::kBackward;
+  // NCCL channels (thread blocks, one SM each) an all-reduce kernel holds while the backward pass
+  // runs; 0: no compute-side bucket cost (sim/whatif/bucket_cost.h, WHATIF.md).
+  int nccl_channels = 0;
 };
 
 // `dtsim simulate --graph`: an execution graph from a file (sim/graph/GRAPH.md). run.ranks is

@@ -1,0 +1,216 @@
+"""Predicted against measured speedups of published what-if pairs (experiments/what-if/README.md).
+
+Every pair is the same model on the same hardware with and without one change; dtsim predicts the
+change with `dtsim whatif` (the baseline row's job, and --apply for the change), nothing fitted.
+Usage: study.py [--dtsim PATH] [--out DIR] [--quick]   (--quick leaves out the runs over a minute)
+Writes DIR/pairs.csv and DIR/summary.md.
+"""
+import argparse
+import csv
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "experiments" / "validation"))
+import hybrid_cases as hc  # noqa: E402
+
+PUBLISHED = ROOT / "experiments" / "validation" / "data" / "published.csv"
+HYBRID = ROOT / "experiments" / "validation" / "data" / "hybrid.csv"
+DGX1 = ROOT / "experiments" / "buckets" / "config" / "dgx1_v100_2nodes.json"
+# NCCL builds 4 rings on a DGX-1, one channel (CUDA block, one SM) each: NVIDIA/nccl#299.
+DGX1_CHANNELS = 4
+# Runs of more GPUs take minutes each (Megatron-LM's 1024-3072 GPU rows): left out, and listed.
+MAX_RANKS = 512
+FIELDS = ["pair", "kind", "baseline", "changed", "what_if", "gpus", "measured_speedup",
+          "predicted_speedup", "error_pp", "sign_right", "model", "command"]
+
+
+def whatif(dtsim, args, applies, work, name):
+    """runs[1] of `dtsim whatif ARGS --apply ...`'s report: the transformed run."""
+    report = work / f"{name}.json"
+    cmd = [dtsim, "whatif"] + args + sum((["--apply", a] for a in applies), []) + [
+        "--report", str(report)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return json.loads(report.read_text())["runs"], " ".join(cmd[1:-2])
+
+
+def generate(dtsim, model, device, precision, batch, iter_sec, path):
+    subprocess.run([dtsim, "workload", "generate", "--model", model, "--batch", str(batch),
+                    "--device", device, "--precision", precision, "--calibrate-iter-sec",
+                    f"{iter_sec:.6g}", "-o", str(path)], check=True, stdout=subprocess.DEVNULL)
+
+
+def sign(speedup):
+    """+1 faster, -1 slower, 0 unchanged (within 1e-6: the last digits of a replay)."""
+    return 0 if abs(speedup - 1) < 1e-6 else (1 if speedup > 1 else -1)
+
+
+def row(pair, kind, base, changed, what_if, gpus, measured, predicted, model, command):
+    return {"pair": pair, "kind": kind, "baseline": base, "changed": changed, "what_if": what_if,
+            "gpus": gpus, "measured_speedup": f"{measured:.4f}",
+            "predicted_speedup": f"{predicted:.4f}",
+            "error_pp": f"{100 * (predicted - measured):.2f}",
+            "sign_right": int(sign(predicted) == sign(measured)),
+            "model": model, "command": command}
+
+
+def bucket_pairs(dtsim, work):
+    """DDPB-25..44: bucket_cap_mb=1 against 25, ResNet/ResNeXt on DGX-1 V100, the stated p75
+    throughput difference; without and with the compute-side bucket cost."""
+    out, traces = [], {}
+    for r in csv.DictReader(open(PUBLISHED)):
+        m = re.search(r"throughput diff (-?[\d.]+)% at p75", r["notes"])
+        if not (r["case_id"].startswith("DDPB") and "bucket_cap_mb=1 (test)" in r["notes"] and m):
+            continue
+        model, n = r["model"], int(r["total_gpus"])
+        trace = traces.get(model)
+        if trace is None:  # batch 32 fp32 on a V100, calibrated to the row's single-GPU time
+            trace = traces[model] = work / f"{model}_v100_b32.json"
+            generate(dtsim, model, "v100", "fp32", 32, float(r["single_gpu_value"]), trace)
+        measured = 1 + float(m.group(1)) / 100
+        for variant, extra in (("network only", []),
+                               ("with bucket cost", ["--nccl-channels", str(DGX1_CHANNELS)])):
+            args = ["--workload", str(trace), "--platform", str(DGX1), "--ranks", str(n),
+                    "--bucket-mb", "25", "--algorithm", "ring", "--collective-latency",
+                    "8.4us"] + extra
+            runs, cmd = whatif(dtsim, args, ["bucket-mb=1"], work, f"{r['case_id']}_{len(extra)}")
+            out.append(row(r["case_id"], "bucket 1 MB vs 25 MB", "bucket_cap_mb=25",
+                           "bucket_cap_mb=1", "bucket-mb=1", n, measured, runs[1]["speedup"],
+                           variant, cmd))
+    return out
+
+
+def amp_pairs(dtsim, work):
+    """DeepLearningExamples ResNet-50 on DGX A100: TF32 against AMP at the same batch and GPUs;
+    throughput ratio. The TF32 trace is calibrated to the TF32 row's single-GPU throughput."""
+    rows = [r for r in csv.DictReader(open(PUBLISHED))
+            if r["case_id"].startswith("DLE") and r["model"].startswith("resnet50")
+            and r["gpu"].startswith("A100")]
+    out = []
+    for base in rows:
+        if base["precision"] != "TF32":
+            continue
+        for amp in rows:
+            same = all(amp[k] == base[k] for k in ("gpu", "total_gpus", "batch_per_gpu"))
+            if not (same and amp["precision"] == "AMP fp16"
+                    and amp["source"].split()[0] == base["source"].split()[0]
+                    and amp["source"].split("/")[2:3] == base["source"].split("/")[2:3]):
+                continue
+            b, n = int(base["batch_per_gpu"]), int(base["total_gpus"])
+            trace = work / f"{base['case_id']}_trace.json"
+            generate(dtsim, "resnet50", "a100", "tf32", b, b / float(base["single_gpu_value"]),
+                     trace)
+            platform = work / f"dgx_a100_{max(1, n // 8)}.json"
+            platform.write_text(json.dumps({"preset": "dgx-a100", "nodes": max(1, n // 8)}))
+            args = ["--workload", str(trace), "--platform", str(platform), "--ranks", str(n),
+                    "--algorithm",
+                "ring", "--collective-latency", "8.4us"]
+            runs, cmd = whatif(dtsim, args, ["amp"], work, base["case_id"])
+            measured = float(amp["value"]) / float(base["value"])
+            out.append(row(f"{base['case_id']}/{amp['case_id']}", "AMP vs TF32", "TF32",
+                           "AMP fp16", "amp", n, measured, runs[1]["speedup"], "datasheet",
+                           cmd))
+    return out
+
+
+def knob_diff(base_args, other_args):
+    """The flags `other_args` sets differently from `base_args`, as --apply KEY=VALUE."""
+    def flags(args):
+        d, i = {}, 0
+        while i < len(args):
+            if args[i].startswith("--"):
+                has_value = i + 1 < len(args) and not args[i + 1].startswith("--")
+                d[args[i][2:]] = args[i + 1] if has_value else "on"
+                i += 2 if has_value else 1
+            else:
+                i += 1
+        return d
+    a, b = flags(base_args[1:]), flags(other_args[1:])
+    applies = [f"{k}={v}" for k, v in b.items() if a.get(k) != v]
+    applies += [f"{k}=off" for k in a if k not in b]
+    return applies
+
+
+def hybrid_pairs(dtsim, work, quick, skipped):
+    """hybrid.csv what-if groups whose rows dtsim models and whose flags differ."""
+    catalog = hc.read_catalog()
+    groups = {}
+    for r in csv.DictReader(open(HYBRID)):
+        if r["what_if"] and r["metric"] in ("throughput_per_gpu", "tflops_per_gpu", "iter_time"):
+            groups.setdefault(r["what_if"].split(":")[0], []).append(r)
+    out = []
+    for group, rows in groups.items():
+        cases = []
+        for r in rows:
+            try:
+                cases.append((r, hc.make_hybrid_case(r, work, catalog)))
+            except hc.Skip:
+                pass
+        if len(cases) < 2:
+            continue
+        (base_row, base), others = cases[0], cases[1:]
+        for other_row, other in others:
+            applies = knob_diff(base.args, other.args)
+            if not applies or other.metric != base.metric or other.ranks != base.ranks:
+                continue  # a knob dtsim does not model (compile, float8, ...): nothing to predict
+            if base.ranks > (64 if quick else MAX_RANKS):
+                skipped.append(f"{base_row['case_id']}/{other_row['case_id']} ({group}, "
+                               f"{' '.join(applies)}): {base.ranks} GPUs, over the "
+                               f"{64 if quick else MAX_RANKS} this study simulates")
+                continue
+            runs, cmd = whatif(dtsim, base.args[1:], applies, work, other_row["case_id"])
+            ratio = (hc.predicted_value(other, runs[1]["report"]["result"]) /
+                     hc.predicted_value(base, runs[0]["report"]["result"]))
+            measured = other.measured / base.measured
+            if base.metric == "iter_time":
+                ratio, measured = 1 / ratio, 1 / measured
+            out.append(row(f"{base_row['case_id']}/{other_row['case_id']}", group,
+                           base_row["what_if"].split(":", 1)[1],
+                           other_row["what_if"].split(":", 1)[1], " ".join(applies), base.ranks,
+                           measured, ratio, "strategy knob", cmd))
+    return out
+
+
+def summary(rows):
+    lines = ["| set | model | pairs | sign right | mean abs. error (pp) |", "|---|---|---|---|---|"]
+    keys = sorted({(r["kind"], r["model"]) for r in rows})
+    for kind, model in keys:
+        sel = [r for r in rows if (r["kind"], r["model"]) == (kind, model)]
+        sign = sum(int(r["sign_right"]) for r in sel)
+        mae = sum(abs(float(r["error_pp"])) for r in sel) / len(sel)
+        lines.append(f"| {kind} | {model} | {len(sel)} | {sign} ({100 * sign / len(sel):.0f} %) "
+                     f"| {mae:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dtsim", default=str(ROOT / "build" / "sim" / "dtsim"))
+    p.add_argument("--out", default=str(HERE / "results"))
+    p.add_argument("--quick", action="store_true")
+    a = p.parse_args()
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        rows = bucket_pairs(a.dtsim, work) + amp_pairs(a.dtsim, work)
+        skipped = []
+        rows += hybrid_pairs(a.dtsim, work, a.quick, skipped)
+    for r in rows:
+        r["command"] = r["command"].replace(str(work) + "/", "")
+    with open(out / "pairs.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    text = summary(rows) + "".join(f"\nLeft out: {s}" for s in skipped) + "\n"
+    (out / "summary.md").write_text(text)
+    print(summary(rows))
+
+
+if __name__ == "__main__":
+    main()

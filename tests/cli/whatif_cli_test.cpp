@@ -1,0 +1,164 @@
+// dtsim whatif as a user runs it, on a one-layer trace (tests/testdata/whatif_one_layer_v100.json)
+// over 2 ranks of a 1 GB/s star without latency, with --overlap none so that an iteration is
+// forward + backward + the one all-reduce + optimizer. By hand: compute 0.01 + 0.02 = 0.03 s; a
+// ring all-reduce of S = 10^6 bytes on p = 2 ranks takes 2(p-1) S/(p B) = S/B = 1 ms.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+
+namespace {
+
+using dtsim::cli_test::Result;
+using dtsim::cli_test::slurp;
+
+class WhatIfCli : public dtsim::cli_test::DtsimTest {
+ protected:
+  [[nodiscard]] nlohmann::json report() const {
+    return nlohmann::json::parse(slurp(dir_ / "r.json"));
+  }
+  [[nodiscard]] std::string report_flag() const {
+    return " --report " + (dir_ / "r.json").string();
+  }
+};
+
+const std::string kJob =
+    "whatif --workload tests/testdata/whatif_one_layer_v100.json --platform "
+    "tests/testdata/whatif_star2_1GBps.json --ranks 2 --overlap none";
+
+TEST_F(WhatIfCli, EachApplyAgainstTheBaselineByHand) {
+  const Result r =
+      run(kJob + " --apply network=2x --apply amp --apply bucket-mb=0.5 --each" + report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = report();
+  ASSERT_EQ(j["runs"].size(), 4u);
+  // Baseline: 0.03 + 0.001 s.
+  EXPECT_NEAR(j["runs"][0]["report"]["result"]["iteration_time_sec"].get<double>(), 0.031, 1e-9);
+  // network=2x: the all-reduce takes S/(2B) = 0.5 ms: speedup 0.031 / 0.0305.
+  EXPECT_NEAR(j["runs"][1]["speedup"].get<double>(), 0.031 / 0.0305, 1e-9);
+  // amp on a V100: the layer is compute-bound (the only one with FLOPs): 0.03 x 15.7/125, plus
+  // the weight cast, 10^6 x 6/4 bytes at 0.9 x 900 GB/s; the all-reduce stays fp32 (1 ms).
+  const double amp_sec = 0.03 * 15.7 / 125 + 1.5e6 / (0.9 * 900e9) + 0.001;
+  EXPECT_NEAR(j["runs"][2]["report"]["result"]["iteration_time_sec"].get<double>(), amp_sec, 1e-9);
+  EXPECT_NEAR(j["runs"][2]["speedup"].get<double>(), 0.031 / amp_sec, 1e-6);
+  // A knob re-runs simulate with the flag: one bucket either way, so the same time.
+  EXPECT_EQ(j["runs"][3]["simulate_args"].back(), "0.5");
+  EXPECT_NEAR(j["runs"][3]["speedup"].get<double>(), 1.0, 1e-12);
+  EXPECT_NE(r.out.find("network=2x"), std::string::npos);
+  EXPECT_NE(r.out.find("speedup"), std::string::npos);
+}
+
+TEST_F(WhatIfCli, AllAppliesTogetherByDefault) {
+  // network=2x and compute=2x: (0.03 + 0.001) / 2.
+  const Result r = run(kJob + " --apply network=2x --apply compute=2x" + report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = report();
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][1]["name"], "network=2x compute=2x");
+  EXPECT_NEAR(j["runs"][1]["speedup"].get<double>(), 2.0, 1e-9);
+}
+
+TEST_F(WhatIfCli, CompressionScalesBytesAndAddsCodecs) {
+  // compress=0.5: the all-reduce carries 5e5 bytes (0.5 ms); encode and decode each stream
+  // 1.5 x 10^6 bytes at 0.9 x 900 GB/s on the compute stream.
+  const Result r = run(kJob + " --apply compress=0.5" + report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double codec_sec = 1.5e6 / (0.9 * 900e9);
+  EXPECT_NEAR(report()["runs"][1]["report"]["result"]["iteration_time_sec"].get<double>(),
+              0.03 + 2 * codec_sec + 0.0005, 1e-9);
+}
+
+TEST_F(WhatIfCli, WhatIfFileListsThePasses) {
+  const std::string file = (dir_ / "w.json").string();
+  std::ofstream(file) << R"({"apply": ["network=2x"], "each": true})";
+  const Result r = run(kJob + " --whatif " + file + report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(report()["runs"][1]["speedup"].get<double>(), 0.031 / 0.0305, 1e-9);
+  std::ofstream(file) << R"({"apply": ["network=2x", 3]})";
+  const Result bad = run(kJob + " --whatif " + file);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "dtsim whatif: " + file + ": /apply/1: expected a string, got 3\n");
+}
+
+TEST_F(WhatIfCli, BadInputIsRefusedBeforeAnyRun) {
+  Result r = run(kJob + " --apply zap" + report_flag());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim whatif: --apply zap: unknown what-if (expected amp, fp16, bf16, gpu=NAME, "
+            "compress=R, compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE for a flag of dtsim "
+            "simulate)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "r.json"));
+  r = run(kJob);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim whatif: expected at least one --apply WHAT-IF (or --whatif W.json; see dtsim "
+            "whatif --help)\n");
+  r = run(kJob + " --apply amp --timeline t.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim whatif: --timeline: not with dtsim whatif (both runs would write it; run dtsim "
+            "simulate with --apply for one)\n");
+}
+
+TEST_F(WhatIfCli, AGraphPassThatNeedsTheDeviceNamesIt) {
+  const Result r =
+      run("simulate --graph tests/testdata/graph_pipeline_2stage.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --apply amp");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim simulate: --apply amp: needs the GPU and precision of "
+            "tests/testdata/graph_pipeline_2stage.json, which dtsim does not know here: amp, "
+            "bf16, gpu= and compress= rewrite data-parallel --workload runs on a catalogue GPU; "
+            "for --model, re-run the generator with precision=bf16 or device=h100 (WHATIF.md)\n");
+}
+
+TEST_F(WhatIfCli, IdenticalRunsWriteIdenticalReports) {
+  const std::string first = (dir_ / "a.json").string(), second = (dir_ / "b.json").string();
+  ASSERT_EQ(run(kJob + " --apply amp --report " + first).exit_code, 0);
+  ASSERT_EQ(run(kJob + " --apply amp --report " + second).exit_code, 0);
+  EXPECT_EQ(slurp(first), slurp(second));
+  const Result help = run("whatif --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--apply WHAT-IF"), std::string::npos);
+}
+
+TEST_F(WhatIfCli, StrategyKnobsOfAHybridJob) {
+  // GPT-3 1.3B, tp = pp = dp = 2, 4 micro-batches per replica. ZeRO-1 shards the optimizer
+  // states over the 2 DP ranks (Rajbhandari et al. 2020): less memory. GPipe keeps all 4
+  // micro-batches' activations where 1F1B keeps at most pp = 2 on stage 0 (Narayanan et al.
+  // 2021): more memory.
+  const Result r = run(
+      "whatif --model gpt3-1.3b --device a100 --precision bf16 --platform "
+      "platforms/files/presets/dgx-a100.json --ranks 8 --parallel tp=2,pp=2,dp=2 --micro-batch 1 "
+      "--global-batch 8 --seq-len 1024 --iterations 1 --apply zero=1 --apply schedule=gpipe "
+      "--each" +
+      report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("bubble (%)"), std::string::npos);
+  EXPECT_NE(r.out.find("peak memory (GiB)"), std::string::npos);
+  const nlohmann::json runs = report()["runs"];
+  ASSERT_EQ(runs.size(), 3u);
+  const auto peak = [&](std::size_t k) {
+    return runs[k]["report"]["memory"]["peak_bytes"].get<double>();
+  };
+  EXPECT_LT(peak(1), peak(0));
+  EXPECT_GT(peak(2), peak(0));
+}
+
+TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
+  const Result r =
+      run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --ranks 2 --nccl-channels 100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim simulate: --nccl-channels 100: expected 0 to the SMs of the trace's GPU (v100 "
+            "80, a100 108, h100 and h200 132), and tests/testdata/whatif_one_layer_v100.json was "
+            "measured on \"NVIDIA V100-SXM2\"\n");
+}
+
+}  // namespace
