@@ -50,7 +50,7 @@ TEST_F(Cli, UnknownVerbNamesEveryVerb) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "dtsim: unknown verb \"simulat\" (expected simulate, memory, collective, plan, "
-            "sweep, platform or workload; see dtsim --help)\n");
+            "sweep, platform, chakra or workload; see dtsim --help)\n");
 }
 
 TEST_F(Cli, SimGridSettingsAreCheckedBeforeSimGridSeesThem) {
