@@ -171,6 +171,9 @@ void read_tags(AttributeReader& attrs, DecodedNode& d, const std::string& where,
   d.last_layer = attrs.text(kAttrLastLayer);
   d.op_class = attrs.text(kAttrOpClass);
   d.label = attrs.text(kAttrLabel);
+  if (d.node.kind != NodeKind::kCompute) {
+    d.role = attrs.text(kAttrRole);
+  }
 }
 
 void read_compute(const chakra_et::Node& n, AttributeReader& attrs, DecodedNode& d,

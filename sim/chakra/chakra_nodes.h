@@ -19,6 +19,10 @@ namespace dtsim::sim {
 // and what Chakra's fields cannot hold exactly.
 inline constexpr const char* kDtsimMarker = "dtsim.execution_graph";  // metadata: written by dtsim
 inline constexpr const char* kDtsimCommGroup = "dtsim.comm_group:";   // metadata: + pg name
+inline constexpr const char* kDtsimProgram = "dtsim.program";  // metadata: the rank's program
+// Metadata: the program's roles, bound in order to the process groups the metadata lists.
+inline constexpr const char* kDtsimRoles = "dtsim.roles";
+inline constexpr const char* kAttrRole = "dtsim.role";  // a communication node's role
 inline constexpr const char* kAttrDurationSec = "dtsim.duration_sec";
 inline constexpr const char* kAttrRoot = "dtsim.root";
 inline constexpr const char* kAttrPhase = "dtsim.phase";
@@ -61,6 +65,7 @@ struct DecodedNode {
   int peer = -1;         // send: comm_dst, recv: comm_src (global ranks)
   std::int64_t tag = 0;  // comm_tag
   std::string layer, last_layer, op_class, label;  // tag names; empty: none
+  std::string role;  // dtsim.role: the program's name for its communicator; empty: none
   std::vector<std::uint64_t> data_deps, ctrl_deps;
 };
 

@@ -20,9 +20,12 @@ constexpr std::size_t kMaxErrorLines = 100;
 struct RankTrace {
   ChakraFile file;
   bool dtsim_written = false;
-  std::vector<DecodedNode> nodes;  // file order
-  std::vector<std::string> comm;   // per node: its communicator's name (empty for no-ops)
-  std::vector<std::size_t> order;  // the kept nodes, in issue order (indices into nodes)
+  std::string program;              // dtsim.program; empty: none
+  std::vector<std::string> roles;   // dtsim.roles
+  std::vector<std::string> groups;  // the process groups the metadata lists, in order
+  std::vector<DecodedNode> nodes;   // file order
+  std::vector<std::string> comm;    // per node: its communicator's name (empty for no-ops)
+  std::vector<std::size_t> order;   // the kept nodes, in issue order (indices into nodes)
   std::vector<std::vector<std::int32_t>> deps;  // per kept node: positions in `order`
 };
 
@@ -50,10 +53,14 @@ void read_metadata(RankTrace& t, std::map<std::string, std::pair<std::vector<int
   for (const auto& a : t.file.metadata.attr()) {
     if (a.name() == kDtsimMarker) {
       t.dtsim_written = true;
+    } else if (a.name() == kDtsimProgram && a.has_string_val()) {
+      t.program = a.string_val();
+    } else if (a.name() == kDtsimRoles && a.has_string_list()) {
+      t.roles.assign(a.string_list().values().begin(), a.string_list().values().end());
     } else if (a.name().rfind(prefix, 0) == 0 && a.has_int64_list()) {
       const std::vector<int> ranks(a.int64_list().values().begin(), a.int64_list().values().end());
-      const auto [it, added] =
-          groups.emplace(a.name().substr(prefix.size()), std::pair{ranks, rank});
+      t.groups.push_back(a.name().substr(prefix.size()));
+      const auto [it, added] = groups.emplace(t.groups.back(), std::pair{ranks, rank});
       if (!added && it->second.first != ranks) {
         log.error(where + ": process group \"" + it->first + "\" lists other ranks than in " +
                   chakra_rank_path(stats.prefix, it->second.second));
@@ -184,6 +191,9 @@ std::map<std::string, std::vector<int>> communicators(
     }
   }
   std::map<std::string, std::vector<int>> result;
+  for (const auto& [name, group] : groups) {
+    used[name];  // every group a metadata lists, used or not
+  }
   for (auto& [name, members] : used) {
     if (const auto it = groups.find(name); it != groups.end()) {
       result[name] = it->second.first;
@@ -209,6 +219,13 @@ Program build_program(const RankTrace& t, int r, ExecutionGraph& graph,
   RankProgram& binding = graph.ranks[static_cast<std::size_t>(r)];
   binding.program = static_cast<std::int32_t>(r);
   std::map<std::string, std::int32_t> roles;
+  if (!t.roles.empty() && t.roles.size() == t.groups.size()) {  // dtsim's roles, all of them
+    for (std::size_t i = 0; i < t.roles.size(); ++i) {
+      roles.emplace(t.roles[i], static_cast<std::int32_t>(i));
+      program.comms.push_back(t.roles[i]);
+      binding.comms.push_back(comm_index.at(t.groups[i]));
+    }
+  }
   for (std::size_t k = 0; k < t.order.size(); ++k) {
     const DecodedNode& d = t.nodes[t.order[k]];
     Node node = d.node;
@@ -218,10 +235,17 @@ Program build_program(const RankTrace& t, int r, ExecutionGraph& graph,
     node.label = tag_index(graph.labels, d.label);
     if (node.kind != NodeKind::kCompute) {
       const std::string& name = t.comm[t.order[k]];
-      const auto [it, added] = roles.emplace(name, static_cast<std::int32_t>(program.comms.size()));
+      // The role: dtsim's own name for it where the file gives one, else the communicator's.
+      const std::string& role = d.role.empty() ? name : d.role;
+      const auto [it, added] = roles.emplace(role, static_cast<std::int32_t>(program.comms.size()));
       if (added) {
-        program.comms.push_back(name);
+        program.comms.push_back(role);
         binding.comms.push_back(comm_index.at(name));
+      } else if (binding.comms[static_cast<std::size_t>(it->second)] != comm_index.at(name)) {
+        const auto& before = graph.communicators[static_cast<std::size_t>(
+            binding.comms[static_cast<std::size_t>(it->second)])];
+        log.error(node_place(t.file, d.id) + ": role \"" + role + "\" is on process group \"" +
+                  name + "\" here, on \"" + before.name + "\" before");
       }
       node.comm = it->second;
       if (d.peer >= 0) {
@@ -240,10 +264,12 @@ Program build_program(const RankTrace& t, int r, ExecutionGraph& graph,
   return program;
 }
 
-// Lets ranks whose programs are equal share one (a data-parallel trace: one program).
-void share_programs(ExecutionGraph& graph) {
+// Lets ranks whose programs are equal share one (a data-parallel trace: one program), named
+// after the program the first of its ranks' files names, else "rank<R>" (R: that first rank).
+void share_programs(ExecutionGraph& graph, const std::vector<RankTrace>& traces) {
   std::vector<Program> distinct;
   std::map<std::size_t, std::vector<std::int32_t>> by_size;  // node count -> distinct programs
+  std::set<std::string> names;
   for (std::size_t r = 0; r < graph.programs.size(); ++r) {
     Program& p = graph.programs[r];
     std::int32_t index = -1;
@@ -258,6 +284,10 @@ void share_programs(ExecutionGraph& graph) {
       index = static_cast<std::int32_t>(distinct.size());
       by_size[p.nodes.size()].push_back(index);
       distinct.push_back(std::move(p));
+      const std::string& named = traces[r].program;
+      if (!named.empty() && names.insert(named).second) {
+        distinct.back().name = named;
+      }
     }
     graph.ranks[r].program = index;
   }
@@ -347,7 +377,7 @@ ChakraImport read_chakra_trace(const std::string& prefix, int ranks) {
   if (!problems.empty()) {
     throw_errors(problems);
   }
-  share_programs(graph);
+  share_programs(graph, traces);
   stats.programs = static_cast<std::int64_t>(graph.programs.size());
   result.warnings = log.warnings();
   return result;

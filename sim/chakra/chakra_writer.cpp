@@ -82,6 +82,14 @@ std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
   metadata.set_version("0.0.4");
   metadata.add_attr()->set_name(kDtsimMarker);
   metadata.mutable_attr(0)->set_int64_val(1);
+  metadata.add_attr()->set_name(kDtsimProgram);
+  metadata.mutable_attr(1)->set_string_val(program.name);
+  AttributeProto* roles = metadata.add_attr();
+  roles->set_name(kDtsimRoles);
+  roles->mutable_string_list();  // set even when empty (a program without communication)
+  for (const std::string& role : program.comms) {
+    roles->mutable_string_list()->add_values(role);
+  }
   for (const std::int32_t c : binding.comms) {
     const Communicator& communicator = graph.communicators[static_cast<std::size_t>(c)];
     AttributeProto* a = metadata.add_attr();
@@ -145,6 +153,9 @@ std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
         add_text(node, "pg_name", c.name);
         break;
       }
+    }
+    if (n.kind != NodeKind::kCompute) {
+      add_text(node, kAttrRole, program.comms[static_cast<std::size_t>(n.comm)]);
     }
     add_tags(graph, n, node);
     append_delimited(node, out);

@@ -9,6 +9,8 @@
 #include "sim/chakra/chakra_reader.h"
 #include "sim/graph/graph_reader.h"
 #include "sim/strategies/data_parallel.h"
+#include "sim/strategies/hybrid.h"
+#include "sim/strategies/model_pieces.h"
 #include "tests/sim/chakra/chakra_test_files.h"
 #include "workloads/trace_reader.h"
 
@@ -117,7 +119,7 @@ TEST_F(ChakraTest, GraphFilesRoundTrip) {
     write_chakra_trace(g, prefix_);
     const ChakraImport back = read_chakra_trace(prefix_, g.rank_count());
     EXPECT_EQ(flatten(back.graph), flatten(g));
-    EXPECT_TRUE(back.warnings.empty());
+    EXPECT_EQ(back.warnings, std::vector<std::string>{});
     for (int r = 0; r < g.rank_count(); ++r) {
       chakra_test::fs::remove(chakra_rank_path(prefix_, r));
     }
@@ -133,6 +135,25 @@ TEST_F(ChakraTest, DataParallelGraphRoundTripsWithItsTags) {
   EXPECT_EQ(back.graph.programs.size(), 1u);  // the replicas share one program again
   EXPECT_EQ(back.stats.compute_nodes + back.stats.collective_nodes,
             static_cast<std::int64_t>(4 * g.programs[0].nodes.size()));
+}
+
+TEST_F(ChakraTest, HybridGraphRoundTripsWithItsProgramsAndRoles) {
+  // ResNet-50's layers as a pipeline of 2 stages, tensor and data parallel by 2: 8 ranks, one
+  // program per stage, each rank binding its own TP and DP groups.
+  const HybridModel model =
+      model_from_trace(workloads::read_workload("workloads/traces/resnet50_v100_b32.json"));
+  const HybridJob job{.degrees = {.tp = 2, .dp = 2, .pp = 2}, .micro_batches = 4, .iterations = 2};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const ExecutionGraph g = build_hybrid(model, job);
+  write_chakra_trace(g, prefix_);
+  const ChakraImport back = read_chakra_trace(prefix_, 8);
+  EXPECT_EQ(flatten(back.graph), flatten(g));
+  // Roles and program names come back too, so the stages' ranks share their programs again.
+  ASSERT_EQ(back.graph.programs.size(), g.programs.size());
+  for (std::size_t p = 0; p < g.programs.size(); ++p) {
+    EXPECT_EQ(back.graph.programs[p].name, g.programs[p].name);
+    EXPECT_EQ(back.graph.programs[p].comms, g.programs[p].comms);
+  }
 }
 
 TEST(ChakraWriter, RefusesASendRecvCollective) {
