@@ -241,6 +241,39 @@ TEST_F(ChakraTest, ListsEveryProblemOfTheFilesAtOnce) {
                 "(nodes 0, 1)");
 }
 
+// A metadata naming process group "pg1" with the global ranks `ranks` (as dtsim writes it).
+et::GlobalMetadata group_metadata(const std::vector<std::int64_t>& ranks) {
+  et::GlobalMetadata m;
+  et::AttributeProto* a = m.add_attr();
+  a->set_name("dtsim.comm_group:pg1");
+  for (const std::int64_t r : ranks) {
+    a->mutable_int64_list()->add_values(r);
+  }
+  return m;
+}
+
+TEST_F(ChakraTest, SelfDependenciesGroupsThatDisagreeAndPeersOutsideTheirGroup) {
+  write_rank(0, {node(3, et::COMP_NODE, {3})});
+  EXPECT_EQ(error_of(prefix_, 1), file(0) + ": node 3: depends on itself");
+  et::Node send = node(4, et::COMM_SEND_NODE);
+  attr(send, "comm_dst")->set_int64_val(1);
+  attr(send, "comm_size")->set_int64_val(8);
+  attr(send, "pg_name")->set_string_val("pg1");
+  write_rank(0, {send}, group_metadata({0}));
+  et::Node recv = node(4, et::COMM_RECV_NODE);
+  attr(recv, "comm_src")->set_int64_val(0);
+  attr(recv, "comm_size")->set_int64_val(8);
+  attr(recv, "pg_name")->set_string_val("pg1");
+  write_rank(1, {recv}, group_metadata({0, 1}));
+  EXPECT_EQ(error_of(prefix_, 2), file(1) +
+                                      ": metadata: process group \"pg1\" lists other ranks than "
+                                      "in " +
+                                      file(0));
+  write_rank(1, {recv}, group_metadata({0}));
+  EXPECT_EQ(error_of(prefix_, 2),
+            file(0) + ": node 4: peer rank 1 is not in process group \"pg1\"");
+}
+
 TEST_F(ChakraTest, CollectivesThatDifferAcrossRanksAreLocatedInTheirFiles) {
   write_rank(0, {collective(4, et::ALL_REDUCE, 1024)});
   write_rank(1, {collective(4, et::ALL_REDUCE, 2048)});

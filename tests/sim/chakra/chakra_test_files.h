@@ -54,11 +54,13 @@ inline et::Node collective(std::uint64_t id, int comm_type, std::int64_t bytes) 
   return n;
 }
 
-// One rank's file: metadata of version 0.0.4, then `nodes`.
-inline std::string file_bytes(const std::vector<et::Node>& nodes) {
+// One rank's file: `metadata` (version 0.0.4 if none given), then `nodes`.
+inline std::string file_bytes(const std::vector<et::Node>& nodes,
+                              et::GlobalMetadata metadata = {}) {
   std::string out;
-  et::GlobalMetadata metadata;
-  metadata.set_version("0.0.4");
+  if (metadata.version().empty()) {
+    metadata.set_version("0.0.4");
+  }
   append_delimited(metadata, out);
   for (const et::Node& n : nodes) {
     append_delimited(n, out);
@@ -79,8 +81,9 @@ class ChakraTest : public testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void write_rank(int rank, const std::vector<et::Node>& nodes) const {
-    spit(prefix_ + "." + std::to_string(rank) + ".et", file_bytes(nodes));
+  void write_rank(int rank, const std::vector<et::Node>& nodes,
+                  const et::GlobalMetadata& metadata = {}) const {
+    spit(prefix_ + "." + std::to_string(rank) + ".et", file_bytes(nodes, metadata));
   }
   [[nodiscard]] std::string file(int rank) const {
     return prefix_ + "." + std::to_string(rank) + ".et";
