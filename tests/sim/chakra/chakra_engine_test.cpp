@@ -18,10 +18,11 @@ constexpr double kAlphaSec = 2e-6;
 constexpr double kBandwidth = 25e9;
 const std::string kStar = "tests/testdata/sim_star16_25GBps.json";
 
-double replay(const std::string& prefix, int ranks, const std::string& algorithm = "ring") {
+double replay(const std::string& prefix, int ranks, const std::string& algorithm = "ring",
+              const std::string& platform = kStar) {
   ChakraImport trace = read_chakra_trace(prefix, ranks);
   const GraphReport r = simulate_execution_graph(
-      std::move(trace.graph), {.platform_path = kStar, .algorithm = algorithm}, prefix);
+      std::move(trace.graph), {.platform_path = platform, .algorithm = algorithm}, prefix);
   return r.iteration_time_sec;
 }
 
@@ -32,6 +33,16 @@ TEST(ChakraEngine, ShippedEightRankAllReduceTakesTheRingClosedForm) {
   const double t = replay("tests/testdata/chakra/all_reduce/8npus_1MB/all_reduce", 8);
   EXPECT_NEAR(t, expected, 1e-9 * expected);
   EXPECT_NEAR(t, 101.40032e-6, 1e-12);
+}
+
+// tests/testdata/sim_torus8_ring.json: a ring of 8 hosts (a 1-D torus), one 25 GB/s, 1 us link
+// between neighbours, so the ring's edges are one link each: alpha = 1 us.
+// 14 x (1 us + 5.24288 us) = 87.40032 us.
+TEST(ChakraEngine, ShippedEightRankAllReduceOnARingTakesTheRingClosedForm) {
+  const double expected = 2 * 7 * (1e-6 + 1048576.0 / (8 * kBandwidth));
+  const double t = replay("tests/testdata/chakra/all_reduce/8npus_1MB/all_reduce", 8, "ring",
+                          "tests/testdata/sim_torus8_ring.json");
+  EXPECT_NEAR(t, expected, 1e-9 * expected);
 }
 
 // Ring reduce-scatter and all-gather: (p-1)(alpha + n/(pB)), p = 4: 3 x (2 us + 10.48576 us).
