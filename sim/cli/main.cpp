@@ -259,6 +259,8 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
   for (const auto& input : inputs) {
     files.emplace_back(input.flag, input.path);
   }
+  files.emplace_back("dump-chakra", outputs_flags.dump_chakra);  // prefixes: compared as paths
+  files.emplace_back("chakra", chakra);
   dtsim::sim::check_distinct_outputs(files);
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   if (!chakra.empty()) {
@@ -267,7 +269,11 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                                                              chakra, &outputs);
     auto json = dtsim::sim::report_json(report);
     json["chakra"] = dtsim::sim::chakra_import_json(trace);
-    write_report(f.report, json, inputs);
+    auto read = inputs;  // and every file of the trace
+    for (int r = 0; r < trace.stats.ranks; ++r) {
+      read.push_back({.flag = "chakra", .path = dtsim::sim::chakra_rank_path(chakra, r)});
+    }
+    write_report(f.report, json, read);
     dtsim::sim::write_outputs(outputs_flags, outputs);
     std::cout << dtsim::sim::report_summary(report) << dtsim::sim::chakra_summary(trace);
     return 0;

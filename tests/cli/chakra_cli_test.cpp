@@ -27,6 +27,10 @@ TEST_F(Chakra, SimulatesTheShippedAllReduceAndReportsWhatItRead) {
   const auto j = nlohmann::json::parse(slurp(report));
   EXPECT_EQ(j["chakra"]["collective_nodes"], 8);
   EXPECT_EQ(j["chakra"]["programs"], 1);
+  // Provenance: the platform, then every file of the trace.
+  ASSERT_EQ(j["provenance"]["inputs"].size(), 9u);
+  EXPECT_EQ(j["provenance"]["inputs"][8]["flag"], "chakra");
+  EXPECT_EQ(j["provenance"]["inputs"][8]["path"], kAllReduce8 + ".7.et");
   // The ring closed form 2(p-1)(alpha + n/(pB)), alpha = 2 us, B = 25 GB/s, p = 8, n = 1 MiB.
   const double expected = 14 * (2e-6 + 1048576 / (8 * 25e9));
   EXPECT_NEAR(j["result"]["iteration_time_sec"].get<double>(), expected, 1e-9 * expected);
@@ -40,6 +44,14 @@ TEST_F(Chakra, MalformedFileIsALocatedErrorWithExitCodeTwo) {
   EXPECT_EQ(r.err, "dtsim simulate: " + (dir_ / "t.0.et").string() +
                        ": byte 8: truncated Node message (length 72, 31 bytes left)\n");
   EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Chakra, DumpingOverTheTraceReadIsRefused) {
+  const Result r =
+      run("simulate --chakra " + kAllReduce8 + " " + kStar + " --dump-chakra " + kAllReduce8);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim simulate: --chakra " + kAllReduce8 + ": the same file as --dump-chakra\n");
 }
 
 TEST_F(Chakra, GivesOnlyOneSourceOfWork) {
