@@ -214,6 +214,28 @@ TEST_F(ChakraTest, ReportsWhatItDoesNotUse) {
   EXPECT_EQ(p.deps_of(p.nodes[1]).size(), 1u);
 }
 
+TEST_F(ChakraTest, BarrierIsAnAllReduceAndWhatItCannotHonourIsReported) {
+  et::Node barrier = node(0, et::COMM_COLL_NODE);
+  attr(barrier, "comm_type")->set_int64_val(et::BARRIER);  // no comm_size: 0 bytes
+  et::Node dims = collective(1, et::ALL_GATHER, 64);
+  et::BoolList* involved = attr(dims, "involved_dim")->mutable_bool_list();
+  involved->add_values(true);
+  involved->add_values(false);
+  write_rank(0, {barrier, dims, node(2, et::COMP_NODE, {1})});
+  const ChakraImport t = read_chakra_trace(prefix_, 1);
+  const Program& p = t.graph.programs[0];
+  ASSERT_EQ(p.nodes.size(), 3u);
+  EXPECT_EQ(p.nodes[0].op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(p.nodes[0].bytes, 0u);
+  EXPECT_EQ(p.nodes[1].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(t.stats.compute_without_duration, 1);
+  EXPECT_EQ(t.stats.unknown_attributes, 1);
+  EXPECT_EQ(t.warnings, (std::vector<std::string>{
+                            file(0) + ": node 2: compute node without duration_micros: takes 0 s",
+                            file(0) + ": node 1: involved_dim not used: the collective runs on "
+                                      "its whole process group"}));
+}
+
 TEST_F(ChakraTest, ListsEveryProblemOfTheFilesAtOnce) {
   et::Node gather = collective(1, et::GATHER, 8);
   et::Node no_type = node(2, et::COMM_COLL_NODE);
