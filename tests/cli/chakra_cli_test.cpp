@@ -46,6 +46,24 @@ TEST_F(Chakra, MalformedFileIsALocatedErrorWithExitCodeTwo) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST_F(Chakra, WhatItDoesNotUseIsAWarningOnStderr) {
+  // One rank, one node written byte by byte: metadata {version "0.0.4"}, then a node {name "x",
+  // type 4 (COMP_NODE), duration_micros 10, attr {name "num_ops", int64_val 5}}.
+  const std::string bytes(
+      "\x07\x0a\x05"
+      "0.0.4"
+      "\x14\x12\x01x\x18\x04\x38\x0a\x52\x0b\x0a\x07"
+      "num_ops"
+      "\x48\x05",
+      29);
+  std::ofstream(dir_ / "t.0.et", std::ios::binary) << bytes;
+  const Result r = run("simulate --chakra " + (dir_ / "t").string() + " " + kStar);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "dtsim simulate: warning: " + (dir_ / "t.0.et").string() +
+                       ": node 0: attribute \"num_ops\" not used on a compute node\n");
+  EXPECT_NE(r.out.find("iteration time          0.000010 s"), std::string::npos) << r.out;
+}
+
 TEST_F(Chakra, DumpingOverTheTraceReadIsRefused) {
   const Result r =
       run("simulate --chakra " + kAllReduce8 + " " + kStar + " --dump-chakra " + kAllReduce8);
