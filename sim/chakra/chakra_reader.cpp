@@ -342,6 +342,9 @@ ChakraImport read_chakra_trace(const std::string& prefix, int ranks) {
       t.comm.push_back(comm_name(t.nodes.back(), r));
     }
     order_nodes(t, log);
+    // What the rest needs is decoded: free the messages (a 1024-rank trace holds millions).
+    std::vector<chakra_et::Node>().swap(t.file.nodes);
+    std::vector<std::uint64_t>().swap(t.file.offsets);
   }
   if (!log.errors().empty()) {
     throw_errors(log.errors());
