@@ -192,7 +192,16 @@ void read_compute(const chakra_et::Node& n, AttributeReader& attrs, DecodedNode&
     ++stats.compute_without_duration;
     log.warn("compute node without duration_micros: takes 0 s", where);
   }
-  attrs.mark_used("is_cpu_op");  // every compute node runs on its rank's compute stream
+  // Every compute node runs on its rank's one compute stream; a CPU operator there runs in series
+  // with the GPU's kernels, where a real run overlaps them: reported.
+  if (const AttributeProto* cpu = attrs.find("is_cpu_op");
+      cpu != nullptr && cpu->value_case() == AttributeProto::kBoolVal && cpu->bool_val()) {
+    ++stats.cpu_compute_nodes;
+    log.warn(
+        "compute node with is_cpu_op true: runs on the rank's compute stream, in series "
+        "with its other compute nodes",
+        where);
+  }
 }
 
 void read_collective(AttributeReader& attrs, DecodedNode& d, ChakraStats& stats,

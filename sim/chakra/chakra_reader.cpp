@@ -401,6 +401,7 @@ nlohmann::ordered_json chakra_import_json(const ChakraImport& trace) {
           {"unknown_attributes", s.unknown_attributes},
           {"unknown_fields", s.unknown_fields},
           {"compute_without_duration", s.compute_without_duration},
+          {"cpu_compute_nodes", s.cpu_compute_nodes},
           {"programs", s.programs},
           {"warnings", trace.warnings}};
 }

@@ -33,6 +33,8 @@ struct ChakraStats {
   std::int64_t unknown_fields = 0;      // protobuf fields outside the schema, each reported
   // Compute nodes whose duration_micros is 0 (traces with only num_ops or tensor sizes).
   std::int64_t compute_without_duration = 0;
+  // Compute nodes with is_cpu_op true: on the one compute stream, in series with the rest.
+  std::int64_t cpu_compute_nodes = 0;
   std::int64_t programs = 0;  // distinct programs after ranks with equal ones share one
 
   bool operator==(const ChakraStats&) const = default;

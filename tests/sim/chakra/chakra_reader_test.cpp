@@ -221,7 +221,9 @@ TEST_F(ChakraTest, BarrierIsAnAllReduceAndWhatItCannotHonourIsReported) {
   et::BoolList* involved = attr(dims, "involved_dim")->mutable_bool_list();
   involved->add_values(true);
   involved->add_values(false);
-  write_rank(0, {barrier, dims, node(2, et::COMP_NODE, {1})});
+  et::Node on_cpu = node(2, et::COMP_NODE, {1});
+  attr(on_cpu, "is_cpu_op")->set_bool_val(true);
+  write_rank(0, {barrier, dims, on_cpu});
   const ChakraImport t = read_chakra_trace(prefix_, 1);
   const Program& p = t.graph.programs[0];
   ASSERT_EQ(p.nodes.size(), 3u);
@@ -229,8 +231,12 @@ TEST_F(ChakraTest, BarrierIsAnAllReduceAndWhatItCannotHonourIsReported) {
   EXPECT_EQ(p.nodes[0].bytes, 0u);
   EXPECT_EQ(p.nodes[1].op, CollectiveOp::kAllGather);
   EXPECT_EQ(t.stats.compute_without_duration, 1);
+  EXPECT_EQ(t.stats.cpu_compute_nodes, 1);
   EXPECT_EQ(t.stats.unknown_attributes, 1);
   EXPECT_EQ(t.warnings, (std::vector<std::string>{
+                            file(0) + ": node 2: compute node with is_cpu_op true: runs on the "
+                                      "rank's compute stream, in series with its other compute "
+                                      "nodes",
                             file(0) + ": node 2: compute node without duration_micros: takes 0 s",
                             file(0) + ": node 1: involved_dim not used: the collective runs on "
                                       "its whole process group"}));
