@@ -5,7 +5,7 @@
 # time against the alpha-beta closed form and ASTRA-sim's analytical formula (tables.py); then
 # two training jobs written with --dump-chakra and read back with --chakra. Writes
 # results/results.csv, results/training.csv and results/tables.md (stamped with the commit).
-# Needs build/sim/dtsim (.ci/setup). About 2 minutes on 2 cores (most of it the 512-rank
+# Needs build/sim/dtsim (.ci/setup). 1-2 minutes on 2 cores (most of it the 512-rank
 # all-to-all).
 # Usage: experiments/interop/run.sh   (env: OUT=out/interop for the traces, DTSIM=build/sim/dtsim)
 set -euo pipefail
