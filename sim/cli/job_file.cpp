@@ -23,8 +23,9 @@ using parsing::describe_json;
 namespace {
 
 // Flags whose value is a file: relative in a job file, relative to the job file's folder.
-constexpr const char* kPathFlags[] = {"platform", "workload",    "graph",     "report",
-                                      "timeline", "link-report", "dump-graph"};
+constexpr const char* kPathFlags[] = {"platform",    "workload",   "graph",
+                                      "chakra",      "report",     "timeline",
+                                      "link-report", "dump-graph", "dump-chakra"};
 // The path flags that name a file the run writes.
 constexpr const char* kOutputFlags[] = {"report", "timeline", "link-report", "dump-graph"};
 // The keys of "parallel" as an object, in parallel_name's order.

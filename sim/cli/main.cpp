@@ -12,6 +12,7 @@
 
 #include "platforms/describe.h"
 #include "platforms/platform_spec.h"
+#include "sim/cli/chakra_cli.h"
 #include "sim/cli/collective_sweep.h"
 #include "sim/cli/error_messages.h"
 #include "sim/cli/hybrid_flags.h"
@@ -66,6 +67,8 @@ const char* const kUsage =
     "               run as given and transformed, side by side (sim/whatif/WHATIF.md)\n"
     "  sweep SWEEP.json --out R.csv   simulate every combination of flag values, one process\n"
     "               per point, --jobs at a time, one CSV line per point (--resume, --emit-slurm)\n"
+    "  chakra microbenchmark --op OP --ranks N --bytes SIZE -o PREFIX   one collective per rank\n"
+    "               as a Chakra execution trace, as ASTRA-sim's (workloads/CHAKRA.md)\n"
     "  workload generate   write a workload trace from a model's architecture and a GPU's\n"
     "               datasheet (roofline), optionally calibrated to a measured iteration time\n"
     "  platform describe P.json    hosts, links, levels, bisection bandwidth, oversubscription\n"
@@ -164,7 +167,7 @@ std::uint64_t bucket_cap_bytes(double bucket_mb) {
 int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_file,
                  std::vector<std::string>* flag_names = nullptr, bool memory = false) {
   RunFlags f;
-  std::string workload, graph, job_path;
+  std::string workload, graph, chakra, job_path;
   int iterations = 3;
   int accumulation_steps = 1;
   double bucket_mb = 25;
@@ -182,6 +185,10 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "instead of --workload: an execution graph (sim/graph/GRAPH.md), what every rank "
           "computes and communicates, replayed as it is (--ranks, if given, must be its rank "
           "count; the data-parallel flags below do not apply)");
+  add_job("chakra", po::value(&chakra)->value_name("PREFIX"),
+          "instead of --workload: a Chakra execution trace (workloads/CHAKRA.md), PREFIX.<rank>.et "
+          "per rank as ASTRA-sim reads it, replayed as it is (--ranks: its rank count; absent: as "
+          "many as there are files)");
   add_job("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
           "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
           "bucket is capped at 1 MiB as in DDP");
@@ -239,12 +246,17 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
     return 0;
   }
   const bool wants_hybrid = dtsim::sim::wants_hybrid(hybrid);
+  if (!chakra.empty() && (wants_hybrid || !workload.empty() || !graph.empty())) {
+    throw ConfigError(
+        "--chakra PREFIX replays a trace as it is: give no --workload, --graph, "
+        "--model or --parallel");
+  }
   if (wants_hybrid && !graph.empty()) {
     throw ConfigError(
         "--graph G.json replays a graph as it is: --model and --parallel do not "
         "apply");
   }
-  if (!wants_hybrid && workload.empty() == graph.empty()) {
+  if (!wants_hybrid && chakra.empty() && workload.empty() == graph.empty()) {
     throw ConfigError(std::string(workload.empty() ? "expected" : "give only one of") +
                       " --workload W.json, --model NAME or --graph G.json (see dtsim simulate "
                       "--help)");
@@ -259,8 +271,25 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
   for (const auto& input : inputs) {
     files.emplace_back(input.flag, input.path);
   }
+  files.emplace_back("dump-chakra", outputs_flags.dump_chakra);  // prefixes: compared as paths
+  files.emplace_back("chakra", chakra);
   dtsim::sim::check_distinct_outputs(files);
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
+  if (!chakra.empty()) {
+    auto trace = dtsim::sim::read_chakra_for_simulate(chakra, f.ranks);
+    const auto report = dtsim::sim::simulate_execution_graph(std::move(trace.graph), run_options(f),
+                                                             chakra, &outputs);
+    auto json = dtsim::sim::report_json(report);
+    json["chakra"] = dtsim::sim::chakra_import_json(trace);
+    auto read = inputs;  // and every file of the trace
+    for (int r = 0; r < trace.stats.ranks; ++r) {
+      read.push_back({.flag = "chakra", .path = dtsim::sim::chakra_rank_path(chakra, r)});
+    }
+    write_report(f.report, json, read);
+    dtsim::sim::write_outputs(outputs_flags, outputs);
+    std::cout << dtsim::sim::report_summary(report) << dtsim::sim::chakra_summary(trace);
+    return 0;
+  }
   if (!graph.empty()) {
     const auto report =
         dtsim::sim::simulate_graph({.run = run_options(f), .graph_path = graph}, &outputs);
@@ -510,6 +539,10 @@ int main(int argc, char** argv) {
       verb = "platform " + action;
       return run_platform(action, args);
     }
+    if (verb == "chakra") {
+      verb = "chakra microbenchmark";
+      return dtsim::sim::run_chakra(args);
+    }
     if (verb == "workload") {
       if (args.empty() || args[0] != "generate") {
         std::cerr << "dtsim workload: expected \"dtsim workload generate\" (see dtsim --help)\n";
@@ -520,9 +553,8 @@ int main(int argc, char** argv) {
       return run_workload_generate(args);
     }
     std::cerr << "dtsim: unknown verb \"" << verb
-              << "\" (expected simulate, memory, collective, plan, sweep, whatif, platform or "
-                 "workload; see "
-                 "dtsim --help)\n";
+              << "\" (expected simulate, memory, collective, plan, sweep, whatif, platform, "
+                 "chakra or workload; see dtsim --help)\n";
     return kExitBadInput;
   } catch (const po::error& e) {
     dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);

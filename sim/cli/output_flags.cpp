@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "sim/chakra/chakra_writer.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/report/link_report.h"
@@ -86,6 +87,9 @@ po::options_description output_flags(OutputFlags& flags) {
   add("dump-graph", po::value(&flags.dump_graph)->value_name("G.json"),
       "write the execution graph the run replayed (sim/graph/GRAPH.md): what every rank "
       "computes and communicates, for --graph, other tools or what-if edits");
+  add("dump-chakra", po::value(&flags.dump_chakra)->value_name("PREFIX"),
+      "write the same graph as a Chakra execution trace, PREFIX.<rank>.et per rank "
+      "(workloads/CHAKRA.md), for --chakra or ASTRA-sim");
   return d;
 }
 
@@ -102,6 +106,10 @@ SimulateOutputs requested_outputs(const OutputFlags& flags) {
     check_output_path("dump-graph", flags.dump_graph);
     outputs.want_graph = true;
   }
+  if (!flags.dump_chakra.empty()) {
+    check_output_path("dump-chakra", flags.dump_chakra);
+    outputs.want_graph = true;
+  }
   return outputs;
 }
 
@@ -114,6 +122,9 @@ void write_outputs(const OutputFlags& flags, const SimulateOutputs& outputs) {
   }
   if (!flags.dump_graph.empty()) {
     write_text("dump-graph", flags.dump_graph, execution_graph_text(outputs.graph));
+  }
+  if (!flags.dump_chakra.empty()) {
+    write_chakra_trace(outputs.graph, flags.dump_chakra);
   }
 }
 

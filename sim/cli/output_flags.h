@@ -17,6 +17,7 @@ struct OutputFlags {
   std::string timeline;     // --timeline FILE.json
   std::string link_report;  // --link-report FILE.csv
   std::string dump_graph;   // --dump-graph FILE.json
+  std::string dump_chakra;  // --dump-chakra PREFIX (PREFIX.<rank>.et)
 };
 
 // Throws ConfigError naming --`flag` if the directory of `path` does not exist, so that an output

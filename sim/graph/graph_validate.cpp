@@ -117,7 +117,7 @@ void check_tables(const ExecutionGraph& g, Problems& problems) {
        {std::pair{&g.layers, "/layers/"}, std::pair{&g.op_classes, "/op_classes/"},
         std::pair{&g.labels, "/labels/"}}) {
     check_unique(
-        table->size(), [table](std::size_t i) -> const std::string& { return (*table)[i]; }, key,
+        table->size(), [t = table](std::size_t i) -> const std::string& { return (*t)[i]; }, key,
         "", problems);
   }
 }

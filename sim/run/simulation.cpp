@@ -428,17 +428,22 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
 }
 
 GraphReport simulate_graph(const GraphConfig& config, SimulateOutputs* outputs) {
-  ExecutionGraph graph = read_execution_graph(config.graph_path);
+  return simulate_execution_graph(read_execution_graph(config.graph_path), config.run,
+                                  config.graph_path, outputs);
+}
+
+GraphReport simulate_execution_graph(ExecutionGraph graph, const RunOptions& options,
+                                     const std::string& origin, SimulateOutputs* outputs) {
   if (graph.rank_count() < 1) {
-    throw ConfigError(config.graph_path + ": the graph has no ranks");
+    throw ConfigError(origin + ": the graph has no ranks");
   }
-  RunOptions run = config.run;
+  RunOptions run = options;
   if (run.ranks != 0 && run.ranks != graph.rank_count()) {
-    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + config.graph_path + " has " +
+    throw ConfigError("ranks", std::to_string(run.ranks) + ": " + origin + " has " +
                                    std::to_string(graph.rank_count()) + " ranks");
   }
   run.ranks = graph.rank_count();
-  return replay_graph(graph, run, config.graph_path, outputs, {});
+  return replay_graph(graph, run, origin, outputs, {});
 }
 
 CollectiveReport simulate_collective(const CollectiveConfig& config) {

@@ -132,6 +132,13 @@ struct SimulateOutputs {
 [[nodiscard]] GraphReport simulate_graph(const GraphConfig& config,
                                          SimulateOutputs* outputs = nullptr);
 
+// Replays `graph`, built by an importer (sim/chakra) rather than read from a graph file, and
+// returns its report; `origin` names it in errors and the report. run.ranks is the graph's rank
+// count, or 0 to take it from the graph. Throws as simulate_graph.
+[[nodiscard]] GraphReport simulate_execution_graph(ExecutionGraph graph, const RunOptions& run,
+                                                   const std::string& origin,
+                                                   SimulateOutputs* outputs = nullptr);
+
 // Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
 // Throws as simulate_data_parallel.
 [[nodiscard]] CollectiveReport simulate_collective(const CollectiveConfig& config);

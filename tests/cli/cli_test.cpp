@@ -52,7 +52,7 @@ TEST_F(Cli, UnknownVerbNamesEveryVerb) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "dtsim: unknown verb \"simulat\" (expected simulate, memory, collective, plan, "
-            "sweep, whatif, platform or workload; see dtsim --help)\n");
+            "sweep, whatif, platform, chakra or workload; see dtsim --help)\n");
 }
 
 TEST_F(Cli, SimGridSettingsAreCheckedBeforeSimGridSeesThem) {
