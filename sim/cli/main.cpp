@@ -361,7 +361,8 @@ int run_collective(const std::vector<std::string>& args) {
   add_what("dump-algorithm", po::value(&dump_algorithm)->value_name("F.json"),
            "also write the algorithm that runs as an algorithm file (sim/collectives/"
            "ALGORITHMS.md): its step-level schedule, what --replay step runs");
-  flags.add(what).add(sweep).add(run_flags(f));
+  dtsim::sim::OutputFlags outputs_flags;
+  flags.add(what).add(sweep).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
   if (!parse(args, flags, "collective",
              "Simulates one collective alone on an idle network. Prints the time; --report\n"
              "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
@@ -375,17 +376,24 @@ int run_collective(const std::vector<std::string>& args) {
   dtsim::sim::check_output_path("report", f.report);
   dtsim::sim::check_output_path("dump-algorithm", dump_algorithm);
   const auto inputs = dtsim::sim::input_files({{"platform", f.platform}});
-  std::vector<std::pair<std::string, std::string>> files{{"report", f.report},
-                                                         {"dump-algorithm", dump_algorithm}};
+  std::vector<std::pair<std::string, std::string>> files{
+      {"report", f.report},
+      {"dump-algorithm", dump_algorithm},
+      {"timeline", outputs_flags.timeline},
+      {"link-report", outputs_flags.link_report},
+      {"dump-graph", outputs_flags.dump_graph},
+      {"dump-chakra", outputs_flags.dump_chakra}};
   for (const auto& input : inputs) {
     files.emplace_back(input.flag, input.path);
   }
   dtsim::sim::check_distinct_outputs(files);
-  const auto report = dtsim::sim::simulate_collective(config);
+  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
+  const auto report = dtsim::sim::simulate_collective(config, &outputs);
   write_report(f.report, dtsim::sim::report_json(report), inputs);
   if (report.algorithm_file) {
     dtsim::sim::write_text("dump-algorithm", dump_algorithm, report.algorithm_file->dump(1) + "\n");
   }
+  dtsim::sim::write_outputs(outputs_flags, outputs);
   std::cout << dtsim::sim::report_summary(report);
   return 0;
 }

@@ -446,7 +446,7 @@ GraphReport simulate_execution_graph(ExecutionGraph graph, const RunOptions& opt
   return replay_graph(graph, run, origin, outputs, {});
 }
 
-CollectiveReport simulate_collective(const CollectiveConfig& config) {
+CollectiveReport simulate_collective(const CollectiveConfig& config, SimulateOutputs* outputs) {
   const auto op = parse_op(config.op);
   if (!op) {
     std::string names;
@@ -495,6 +495,15 @@ CollectiveReport simulate_collective(const CollectiveConfig& config) {
   double time_sec = 0;
   for (double t : times.end_sec) {
     time_sec = std::max(time_sec, t);
+  }
+  if (outputs != nullptr) {
+    if (outputs->want_timeline) {
+      outputs->timeline = timeline_json(graph, lowered, times);
+    }
+    outputs->links = measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, time_sec);
+    if (outputs->want_graph) {
+      outputs->graph = graph;
+    }
   }
   const CollectiveChoice& choice = lowered.choices.front();
 

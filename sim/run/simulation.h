@@ -141,7 +141,9 @@ struct SimulateOutputs {
 
 // Simulates one collective alone on an idle network and returns its report ("time_sec", ...).
 // Throws as simulate_data_parallel.
-[[nodiscard]] CollectiveReport simulate_collective(const CollectiveConfig& config);
+// Fills `outputs` if given: the one-collective graph, its timeline, every link's load.
+[[nodiscard]] CollectiveReport simulate_collective(const CollectiveConfig& config,
+                                                   SimulateOutputs* outputs = nullptr);
 
 // Builds the platform at `path` in SimGrid and describes it: hosts, links, fat-tree levels and
 // oversubscription, bisection bandwidth (platforms/describe.h). Throws PlatformError.

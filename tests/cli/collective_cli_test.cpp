@@ -138,6 +138,29 @@ TEST_F(CollectiveCli, AWrongOrBadFileIsRefusedBeforeSimulating) {
   EXPECT_NE(b.err.find("/steps/0/0/src"), std::string::npos) << b.err;
 }
 
+TEST_F(CollectiveCli, TimelineAndLinkReportAsSimulateWrites) {
+  const Result r = run("collective " + kStar + " --ranks 4 --bytes 4MB --timeline " +
+                       path("t.json").string() + " --link-report " + path("l.csv").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // A ring all-reduce moves 2(p - 1)/p S = 6 MB through each host link direction, in 252 us
+  // (6 (2 us + 1 MB / 25 GB/s)): utilization 6e6 / (25e9 x 252e-6) = 0.952380952.
+  const std::string links = slurp(path("l.csv"));
+  EXPECT_EQ(std::count(links.begin(), links.end(), '\n'), 1 + 8);
+  EXPECT_NE(links.find("link-0_UP,hosts - switch,25000000000,6000000,0.952380952\n"),
+            std::string::npos)
+      << links;
+  const json timeline = json::parse(slurp(path("t.json")));
+  int collectives = 0;
+  for (const json& e : timeline["traceEvents"]) {
+    if (e["ph"] == "X") {
+      EXPECT_EQ(e["name"], "all-reduce on all");
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 252.0);  // microseconds
+      ++collectives;
+    }
+  }
+  EXPECT_EQ(collectives, 4);  // one per rank
+}
+
 // The rows of a sweep's CSV after the header, split at commas.
 std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
