@@ -1,6 +1,7 @@
 #include "sim/report/limiter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "sim/collectives/schedule_cost.h"
@@ -43,13 +44,29 @@ CommCost comm_cost(const Schedule& schedule, const TopologyHints& hints) {
 }
 
 Limiter find_limiter(double iteration_sec, double compute_sec, const CommCost& cost,
-                     const std::vector<LinkLoad>& loads) {
+                     const std::vector<LinkLoad>& loads, Straggler straggler,
+                     const std::vector<double>& level_oversubscription) {
   Limiter l;
   const double exposed_sec = std::max(0.0, iteration_sec - compute_sec);
   l.exposed_fraction = iteration_sec > 0 ? exposed_sec / iteration_sec : 0.0;
   const std::string exposed =
       format("%.3g ms of communication is not hidden behind compute (%.1f %% of the iteration)",
              exposed_sec * 1e3, 100 * l.exposed_fraction);
+  // The part of the exposed time that is waiting for the slowest rank's compute.
+  const double wait_sec = std::clamp(straggler.compute_sec - compute_sec, 0.0, exposed_sec);
+  if (l.exposed_fraction >= kComputeBoundExposedFraction && wait_sec >= exposed_sec - wait_sec) {
+    l.kind = "straggler-bound";
+    l.explanation = "straggler-bound: rank " + std::to_string(straggler.rank) +
+                    format(
+                        " computes %.3g ms longer than a healthy rank (%.1f %% of the "
+                        "iteration), and every other rank waits for it at the all-reduces; ",
+                        wait_sec * 1e3, 100 * wait_sec / iteration_sec) +
+                    format(
+                        "communication itself exposes %.3g ms: a faster network would gain "
+                        "at most that.",
+                        (exposed_sec - wait_sec) * 1e3);
+    return l;
+  }
   const std::string terms = format(
       "the all-reduces' latency terms (alpha) add up to %.3g ms, their bandwidth terms (beta) to "
       "%.3g ms",
@@ -68,12 +85,31 @@ Limiter find_limiter(double iteration_sec, double compute_sec, const CommCost& c
   }
   const Busiest b = busiest(loads);
   if (b.link != nullptr && b.link->level > 0 && b.link->utilization > b.level0_utilization) {
-    l.kind = "oversubscribed-level";
+    const auto level = static_cast<std::size_t>(b.link->level);
+    const double ratio =
+        level < level_oversubscription.size() ? level_oversubscription[level] : std::nan("");
+    const bool non_blocking = ratio <= 1.0;  // false for NaN: unknown
+    l.kind = non_blocking ? "routing-hot-spot" : "oversubscribed-level";
     l.level = b.link->level_name;
-    l.explanation = "bandwidth-bound at the \"" + l.level + "\" level: " + exposed + ", and " +
-                    terms + "; its busiest link " + b.link->name +
-                    format(" is %.1f %% utilized, more than any host link (%.1f %%).",
-                           100 * b.link->utilization, 100 * b.level0_utilization);
+    const std::string busiest_text =
+        "its busiest link " + b.link->name +
+        format(" is %.1f %% utilized, more than any host link (%.1f %%)", 100 * b.link->utilization,
+               100 * b.level0_utilization);
+    if (non_blocking) {
+      l.explanation = "bandwidth-bound at a routing hot spot of the \"" + l.level +
+                      "\" level: " + exposed + ", and " + terms + "; " + busiest_text +
+                      format(
+                          ", though the level's switches have %.3g:1 capacity down:up (not "
+                          "oversubscribed): the fabric's static routes put several flows on "
+                          "this link while others of the level carry less. Another placement "
+                          "or algorithm would spread them.",
+                          ratio);
+    } else {
+      l.explanation = "bandwidth-bound at the \"" + l.level + "\" level: " + exposed + ", and " +
+                      terms + "; " + busiest_text +
+                      (std::isnan(ratio) ? std::string(".")
+                                         : format(" (its switches: %.3g:1 down:up).", ratio));
+    }
     return l;
   }
   l.kind = "bandwidth-bound";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "platforms/build_platform.h"
+#include "platforms/describe.h"
 
 namespace dtsim::sim {
 
@@ -162,6 +164,20 @@ std::string link_level_name(const platforms::PlatformSpec& spec, int level) {
     return "NIC links";
   }
   return fabric_level_name(spec, nodes ? level - kNodeLevels : level, nodes);
+}
+
+std::vector<double> level_oversubscription(const platforms::PlatformSpec& spec) {
+  std::vector<double> out;
+  if (!std::holds_alternative<platforms::FatTreeSpec>(spec.topology)) {
+    return out;
+  }
+  // Link level L >= 1 (of the fabric) rises from the level-L switches, summary level L - 1.
+  const platforms::PlatformSummary s = platforms::summarize(spec);
+  out.assign((has_nodes(spec) ? kNodeLevels : 0) + 1, std::nan(""));
+  for (std::size_t i = 1; i < s.levels.size(); ++i) {
+    out.push_back(s.levels[i - 1].oversubscription);
+  }
+  return out;
 }
 
 std::vector<LinkLoad> measure_link_loads(const ExecutionGraph& g, const LoweredGraph& lowered,

@@ -42,6 +42,11 @@ struct LinkLoad {
                              std::size_t route_links);
 [[nodiscard]] std::string link_level_name(const platforms::PlatformSpec& spec, int level);
 
+// Per link level (link_level), the down:up capacity ratio of the switches below it: a fat-tree's
+// (platforms/describe.h, > 1: oversubscribed); NaN for the hosts' and nodes' own links and where
+// the topology says nothing (star, torus, dragonfly, XML).
+[[nodiscard]] std::vector<double> level_oversubscription(const platforms::PlatformSpec& spec);
+
 // The load of every link that the transfers of `graph`'s last iteration cross (its collectives'
 // and its sends'; a memoized collective moves what the replay it repeats moved; links no
 // transfer crosses are left out), ranks placed on `rank_hosts`, in (level, name) order.

@@ -197,8 +197,16 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   add_buckets(graph, lowered, t, choose, config.run.algorithm.starts_with("auto"), report.result);
   report.links =
       measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
-  report.result.limiter = find_limiter(t.iteration_time_sec, report.result.compute_sec,
-                                       report.result.comm_cost, report.links);
+  Straggler straggler;  // the slowest rank: its healthy compute times its factor
+  const std::vector<double>& factors = engine.compute_factors();
+  if (const auto slowest = std::max_element(factors.begin(), factors.end());
+      slowest != factors.end() && *slowest > 1) {
+    straggler = {.compute_sec = report.result.compute_sec * *slowest,
+                 .rank = static_cast<int>(slowest - factors.begin())};
+  }
+  report.result.limiter =
+      find_limiter(t.iteration_time_sec, report.result.compute_sec, report.result.comm_cost,
+                   report.links, straggler, level_oversubscription(v.platform));
   if (outputs != nullptr) {
     outputs->links = report.links;
     if (outputs->want_graph) {

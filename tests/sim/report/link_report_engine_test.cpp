@@ -1,10 +1,12 @@
 // Per-link bytes (--link-report) and the limiter of the summary, against hand calculations.
 // Every TEST runs in its own process (one SimGrid engine per process).
+#include <cmath>
 #include <map>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "platforms/platform_spec.h"
 #include "sim/report/limiter.h"
 #include "sim/report/link_report.h"
 #include "sim/run/simulation.h"
@@ -169,6 +171,46 @@ TEST(Limiter, RulesInOrder) {
   // A tie with the host links is not the upper level's fault.
   EXPECT_EQ(find_limiter(1.0, 0.5, beta, host_busiest).kind, "bandwidth-bound");
   EXPECT_EQ(find_limiter(1.0, 0.5, beta, {}).kind, "bandwidth-bound");
+  // A straggler computing 0.3 s longer than the healthy 0.5 s: of the 0.5 s exposed, 0.3 s is
+  // waiting for it (more than the 0.2 s of communication): straggler-bound, whatever the links.
+  const Limiter straggler =
+      find_limiter(1.0, 0.5, beta, upper_busiest, {.compute_sec = 0.8, .rank = 5});
+  EXPECT_EQ(straggler.kind, "straggler-bound");
+  EXPECT_NE(straggler.explanation.find("rank 5 computes 300 ms longer"), std::string::npos)
+      << straggler.explanation;
+  EXPECT_NE(straggler.explanation.find("communication itself exposes 200 ms"), std::string::npos)
+      << straggler.explanation;
+  // 0.2 s of waiting against 0.3 s of communication: the network's, as before.
+  EXPECT_EQ(find_limiter(1.0, 0.5, beta, upper_busiest, {.compute_sec = 0.7}).kind,
+            "oversubscribed-level");
+  // The upper level busiest: oversubscribed where its switches are (4:1), a routing hot spot
+  // where they are not (1:1), and as before where the topology does not say (NaN).
+  const std::vector<double> four_to_one{std::nan(""), 4.0};
+  const std::vector<double> one_to_one{std::nan(""), 1.0};
+  EXPECT_EQ(find_limiter(1.0, 0.5, beta, upper_busiest, {}, four_to_one).kind,
+            "oversubscribed-level");
+  const Limiter hot = find_limiter(1.0, 0.5, beta, upper_busiest, {}, one_to_one);
+  EXPECT_EQ(hot.kind, "routing-hot-spot");
+  EXPECT_EQ(hot.level, "level 1 - level 2");
+  EXPECT_EQ(find_limiter(1.0, 0.5, beta, upper_busiest, {}, {std::nan(""), std::nan("")}).kind,
+            "oversubscribed-level");
+}
+
+TEST(Limiter, LevelOversubscriptionOfAFatTree) {
+  // Link level 1 rises from the leaves: 4 hosts down, 1 uplink of the same speed: 4:1
+  // (sim_fat_tree8_oversubscribed); fat_tree_256's 16 leaves have 16 down and 16 up: 1:1.
+  const auto over = level_oversubscription(
+      platforms::read_platform_spec("tests/testdata/sim_fat_tree8_oversubscribed.json"));
+  ASSERT_EQ(over.size(), 2u);
+  EXPECT_TRUE(std::isnan(over[0]));  // the hosts' own links
+  EXPECT_DOUBLE_EQ(over[1], 4.0);
+  const auto flat =
+      level_oversubscription(platforms::read_platform_spec("platforms/files/fat_tree_256.json"));
+  ASSERT_EQ(flat.size(), 2u);
+  EXPECT_DOUBLE_EQ(flat[1], 1.0);
+  EXPECT_TRUE(
+      level_oversubscription(platforms::read_platform_spec("tests/testdata/sim_torus4x4.json"))
+          .empty());
 }
 
 }  // namespace
