@@ -100,6 +100,20 @@ TEST_F(CollectiveCli, EveryBuiltInDumpedAndReadBackTakesTheSameTime) {
   }
 }
 
+TEST_F(CollectiveCli, SimulateRunsEveryBucketWithTheFile) {
+  // The MSCCL ring is the built-in ring's schedule with free local steps: every bucket's
+  // all-reduce, and so the iteration, takes what the step-level built-in ring takes.
+  auto iteration_sec = [&](const std::string& algorithm, const std::string& name) {
+    const Result r =
+        run("simulate --workload workloads/traces/resnet50_v100_b32.json " + kStar +
+            " --ranks 4 --algorithm " + algorithm + " --report " + path(name).string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(slurp(path(name)))["result"]["iteration_time_sec"].get<double>();
+  };
+  EXPECT_NEAR(iteration_sec("file:tests/testdata/msccl/ring_allreduce_4.xml", "file.json"),
+              iteration_sec("ring --replay step", "ring.json"), 1e-12);
+}
+
 TEST_F(CollectiveCli, AFileCompetesInAuto) {
   write("ring4.json", hand_ring(4));
   const json r = collective(
