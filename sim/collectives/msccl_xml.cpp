@@ -291,9 +291,55 @@ class Converter {
   std::map<std::tuple<int, int, int>, std::deque<Message>> in_flight_;  // (src, dst, chan)
 };
 
+// An MSCCL algorithm nests 4 elements deep (algo, gpu, tb, step); Boost's parser recurses once
+// per level, so a file nesting 100,000 deep would overflow the stack.
+constexpr int kMaxXmlDepth = 64;
+
+// The line of the first element nested deeper than kMaxXmlDepth, or 0. Skips comments,
+// declarations and quoted attribute values (which may hold '>').
+int too_deep_line(const std::string& text) {
+  int depth = 0, line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+    }
+    if (text[i] != '<' || i + 1 >= text.size()) {
+      continue;
+    }
+    const char next = text[i + 1];
+    if (next == '!' || next == '?') {  // a comment, CDATA or declaration: no element
+      continue;
+    }
+    if (next == '/') {
+      --depth;
+      continue;
+    }
+    char quote = 0;
+    std::size_t end = i + 1;
+    for (; end < text.size() && (quote != 0 || text[end] != '>'); ++end) {
+      if (quote == 0 && (text[end] == '"' || text[end] == '\'')) {
+        quote = text[end];
+      } else if (text[end] == quote) {
+        quote = 0;
+      }
+    }
+    if (end >= text.size() || text[end - 1] != '/') {  // not self-closing
+      if (++depth > kMaxXmlDepth) {
+        return line;
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 AlgorithmFile parse_msccl_xml(const std::string& text, const std::string& path) {
+  if (const int line = too_deep_line(text); line > 0) {
+    throw ConfigError(path + ":" + std::to_string(line) + ": elements nested more than " +
+                      std::to_string(kMaxXmlDepth) +
+                      " deep (an MSCCL algorithm nests algo, gpu, tb and step)");
+  }
   pt::ptree tree;
   try {
     std::istringstream in(text);

@@ -92,6 +92,15 @@ TEST(MscclXml, StructuralProblemsAreLocated) {
                             R"(srcoff="1" dstbuf="i" dstoff="1" cnt="1" depid="1" deps="1")"))
                 .find("gpu 0 tb 0 step 0: never runs"),
             std::string::npos);
+  // Nested 200,000 deep (1.4 MB): Boost's recursive parser overflowed the stack (SIGSEGV) before
+  // the depth was bounded; now a located error at the element that goes too deep.
+  std::string deep;
+  for (int i = 0; i < 200000; ++i) {
+    deep += "<a>";
+  }
+  EXPECT_EQ(error_of(deep),
+            "x.xml:1: elements nested more than 64 deep (an MSCCL algorithm nests algo, gpu, tb "
+            "and step)");
   // Not XML at all: the parser's line.
   EXPECT_NE(error_of("<algo name=\"a\"\n<gpu>").find("x.xml:2: "), std::string::npos)
       << error_of("<algo name=\"a\"\n<gpu>");
