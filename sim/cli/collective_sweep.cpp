@@ -192,8 +192,12 @@ int run_collective_sweep(const std::vector<std::string>& original) {
       jobs_text.find_first_not_of("0123456789") != std::string::npos) {
     throw ConfigError("--jobs " + jobs_text + ": expected an integer in [1, 256] (0: every core)");
   }
-  if (!take(args, "dump-algorithm").empty()) {
-    throw ConfigError("--dump-algorithm: writes one algorithm; not with a sweep");
+  for (const char* one_run_output :
+       {"dump-algorithm", "timeline", "link-report", "dump-graph", "dump-chakra"}) {
+    if (!take(args, one_run_output).empty()) {
+      throw ConfigError("--" + std::string(one_run_output) +
+                        ": writes one run's output; not with a sweep (--csv, --report)");
+    }
   }
   check_output_path("csv", csv_path);
   check_output_path("report", report_path);

@@ -218,6 +218,13 @@ TEST_F(CollectiveCli, SweepFlagsAreChecked) {
       << factor.err;
   const Result order = run("collective " + kStar + " --ranks 4 --bytes 16KiB..1KiB");
   EXPECT_EQ(order.exit_code, 2);
+  // Every point would write the same file.
+  const Result timeline = run("collective " + kStar + " --ranks 4 --bytes 1KiB..2KiB --timeline " +
+                              path("t.json").string());
+  EXPECT_EQ(timeline.exit_code, 2);
+  EXPECT_NE(timeline.err.find("--timeline: writes one run's output; not with a sweep"),
+            std::string::npos)
+      << timeline.err;
   // A point that cannot run names itself and passes on the point's own error.
   const Result point =
       run("collective " + kStar + " --ranks 4 --op all-gather --bytes 1KiB..2KiB --algorithm tree");
