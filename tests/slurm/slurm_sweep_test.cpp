@@ -1,0 +1,98 @@
+// `dtsim sweep --slurm` on a real Slurm: each test starts a single-node Slurm (munged,
+// slurmctld, slurmd) under its own folder with tests/slurm/start_slurm.sh, and stops it at the
+// end. If Slurm cannot start, the test fails with the daemons' logs: it never skips. Needs root
+// and Debian's slurm-wlm and munge (.ci/setup installs them). DTSIM_BINARY is set by CMake.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cli_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using dtsim::cli_test::Result;
+using dtsim::cli_test::slurp;
+
+// Ports no other test uses (slurm-notes.md's example uses 16817 and 16818).
+constexpr const char* kPorts = "16917 16918";
+
+class RealSlurm : public dtsim::cli_test::DtsimTest {
+ protected:
+  void SetUp() override {
+    DtsimTest::SetUp();
+    slurm_ = dir_ / "slurm";
+    const std::string start = "tests/slurm/start_slurm.sh " + slurm_.string() + " " + kPorts +
+                              " >" + (dir_ / "start.out").string() + " 2>" +
+                              (dir_ / "start.err").string();
+    const int status = std::system(start.c_str());
+    started_ = true;
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "Slurm did not start: " << slurp(dir_ / "start.err");
+    setenv("SLURM_CONF", (slurm_ / "slurm.conf").c_str(), 1);
+  }
+  void TearDown() override {
+    if (started_) {
+      [[maybe_unused]] const int ignored =
+          std::system(("tests/slurm/stop_slurm.sh " + slurm_.string()).c_str());
+    }
+    unsetenv("SLURM_CONF");
+    DtsimTest::TearDown();
+  }
+  // The local sweep's file for `sweep` (its exit status must be `code`).
+  [[nodiscard]] std::string local(const std::string& sweep, int code) const {
+    const std::string out = (dir_ / "local.csv").string();
+    const Result r = run("sweep " + sweep + " --jobs 2 --out " + out);
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    return slurp(out);
+  }
+  [[nodiscard]] std::string csv() const { return (dir_ / "slurm.csv").string(); }
+
+  fs::path slurm_;
+  bool started_ = false;
+};
+
+TEST_F(RealSlurm, ASweepThroughSlurmEqualsTheLocalRunByteForByte) {
+  const std::string four = "tests/testdata/sweep_four_points.json";
+  const Result r =
+      run("sweep " + four + " --slurm --partition debug --max-parallel 2 --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "dtsim sweep: 4 of 4 points -> " + csv() + "\n");
+  EXPECT_NE(r.err.find("dtsim sweep: Slurm job "), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(csv()), local(four, 0));
+  EXPECT_TRUE(fs::exists(csv() + ".slurm/status/point-3"));
+}
+
+// Task 0 cancelled (scancel) while it runs, the other three (one at a time: --max-parallel 1)
+// run to the end: the sweep names point 0, exits 1 and writes the three lines; --resume
+// resubmits point 0 only, and the file becomes the local run's byte for byte.
+TEST_F(RealSlurm, ACancelledTaskIsReportedAndResumeResubmitsIt) {
+  const std::string slow = "tests/testdata/sweep_slow_points.json";  // about 1.5 s a point
+  const std::string err = (dir_ / "sweep.err").string();
+  const std::string script =
+      std::string(DTSIM_BINARY) + " sweep " + slow + " --slurm --max-parallel 1 --out " + csv() +
+      " >/dev/null 2>" + err + " & pid=$!; for i in $(seq 600); do " +
+      "task=$(squeue --noheader --array --format '%i %T' | awk '/_0 RUNNING/ {print $1}'); " +
+      "[ -n \"$task\" ] && break; sleep 0.05; done; scancel \"$task\"; wait $pid; exit $?";
+  const int status = std::system(script.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << slurp(err);
+  const std::string log = slurp(err);
+  EXPECT_NE(log.find("dtsim sweep: no result for point 0 (its Slurm task of job "),
+            std::string::npos)
+      << log;
+  const std::string partial = slurp(csv());
+  EXPECT_EQ(partial.find("\n0,"), std::string::npos) << partial;
+  for (const char* point : {"\n1,", "\n2,", "\n3,"}) {
+    EXPECT_NE(partial.find(point), std::string::npos) << partial;
+  }
+  const Result r = run("sweep " + slow + " --slurm --resume --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(": 1 tasks ("), std::string::npos) << "only point 0 resubmitted: " << r.err;
+  EXPECT_EQ(slurp(csv()), local(slow, 0));
+}
+
+}  // namespace
