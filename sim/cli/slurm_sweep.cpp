@@ -222,6 +222,7 @@ int merge_slurm(const MergeFlags& flags, const std::vector<std::string>& simulat
 
 int run_sweep_on_slurm(const SlurmFlags& flags, const SweepSpec& spec,
                        const std::vector<SweepPoint>& points) {
+  const bool new_file = !fs::exists(flags.out);
   const ResultsFile results(flags.out, sweep_csv_header(spec), points, flags.resume);
   const std::vector<int> todo = points_without_line(points, results);
   const fs::path dir = fs::absolute(flags.out + ".slurm");
@@ -230,7 +231,16 @@ int run_sweep_on_slurm(const SlurmFlags& flags, const SweepSpec& spec,
   }
   write_slurm_dir(dir, "--slurm", spec, points, todo, flags.max_parallel);
   const SlurmClient slurm((dir / "logs").string());
-  const std::string job = slurm.submit((dir / "sweep.sbatch").string(), flags.partition);
+  std::string job;
+  try {
+    job = slurm.submit((dir / "sweep.sbatch").string(), flags.partition);
+  } catch (const ConfigError&) {
+    if (new_file) {  // nothing ran: leave no results file that would need --resume
+      std::error_code ignored;
+      fs::remove(flags.out, ignored);
+    }
+    throw;
+  }
   std::cerr << "dtsim sweep: Slurm job " << job << ": " << todo.size() << " tasks (" << dir.string()
             << ")\n";
   const StopSignals stop;

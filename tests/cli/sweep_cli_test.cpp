@@ -275,6 +275,32 @@ TEST_F(Sweep, EmitSlurmRefusesOut) {
   EXPECT_FALSE(std::filesystem::exists(slurm));
 }
 
+TEST_F(Sweep, SlurmFlagsNeedSlurm) {
+  Result r = run("sweep " + kFourPoints + " --partition debug --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --partition: only with --slurm\n");
+  r = run("sweep " + kFourPoints + " --max-parallel 2 --out " + csv());
+  EXPECT_EQ(r.err, "dtsim sweep: --max-parallel: only with --slurm\n");
+  r = run("sweep " + kFourPoints + " --slurm --emit-slurm " + (dir_ / "s").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim sweep: --slurm: not with --emit-slurm (one submits, the other writes a "
+            "script)\n");
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
+// Without sbatch on PATH, --slurm fails before anything runs, and says why.
+TEST_F(Sweep, SlurmWithoutSbatchSaysSo) {
+  const std::string cmd = "PATH=/nonexistent " + std::string(DTSIM_BINARY) + " sweep " +
+                          kFourPoints + " --slurm --out " + csv() + " 2>" + (dir_ / "e").string();
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(slurp(dir_ / "e"), "dtsim sweep: --slurm: sbatch " + csv() +
+                                   ".slurm/sweep.sbatch failed: cannot run sbatch (No such file "
+                                   "or directory)\n");
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
 TEST_F(Sweep, HelpCannotBeSetInASweep) {
   const std::string spec = (dir_ / "help.json").string();
   std::ofstream(spec) << R"({"fixed": {"help": "yes"}, "vary": {}})";
@@ -339,7 +365,8 @@ TEST_F(Sweep, EmitSlurmWritesAJobArrayAndThePoints) {
 TEST_F(Sweep, HelpNamesEveryFlag) {
   const Result r = run("sweep --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--out", "--jobs", "--resume", "--emit-slurm"}) {
+  for (const char* flag : {"--out", "--jobs", "--resume", "--emit-slurm", "--merge", "--slurm",
+                           "--partition", "--max-parallel"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
 }
