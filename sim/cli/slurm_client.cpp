@@ -5,14 +5,11 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/cli/child_runs.h"
 #include "sim/cli/sweep_results.h"
 #include "sim/config_error.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
-
-extern char** environ;
 
 namespace dtsim::sim {
 
@@ -27,23 +24,10 @@ std::string first_line(const std::string& text) {
 SlurmClient::Output SlurmClient::run(const std::vector<std::string>& args) const {
   const std::string out_path = scratch_dir_ + "/" + args[0] + ".out";
   const std::string err_path = scratch_dir_ + "/" + args[0] + ".err";
-  std::vector<std::string> words = args;
-  std::vector<char*> argv;
-  for (std::string& w : words) {
-    argv.push_back(w.data());
-  }
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    return {.err = "cannot run " + args[0] + " (" + std::strerror(rc) + ")"};
+  int error = 0;
+  const pid_t pid = spawn_process(args, out_path, err_path, error);
+  if (pid < 0) {
+    return {.err = "cannot run " + args[0] + " (" + std::strerror(error) + ")"};
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

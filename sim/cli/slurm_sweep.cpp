@@ -246,7 +246,19 @@ int run_sweep_on_slurm(const SlurmFlags& flags, const SweepSpec& spec,
   const StopSignals stop;
   SlurmClient::ArrayState last{-1, -1};
   for (;;) {
-    const SlurmClient::ArrayState now = slurm.array_state(job);
+    if (stop.received() != 0) {
+      slurm.cancel(job);
+      break;
+    }
+    SlurmClient::ArrayState now;
+    try {
+      now = slurm.array_state(job);
+    } catch (const ConfigError&) {
+      if (stop.received() == 0) {
+        throw;
+      }
+      continue;  // Ctrl-C reached squeue too
+    }
     if (now.pending + now.running == 0) {
       break;
     }
@@ -256,10 +268,6 @@ int run_sweep_on_slurm(const SlurmFlags& flags, const SweepSpec& spec,
                 << todo.size() << " tasks ended, " << now.running << " running, " << now.pending
                 << " pending\n";
       last = now;
-    }
-    if (stop.received() != 0) {
-      slurm.cancel(job);
-      break;
     }
     std::this_thread::sleep_for(kPollInterval);
   }

@@ -95,4 +95,32 @@ TEST_F(RealSlurm, ACancelledTaskIsReportedAndResumeResubmitsIt) {
   EXPECT_EQ(slurp(csv()), local(slow, 0));
 }
 
+// SIGTERM while the sweep waits on its job: the job is cancelled (squeue shows nothing left of
+// it), the sweep exits 128 + 15, and the file has whole lines only.
+TEST_F(RealSlurm, SigtermCancelsTheJob) {
+  const std::string slow = "tests/testdata/sweep_slow_points.json";
+  const std::string err = (dir_ / "sweep.err").string();
+  const std::string script =
+      std::string(DTSIM_BINARY) + " sweep " + slow + " --slurm --max-parallel 1 --out " + csv() +
+      " >/dev/null 2>" + err + " & pid=$!; for i in $(seq 600); do " +
+      "squeue --noheader --array --format '%i %T' | grep -q RUNNING && break; sleep 0.05; done; " +
+      "kill -TERM $pid; wait $pid; exit $?";
+  const int status = std::system(script.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 143) << slurp(err);
+  EXPECT_NE(slurp(err).find("dtsim sweep: SIGTERM: cancelled Slurm job "), std::string::npos)
+      << slurp(err);
+  // Nothing of the job pending or running any more; its cancelled tasks may still be completing
+  // (CG) for a moment, then leave the queue.
+  const std::string left = (dir_ / "squeue.out").string();
+  const std::string squeue = "squeue --noheader --array --format %t >" + left;
+  ASSERT_EQ(std::system(squeue.c_str()), 0);
+  EXPECT_EQ(slurp(left).find_first_of("PR"), std::string::npos) << slurp(left);
+  for (int i = 0; i < 200 && !slurp(left).empty(); ++i) {
+    ASSERT_EQ(std::system(("sleep 0.1; " + squeue).c_str()), 0);
+  }
+  EXPECT_EQ(slurp(left), "");
+  EXPECT_EQ(slurp(csv()).back(), '\n');
+}
+
 }  // namespace
