@@ -19,6 +19,7 @@ using dtsim::cli_test::slurp;
 
 // Ports no other test uses (slurm-notes.md's example uses 16817 and 16818).
 constexpr const char* kPorts = "16917 16918";
+const std::string kSlow = "tests/testdata/sweep_slow_points.json";  // about 1.5 s a point
 
 class RealSlurm : public dtsim::cli_test::DtsimTest {
  protected:
@@ -50,6 +51,22 @@ class RealSlurm : public dtsim::cli_test::DtsimTest {
     return slurp(out);
   }
   [[nodiscard]] std::string csv() const { return (dir_ / "slurm.csv").string(); }
+  [[nodiscard]] std::string err() const { return (dir_ / "sweep.err").string(); }
+
+  // Starts the slow sweep through Slurm (one task at a time) in the background, waits until
+  // task 0's script runs dtsim (its stderr file exists; squeue's RUNNING alone came too early:
+  // one scancel in four was lost while the task was being launched), runs `then` (the task's id
+  // in $task) and returns the sweep's exit status.
+  [[nodiscard]] int slow_sweep_interrupted(const std::string& then) const {
+    const std::string script =
+        std::string(DTSIM_BINARY) + " sweep " + kSlow + " --slurm --max-parallel 1 --out " + csv() +
+        " >/dev/null 2>" + err() + " & pid=$!; for i in $(seq 600); do " + "[ -e " + csv() +
+        ".slurm/logs/point-0.err ] && " +
+        "task=$(squeue --noheader --array --format '%i %T' | awk '/_0 RUNNING/ {print $1}') && " +
+        "[ -n \"$task\" ] && break; sleep 0.05; done; " + then + "; wait $pid; exit $?";
+    const int status = std::system(script.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
 
   fs::path slurm_;
   bool started_ = false;
@@ -70,17 +87,8 @@ TEST_F(RealSlurm, ASweepThroughSlurmEqualsTheLocalRunByteForByte) {
 // run to the end: the sweep names point 0, exits 1 and writes the three lines; --resume
 // resubmits point 0 only, and the file becomes the local run's byte for byte.
 TEST_F(RealSlurm, ACancelledTaskIsReportedAndResumeResubmitsIt) {
-  const std::string slow = "tests/testdata/sweep_slow_points.json";  // about 1.5 s a point
-  const std::string err = (dir_ / "sweep.err").string();
-  const std::string script =
-      std::string(DTSIM_BINARY) + " sweep " + slow + " --slurm --max-parallel 1 --out " + csv() +
-      " >/dev/null 2>" + err + " & pid=$!; for i in $(seq 600); do " +
-      "task=$(squeue --noheader --array --format '%i %T' | awk '/_0 RUNNING/ {print $1}'); " +
-      "[ -n \"$task\" ] && break; sleep 0.05; done; scancel \"$task\"; wait $pid; exit $?";
-  const int status = std::system(script.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1) << slurp(err);
-  const std::string log = slurp(err);
+  EXPECT_EQ(slow_sweep_interrupted("scancel \"$task\""), 1) << slurp(err());
+  const std::string log = slurp(err());
   EXPECT_NE(log.find("dtsim sweep: no result for point 0 (its Slurm task of job "),
             std::string::npos)
       << log;
@@ -89,27 +97,18 @@ TEST_F(RealSlurm, ACancelledTaskIsReportedAndResumeResubmitsIt) {
   for (const char* point : {"\n1,", "\n2,", "\n3,"}) {
     EXPECT_NE(partial.find(point), std::string::npos) << partial;
   }
-  const Result r = run("sweep " + slow + " --slurm --resume --out " + csv());
+  const Result r = run("sweep " + kSlow + " --slurm --resume --out " + csv());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find(": 1 tasks ("), std::string::npos) << "only point 0 resubmitted: " << r.err;
-  EXPECT_EQ(slurp(csv()), local(slow, 0));
+  EXPECT_EQ(slurp(csv()), local(kSlow, 0));
 }
 
 // SIGTERM while the sweep waits on its job: the job is cancelled (squeue shows nothing left of
 // it), the sweep exits 128 + 15, and the file has whole lines only.
 TEST_F(RealSlurm, SigtermCancelsTheJob) {
-  const std::string slow = "tests/testdata/sweep_slow_points.json";
-  const std::string err = (dir_ / "sweep.err").string();
-  const std::string script =
-      std::string(DTSIM_BINARY) + " sweep " + slow + " --slurm --max-parallel 1 --out " + csv() +
-      " >/dev/null 2>" + err + " & pid=$!; for i in $(seq 600); do " +
-      "squeue --noheader --array --format '%i %T' | grep -q RUNNING && break; sleep 0.05; done; " +
-      "kill -TERM $pid; wait $pid; exit $?";
-  const int status = std::system(script.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 143) << slurp(err);
-  EXPECT_NE(slurp(err).find("dtsim sweep: SIGTERM: cancelled Slurm job "), std::string::npos)
-      << slurp(err);
+  EXPECT_EQ(slow_sweep_interrupted("kill -TERM $pid"), 143) << slurp(err());
+  EXPECT_NE(slurp(err()).find("dtsim sweep: SIGTERM: cancelled Slurm job "), std::string::npos)
+      << slurp(err());
   // Nothing of the job pending or running any more; its cancelled tasks may still be completing
   // (CG) for a moment, then leave the queue.
   const std::string left = (dir_ / "squeue.out").string();
