@@ -17,24 +17,34 @@ extern char** environ;
 
 namespace dtsim::sim {
 
+pid_t spawn_process(std::vector<std::string> argv, const std::string& stdout_path,
+                    const std::string& stderr_path, int& error, const char* program) {
+  std::vector<char*> words;
+  for (std::string& a : argv) {
+    words.push_back(a.data());
+  }
+  words.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  error = program != nullptr
+              ? posix_spawn(&pid, program, &actions, nullptr, words.data(), environ)
+              : posix_spawnp(&pid, words[0], &actions, nullptr, words.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return error == 0 ? pid : -1;
+}
+
 pid_t spawn_child(const ChildRun& child) {
   std::vector<std::string> args{"dtsim"};
   args.insert(args.end(), child.args.begin(), child.args.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) {
-    argv.push_back(a.data());
-  }
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, child.stderr_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    throw std::runtime_error(std::string("cannot start dtsim: ") + std::strerror(rc));
+  int error = 0;
+  const pid_t pid = spawn_process(args, "/dev/null", child.stderr_path, error, "/proc/self/exe");
+  if (pid < 0) {
+    throw std::runtime_error(std::string("cannot start dtsim: ") + std::strerror(error));
   }
   return pid;
 }

@@ -16,6 +16,13 @@ struct ChildRun {
   std::string stderr_path;        // created or truncated; stdout goes to /dev/null
 };
 
+// Starts a process running `argv` (argv[0]: its name, looked up on PATH unless `program` names
+// the file to run) with stdout and stderr in the files given (created or truncated). Returns
+// its pid, or -1 with the reason's errno in `error`; the caller waits for it.
+[[nodiscard]] pid_t spawn_process(std::vector<std::string> argv, const std::string& stdout_path,
+                                  const std::string& stderr_path, int& error,
+                                  const char* program = nullptr);
+
 // Starts `child` (this program again) and returns its pid; the caller waits for it. Throws
 // std::runtime_error if it cannot start.
 [[nodiscard]] pid_t spawn_child(const ChildRun& child);

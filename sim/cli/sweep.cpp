@@ -1,27 +1,27 @@
 #include "sim/cli/sweep.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
-#include <sstream>
 #include <thread>
 
 #include <boost/program_options.hpp>
 
 #include "sim/cli/child_runs.h"
-#include "sim/cli/output_flags.h"
+#include "sim/cli/slurm_sweep.h"
+#include "sim/cli/stop_signals.h"
 #include "sim/cli/sweep_csv.h"
+#include "sim/cli/sweep_results.h"
 #include "sim/cli/sweep_spec.h"
 #include "sim/config_error.h"
 
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,14 +33,7 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr unsigned kHelpColumns = 100;
-constexpr const char* kSelf = "/proc/self/exe";
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
 // A private temporary directory, removed with everything in it.
 class TempDir {
@@ -63,62 +56,6 @@ class TempDir {
 
  private:
   fs::path path_;
-};
-
-// The results file: created with its header, or resumed; lines appended whole.
-class ResultsFile {
- public:
-  ResultsFile(const std::string& path, const std::string& header,
-              const std::vector<SweepPoint>& points, bool resume)
-      : path_(path) {
-    const bool exists = fs::exists(path);
-    if (exists && !resume) {
-      throw ConfigError("--out " + path + ": the file exists (--resume continues it)");
-    }
-    if (exists) {
-      const std::string text = slurp(path);
-      const ExistingResults existing = read_sweep_csv(text, path, header, points);
-      done_ = existing.done;
-      if (existing.complete_length < text.size()) {  // a torn last line
-        fs::resize_file(path, existing.complete_length);
-      }
-    }
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      throw ConfigError("--out " + path + ": cannot open for writing (" + std::strerror(errno) +
-                        ")");
-    }
-    if (!exists) {
-      append(header);
-    }
-  }
-  ResultsFile(const ResultsFile&) = delete;
-  ResultsFile& operator=(const ResultsFile&) = delete;
-  ~ResultsFile() { ::close(fd_); }
-
-  [[nodiscard]] const std::set<int>& done() const { return done_; }
-
-  // One write(): a line is in the file whole or not at all.
-  void append(const std::string& line) const {
-    const ssize_t written = ::write(fd_, line.data(), line.size());
-    if (written != static_cast<ssize_t>(line.size())) {
-      const int error = written < 0 ? errno : ENOSPC;
-      if (written > 0) {  // a torn line: --resume cuts it
-        std::error_code ignored;
-        fs::resize_file(path_, fs::file_size(path_, ignored) - static_cast<std::uintmax_t>(written),
-                        ignored);
-      }
-      throw ConfigError("--out " + path_ + ": cannot write (" + std::strerror(error) + ")");
-    }
-  }
-
-  // Rewrites the file sorted by point: a temporary file renamed over it.
-  void sort() const { write_text("out", path_, sort_sweep_csv(slurp(path_))); }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  std::set<int> done_;
 };
 
 // Redraws a one-line progress bar with an ETA on stderr (a line per point if not a terminal).
@@ -162,28 +99,22 @@ pid_t spawn(const SweepPoint& point, const fs::path& dir) {
   return spawn_child(child);
 }
 
-struct Finished {
-  std::string row;  // the CSV line
-  bool ok = false;
-};
-
-// The CSV line of a point whose process ended with `status`.
-Finished finished(const SweepPoint& point, int status, const fs::path& dir) {
+// The CSV line of a point whose process ended with wait status `status`.
+PointRow finished(const SweepPoint& point, int status, const fs::path& dir) {
   const std::string stem = (dir / ("point-" + std::to_string(point.index))).string();
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    try {
-      return {sweep_csv_ok_row(point, nlohmann::ordered_json::parse(slurp(stem + ".json"))), true};
-    } catch (const std::exception& e) {
-      return {sweep_csv_failed_row(point, "failed (bad report)", e.what())};
-    }
-  }
-  const std::string how = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                            : "signal " + std::to_string(WTERMSIG(status));
-  return {sweep_csv_failed_row(point, "failed (" + how + ")", slurp(stem + ".err"))};
+  const PointEnd end = WIFEXITED(status) ? PointEnd{.code = WEXITSTATUS(status)}
+                                         : PointEnd{.exited = false, .code = WTERMSIG(status)};
+  return point_row(point, end, stem + ".json", stem + ".err");
 }
 
-// Runs the points not in `results` yet, `jobs` at a time.
-void run_points(const std::vector<SweepPoint>& points, const ResultsFile& results, int jobs) {
+struct LocalRun {
+  std::size_t failed = 0;  // points run now whose line is a failure
+  int stop_signal = 0;     // the signal that stopped the sweep, or 0
+};
+
+// Runs the points not in `results` yet, `jobs` at a time. On SIGINT or SIGTERM, stops the
+// running points (SIGTERM, then waits for them) and returns: their points get no line.
+LocalRun run_points(const std::vector<SweepPoint>& points, const ResultsFile& results, int jobs) {
   std::vector<const SweepPoint*> todo;
   for (const SweepPoint& p : points) {
     if (!results.done().contains(p.index)) {
@@ -191,144 +122,183 @@ void run_points(const std::vector<SweepPoint>& points, const ResultsFile& result
     }
   }
   const TempDir dir;
+  const StopSignals stop;
+  LocalRun run;
   Progress progress(points.size(), points.size() - todo.size());
   std::map<pid_t, const SweepPoint*> running;
   std::size_t next = 0;
-  while (next < todo.size() || !running.empty()) {
+  while ((next < todo.size() || !running.empty()) && stop.received() == 0) {
     while (next < todo.size() && running.size() < static_cast<std::size_t>(jobs)) {
       running.emplace(spawn(*todo[next], dir.path()), todo[next]);
       ++next;
     }
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid < 0 && errno != EINTR) {
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
     const auto it = running.find(pid);
-    if (it == running.end()) {
-      continue;  // not one of ours
+    if (pid <= 0 || it == running.end()) {
+      std::this_thread::sleep_for(kPollInterval);
+      continue;  // none ended, or not one of ours
     }
-    const Finished f = finished(*it->second, status, dir.path());
-    results.append(f.row);
-    progress.point_done(!f.ok);
+    if (stop.received() != 0) {
+      running.erase(it);  // perhaps killed by the same Ctrl-C: rerun by --resume
+      break;
+    }
+    const PointRow row = finished(*it->second, status, dir.path());
+    results.append(row.line);
+    progress.point_done(!row.ok);
+    run.failed += row.ok ? 0 : 1;
     running.erase(it);
   }
-}
-
-std::string shell_quote(const std::string& word) {
-  std::string quoted = "'";
-  for (char c : word) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (const auto& [pid, point] : running) {
+    ::kill(pid, SIGTERM);
   }
-  return quoted + "'";
-}
-
-std::string self_path() {
-  std::error_code ec;
-  const fs::path path = fs::read_symlink(kSelf, ec);
-  return ec ? std::string("dtsim") : path.string();
-}
-
-// DIR/points.txt (line I+1: point I's simulate arguments, shell-quoted) and DIR/sweep.sbatch.
-void emit_slurm(const std::string& dir_flag, const SweepSpec& spec,
-                const std::vector<SweepPoint>& points) {
-  const fs::path dir = fs::absolute(dir_flag);
-  std::error_code reports, logs;
-  fs::create_directories(dir / "reports", reports);
-  fs::create_directories(dir / "logs", logs);
-  if (reports || logs) {
-    throw ConfigError("--emit-slurm " + dir_flag + ": cannot create " + dir.string());
-  }
-  std::string list;
-  for (const SweepPoint& p : points) {
-    std::string line;
-    for (const std::string& a : p.args) {
-      line += (line.empty() ? "" : " ") + shell_quote(a);
+  for (const auto& [pid, point] : running) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    list += line + "\n";
   }
-  std::ostringstream script;
-  const std::string d = dir.string();
-  script << "#!/bin/bash\n"
-         << "# dtsim sweep " << spec.file << ": " << points.size()
-         << " points as a Slurm job array. Submit with: sbatch " << shell_quote(d + "/sweep.sbatch")
-         << "\n# Point I runs `dtsim simulate` with line I+1 of points.txt; its report goes to\n"
-         << "# reports/point-I.json, its output to logs/point-I.out.\n"
-         << "#SBATCH --job-name=dtsim-sweep\n"
-         << "#SBATCH --array=0-" << points.size() - 1 << "\n"
-         << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
-         << "#SBATCH --output=" << d << "/logs/point-%a.out\n"
-         << "set -euo pipefail\n"
-         << "cd " << shell_quote(fs::current_path().string()) << "\n"
-         << "point=$SLURM_ARRAY_TASK_ID\n"
-         << "args=$(sed -n \"$((point + 1))p\" " << shell_quote(d + "/points.txt") << ")\n"
-         << "eval \"exec " << shell_quote(self_path()) << " simulate $args --report "
-         << shell_quote(d + "/reports/") << "point-$point.json\"\n";
-  write_text("emit-slurm", (dir / "points.txt").string(), list);
-  write_text("emit-slurm", (dir / "sweep.sbatch").string(), script.str());
-  std::error_code not_executable;  // sbatch reads the script; it need not be executable
-  fs::permissions(dir / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add,
-                  not_executable);
-  std::cout << "dtsim sweep: " << points.size() << " points -> " << d
-            << "/sweep.sbatch (sbatch it) and " << d << "/points.txt\n";
+  run.stop_signal = stop.received();
+  return run;
+}
+
+}  // namespace
+
+namespace {
+
+struct SweepFlags {
+  std::string sweep_file, out, slurm_dir, merge_dir, partition;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int max_parallel = 0;
+  bool resume = false, slurm = false;
+};
+
+po::options_description sweep_flags(SweepFlags& f) {
+  po::options_description flags("Sweep", kHelpColumns, kHelpColumns / 2);
+  auto add = flags.add_options();
+  add("sweep", po::value(&f.sweep_file)->value_name("SWEEP.json"),
+      "the sweep: flags fixed for every point and lists of values to combine (sim/SWEEP.md)");
+  add("out", po::value(&f.out)->value_name("R.csv"),
+      "results, one line per point (appended as points finish, sorted by point at the end)");
+  add("jobs", po::value(&f.jobs)->value_name("N"),
+      "points run at once, each a `dtsim simulate` process (default: the hardware threads)");
+  add("resume", po::bool_switch(&f.resume),
+      "continue an interrupted sweep: run only the points --out has no line for");
+  add("emit-slurm", po::value(&f.slurm_dir)->value_name("DIR"),
+      "write DIR/sweep.sbatch (a Slurm job array, one task per point) and DIR/points.txt "
+      "instead of running");
+  add("merge", po::value(&f.merge_dir)->value_name("DIR"),
+      "gather the results of an --emit-slurm DIR job array into --out (no SWEEP.json)");
+  add("slurm", po::bool_switch(&f.slurm),
+      "run the points as one Slurm job array (sbatch), wait for it and gather into --out; "
+      "its folder is R.csv.slurm");
+  add("partition", po::value(&f.partition)->value_name("P"),
+      "with --slurm: the partition to submit to (default: the cluster's)");
+  add("max-parallel", po::value(&f.max_parallel)->value_name("N"),
+      "with --slurm: at most N tasks of the array run at once (default: no limit)");
+  add("help", "explain the flags");
+  return flags;
+}
+
+// Throws ConfigError for flags that do not go together.
+void check_flags(const SweepFlags& f) {
+  if (!f.merge_dir.empty()) {
+    if (!f.sweep_file.empty() || f.slurm || !f.slurm_dir.empty()) {
+      throw ConfigError("--merge " + f.merge_dir +
+                        ": takes no SWEEP.json, --slurm or --emit-slurm (DIR has the sweep)");
+    }
+  } else if (f.sweep_file.empty()) {
+    throw ConfigError("SWEEP.json: required (the sweep to run), unless --merge");
+  }
+  if (!f.slurm_dir.empty() && !f.out.empty()) {
+    throw ConfigError("--out " + f.out +
+                      ": not with --emit-slurm (the Slurm jobs write the results; see their "
+                      "script)");
+  }
+  if (!f.slurm_dir.empty() && f.slurm) {
+    throw ConfigError("--slurm: not with --emit-slurm (one submits, the other writes a script)");
+  }
+  if (f.slurm_dir.empty() && f.out.empty()) {
+    throw ConfigError("--out: required (where to write the results), unless --emit-slurm");
+  }
+  if (f.jobs < 1) {
+    throw ConfigError("--jobs " + std::to_string(f.jobs) + ": expected an integer >= 1");
+  }
+  if (f.max_parallel < 0) {
+    throw ConfigError("--max-parallel " + std::to_string(f.max_parallel) +
+                      ": expected an integer >= 1");
+  }
+  if (!f.slurm && (!f.partition.empty() || f.max_parallel != 0)) {
+    throw ConfigError(std::string(f.partition.empty() ? "--max-parallel" : "--partition") +
+                      ": only with --slurm");
+  }
+}
+
+// The local run's summary and exit code: 0 if every point has an "ok" line, 1 if one failed,
+// 128 + N if signal N stopped it.
+int run_locally(const SweepFlags& f, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+  const ResultsFile results(f.out, sweep_csv_header(spec), points, f.resume);
+  const LocalRun run = run_points(points, results, f.jobs);
+  if (run.stop_signal != 0) {
+    std::cerr << "dtsim sweep: " << stop_signal_name(run.stop_signal)
+              << ": stopped; the points that ended are in " << f.out
+              << " (--resume runs the others)\n";
+    return 128 + run.stop_signal;
+  }
+  results.sort();
+  std::cout << "dtsim sweep: " << points.size() << " points -> " << f.out << "\n";
+  const std::size_t failed = results.failed().size() + run.failed;
+  if (failed > 0) {
+    std::cerr << "dtsim sweep: " << failed << " of " << points.size()
+              << " points failed (their lines in " << f.out << " say why)\n";
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
 
 int run_sweep(const std::vector<std::string>& args,
               const std::vector<std::string>& simulate_flags) {
-  std::string sweep_file, out, slurm_dir;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool resume = false;
-  po::options_description flags("Sweep", kHelpColumns, kHelpColumns / 2);
-  auto add = flags.add_options();
-  add("sweep", po::value(&sweep_file)->required()->value_name("SWEEP.json"),
-      "the sweep: flags fixed for every point and lists of values to combine (sim/SWEEP.md)");
-  add("out", po::value(&out)->value_name("R.csv"),
-      "results, one line per point (appended as points finish, sorted by point at the end)");
-  add("jobs", po::value(&jobs)->value_name("N"),
-      "points run at once, each a `dtsim simulate` process (default: the hardware threads)");
-  add("resume", po::bool_switch(&resume),
-      "continue an interrupted sweep: run only the points --out has no line for");
-  add("emit-slurm", po::value(&slurm_dir)->value_name("DIR"),
-      "write DIR/sweep.sbatch (a Slurm job array, one task per point) and DIR/points.txt "
-      "instead of running");
-  add("help", "explain the flags");
+  SweepFlags f;
+  const po::options_description flags = sweep_flags(f);
   po::positional_options_description positional;
   positional.add("sweep", 1);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(flags).positional(positional).run(), vm);
   if (vm.count("help")) {
     std::cout << "Usage: dtsim sweep SWEEP.json --out R.csv [--jobs N] [--resume]\n"
+                 "       dtsim sweep SWEEP.json --slurm [--partition P] [--max-parallel N] "
+                 "--out R.csv [--resume]\n"
                  "       dtsim sweep SWEEP.json --emit-slurm DIR\n"
+                 "       dtsim sweep --merge DIR --out R.csv [--resume]\n"
                  "Runs `dtsim simulate` on every combination of the sweep's flag values, each\n"
-                 "in its own process, and writes one CSV line per point (sim/SWEEP.md).\n\n"
+                 "in its own process, and writes one CSV line per point (sim/SWEEP.md). Exits 1\n"
+                 "if a point failed or has no result.\n\n"
               << flags;
     return 0;
   }
   po::notify(vm);
-  const SweepSpec spec = read_sweep(sweep_file, simulate_flags);
+  check_flags(f);
+  if (!f.merge_dir.empty()) {
+    return merge_slurm({.dir = f.merge_dir, .out = f.out, .resume = f.resume}, simulate_flags);
+  }
+  const SweepSpec spec = read_sweep(f.sweep_file, simulate_flags);
   const std::vector<SweepPoint> points = sweep_points(spec);
-  if (!slurm_dir.empty()) {
-    if (!out.empty()) {
-      throw ConfigError("--out " + out +
-                        ": not with --emit-slurm (the Slurm jobs write the results; see their "
-                        "script)");
-    }
-    emit_slurm(slurm_dir, spec, points);
+  if (!f.slurm_dir.empty()) {
+    emit_slurm(f.slurm_dir, spec, points);
     return 0;
   }
-  if (out.empty()) {
-    throw ConfigError("--out: required (where to write the results), unless --emit-slurm");
+  if (f.slurm) {
+    return run_sweep_on_slurm({.out = f.out,
+                               .partition = f.partition,
+                               .max_parallel = f.max_parallel,
+                               .resume = f.resume},
+                              spec, points);
   }
-  if (jobs < 1) {
-    throw ConfigError("--jobs " + std::to_string(jobs) + ": expected an integer >= 1");
-  }
-  const ResultsFile results(out, sweep_csv_header(spec), points, resume);
-  run_points(points, results, jobs);
-  results.sort();
-  std::cout << "dtsim sweep: " << points.size() << " points -> " << out << "\n";
-  return 0;
+  return run_locally(f, spec, points);
 }
 
 }  // namespace dtsim::sim

@@ -3,7 +3,9 @@
 // appends each finished point's line to R.csv (sim/cli/sweep_csv.h) with a single write() on an
 // O_APPEND descriptor, so that a killed sweep leaves only whole lines and --resume runs only
 // the points missing. Once every point is in, the file is rewritten sorted by point (temporary
-// file, then rename). `--emit-slurm DIR` writes a Slurm job array instead of running.
+// file, then rename). SIGINT or SIGTERM stops the running points and removes the temporary
+// folder. `--slurm` runs the points as a Slurm job array instead, `--emit-slurm DIR` writes one
+// without running it, and `--merge DIR` gathers its results (sim/cli/slurm_sweep.h).
 // Part of the dtsim command line.
 #ifndef DTSIM_SIM_CLI_SWEEP_H_
 #define DTSIM_SIM_CLI_SWEEP_H_
@@ -14,9 +16,10 @@
 namespace dtsim::sim {
 
 // Runs the sweep verb on `args` (what follows "dtsim sweep"); `simulate_flags` are the long
-// names of `dtsim simulate`'s flags. Returns the exit code: 0 once every point has a line (some
-// may have failed), 2 for bad input. Throws ConfigError for bad input, boost's errors for bad
-// flags.
+// names of `dtsim simulate`'s flags. Returns the exit code: 0 once every point has an "ok" line,
+// 1 if a point failed (its line says why) or has no result (a Slurm task cancelled), 128 + N
+// if signal N (SIGINT, SIGTERM) stopped the sweep. Throws ConfigError for bad input, boost's errors
+// for bad flags.
 int run_sweep(const std::vector<std::string>& args, const std::vector<std::string>& simulate_flags);
 
 }  // namespace dtsim::sim

@@ -105,12 +105,17 @@ ExistingResults read_sweep_csv(const std::string& text, const std::string& path,
   }
   for (std::size_t n = 1; n < lines.size(); ++n) {
     const int index = index_of(lines[n]);
-    if (index < 0 || index >= static_cast<int>(points.size()) ||
-        lines[n].rfind(row_prefix(points[static_cast<std::size_t>(index)]), 0) != 0) {
+    const std::string prefix = index < 0 || index >= static_cast<int>(points.size())
+                                   ? std::string()
+                                   : row_prefix(points[static_cast<std::size_t>(index)]);
+    if (prefix.empty() || lines[n].rfind(prefix, 0) != 0) {
       throw ConfigError("--resume: " + path + " line " + std::to_string(n + 1) +
                         " is not a point of this sweep");
     }
     r.done.insert(index);
+    if (lines[n].compare(prefix.size(), 3, "ok,") != 0) {
+      r.failed.insert(index);
+    }
   }
   return r;
 }

@@ -30,6 +30,7 @@ namespace dtsim::sim {
 
 struct ExistingResults {
   std::set<int> done;               // points with a line
+  std::set<int> failed;             // those of them whose status is not "ok"
   std::size_t complete_length = 0;  // bytes up to the last '\n': a torn last line is dropped
 };
 

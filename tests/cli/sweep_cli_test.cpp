@@ -1,8 +1,10 @@
 // `dtsim sweep` as a user runs it: rows equal direct `dtsim simulate` runs, failures recorded,
 // resume, Slurm emission, verbatim errors. DTSIM_BINARY is set by CMake.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -109,9 +111,11 @@ TEST_F(Sweep, BadJobs) {
   EXPECT_FALSE(fs::exists(csv()));
 }
 
-TEST_F(Sweep, AFailedPointIsRecordedWithItsError) {
+// Every point has its line, and the exit status says one failed (it used to be 0, hiding the
+// failure from scripts); a --resume of the complete file still says so.
+TEST_F(Sweep, AFailedPointIsRecordedWithItsErrorAndTheSweepExitsOne) {
   const Result r = run("sweep tests/testdata/sweep_failing_point.json --jobs 2 --out " + csv());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.err;
   const auto lines = split(slurp(csv()), '\n');
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[1].substr(0, 7), "0,2,ok,");
@@ -119,6 +123,15 @@ TEST_F(Sweep, AFailedPointIsRecordedWithItsError) {
             "1,100,failed (exit 2),,,,,,,,\"dtsim simulate: tests/testdata/sim_star16_25GBps.json: "
             "the platform has 16 hosts, fewer than --ranks 100\"");
   EXPECT_NE(r.err.find("2/2 points, 1 failed"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("dtsim sweep: 1 of 2 points failed (their lines in " + csv() + " say why)\n"),
+      std::string::npos)
+      << r.err;
+  const std::string complete = slurp(csv());
+  const Result resumed =
+      run("sweep tests/testdata/sweep_failing_point.json --resume --out " + csv());
+  EXPECT_EQ(resumed.exit_code, 1) << resumed.err;
+  EXPECT_EQ(slurp(csv()), complete);
 }
 
 TEST_F(Sweep, ResumeRunsOnlyMissingPointsAndGivesTheSameCsv) {
@@ -158,6 +171,86 @@ TEST_F(Sweep, KilledThenResumedLosesAndDuplicatesNothing) {
   EXPECT_EQ(slurp(csv()), slurp(full));
 }
 
+// The pids of live processes whose command line mentions `text`.
+std::vector<std::string> processes_mentioning(const std::string& text) {
+  std::vector<std::string> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::string cmdline = slurp(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos) {
+      pids.push_back(name + ": " + cmdline);
+    }
+  }
+  return pids;
+}
+
+// SIGINT (Ctrl-C) or SIGTERM while points run (about 1.5 s each): the sweep stops its
+// `dtsim simulate` children, removes its temporary folder, exits 128 + the signal's number, and
+// leaves only whole lines, which --resume completes.
+TEST_F(Sweep, SigintAndSigtermStopTheChildrenAndRemoveTheTemporaryFolder) {
+  const std::string slow = "tests/testdata/sweep_slow_points.json";
+  for (const auto& [signal, code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {
+    const fs::path tmp = dir_ / ("tmp-" + std::string(signal));
+    fs::create_directories(tmp);
+    const std::string out = (dir_ / (std::string(signal) + ".csv")).string();
+    // Signalled once both children have started (their stderr files exist).
+    const std::string script = "TMPDIR=" + tmp.string() + " " + DTSIM_BINARY + " sweep " + slow +
+                               " --jobs 2 --out " + out + " 2>" + (dir_ / "err").string() +
+                               " & pid=$!; for i in $(seq 3000); do " + "[ $(ls " + tmp.string() +
+                               "/dtsim-sweep-*/*.err 2>/dev/null | wc -l) -ge 2 ] && break; " +
+                               "sleep 0.01; done; kill -" + signal + " $pid; wait $pid; exit $?";
+    const int status = std::system(script.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), code) << signal;
+    EXPECT_TRUE(fs::is_empty(tmp)) << signal << ": the temporary folder is left behind";
+    EXPECT_EQ(processes_mentioning(tmp.string()), std::vector<std::string>{}) << signal;
+    EXPECT_NE(slurp(dir_ / "err")
+                  .find("dtsim sweep: SIG" + std::string(signal) +
+                        ": stopped; the points that ended are in " + out +
+                        " (--resume runs the others)\n"),
+              std::string::npos)
+        << slurp(dir_ / "err");
+    const std::string partial = slurp(out);
+    EXPECT_EQ(partial.back(), '\n');
+    EXPECT_LT(std::count(partial.begin(), partial.end(), '\n'), 5) << "every point ended";
+  }
+}
+
+// SIGKILL at several moments of the same sweep (before the first point ended, after some,
+// near the end), resuming the same file each time: after every kill the file holds whole lines
+// of distinct points, each one a line of the uninterrupted run; the last --resume gives that
+// run's file byte for byte.
+TEST_F(Sweep, KilledAtSeveralMomentsAndResumedEachTimeLosesAndDuplicatesNothing) {
+  const std::string eight = "tests/testdata/sweep_eight_points.json";
+  const std::string full = (dir_ / "full.csv").string();
+  ASSERT_EQ(run("sweep " + eight + " --jobs 2 --out " + full).exit_code, 0);
+  const std::string complete = slurp(full);
+  const auto full_lines = split(complete, '\n');
+  for (int lines_before_kill : {1, 2, 4, 7}) {  // 1: the header only
+    const std::string script =
+        "TMPDIR=" + dir_.string() + " " + DTSIM_BINARY + " sweep " + eight +
+        " --jobs 2 --resume --out " + csv() + " 2>/dev/null & pid=$!; for i in $(seq 6000); do " +
+        "[ \"$(cat " + csv() + " 2>/dev/null | wc -l)\" -ge " + std::to_string(lines_before_kill) +
+        " ] && break; sleep 0.002; done; kill -9 $pid; " + "wait $pid; true";
+    ASSERT_EQ(std::system(script.c_str()), 0);
+    const std::string partial = slurp(csv());
+    ASSERT_FALSE(partial.empty());
+    EXPECT_EQ(partial.back(), '\n') << lines_before_kill;
+    std::set<std::string> points;
+    for (const std::string& line : split(partial, '\n')) {
+      EXPECT_NE(std::find(full_lines.begin(), full_lines.end(), line), full_lines.end()) << line;
+      EXPECT_TRUE(points.insert(line.substr(0, line.find(','))).second) << "twice: " << line;
+    }
+  }
+  const Result r = run("sweep " + eight + " --jobs 2 --resume --out " + csv());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(csv()), complete);
+}
+
 TEST_F(Sweep, ExistingResultsNeedResume) {
   spit(csv(), "anything\n");
   Result r = run("sweep " + kFourPoints + " --out " + csv());
@@ -180,6 +273,32 @@ TEST_F(Sweep, EmitSlurmRefusesOut) {
                        ": not with --emit-slurm (the Slurm jobs write the results; see their "
                        "script)\n");
   EXPECT_FALSE(std::filesystem::exists(slurm));
+}
+
+TEST_F(Sweep, SlurmFlagsNeedSlurm) {
+  Result r = run("sweep " + kFourPoints + " --partition debug --out " + csv());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim sweep: --partition: only with --slurm\n");
+  r = run("sweep " + kFourPoints + " --max-parallel 2 --out " + csv());
+  EXPECT_EQ(r.err, "dtsim sweep: --max-parallel: only with --slurm\n");
+  r = run("sweep " + kFourPoints + " --slurm --emit-slurm " + (dir_ / "s").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "dtsim sweep: --slurm: not with --emit-slurm (one submits, the other writes a "
+            "script)\n");
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
+// Without sbatch on PATH, --slurm fails before anything runs, and says why.
+TEST_F(Sweep, SlurmWithoutSbatchSaysSo) {
+  const std::string cmd = "PATH=/nonexistent " + std::string(DTSIM_BINARY) + " sweep " +
+                          kFourPoints + " --slurm --out " + csv() + " 2>" + (dir_ / "e").string();
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(slurp(dir_ / "e"), "dtsim sweep: --slurm: sbatch " + csv() +
+                                   ".slurm/sweep.sbatch failed: cannot run sbatch (No such file "
+                                   "or directory)\n");
+  EXPECT_FALSE(fs::exists(csv()));
 }
 
 TEST_F(Sweep, HelpCannotBeSetInASweep) {
@@ -246,7 +365,8 @@ TEST_F(Sweep, EmitSlurmWritesAJobArrayAndThePoints) {
 TEST_F(Sweep, HelpNamesEveryFlag) {
   const Result r = run("sweep --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--out", "--jobs", "--resume", "--emit-slurm"}) {
+  for (const char* flag : {"--out", "--jobs", "--resume", "--emit-slurm", "--merge", "--slurm",
+                           "--partition", "--max-parallel"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
 }
