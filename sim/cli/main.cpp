@@ -80,7 +80,8 @@ const char* const kUsage =
     "TiB PiB (powers of 1024), at most 1 PiB; bandwidths in platform files as \"25GBps\"\n"
     "(bytes/s) or \"200Gbps\" (bits/s); latencies as \"1us\", \"500ns\", \"2ms\". Reports give\n"
     "seconds and bytes.\n"
-    "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error.\n";
+    "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error (sweep: also a\n"
+    "point that failed, sim/cli/SWEEP.md).\n";
 
 // Writes `report` with the provenance of `inputs` to `path` (nothing for an empty path).
 void write_report(const std::string& path, nlohmann::ordered_json report,
