@@ -75,9 +75,19 @@ def error_pct(predicted, measured):
     return 100.0 * (predicted - measured) / measured
 
 
-def summarize(results, skipped, out):
+def is_own_input(case):
+    """A one-GPU training row calibrated to its own single-GPU time: it proves nothing, and is
+    counted in no figure."""
+    return case.kind == "training" and case.ranks == 1 and case.single_gpu_iter_sec > 0
+
+
+def summarize(all_results, skipped, out):
+    results = [r for r in all_results if r.get("own_input") != "yes"]
+    own = [r["case_id"] for r in all_results if r.get("own_input") == "yes"]
     lines = ["# dtsim vs published measurements", "",
-             f"{len(results)} rows predicted, {len(skipped)} skipped (skipped.csv says why).", "",
+             f"{len(all_results)} rows predicted, {len(skipped)} skipped (skipped.csv says why).",
+             "", f"{len(own)} rows are their own input (one GPU calibrated to its own single-GPU "
+             f"time) and are counted in no figure below: {', '.join(own) or 'none'}.", "",
              "| source | metric | grade | rows | MAPE % | median APE % | max APE % | worst row |",
              "|---|---|---|---|---|---|---|---|"]
     groups = {}
@@ -274,7 +284,8 @@ def predict_all(cases, dtsim, jobs, work, skipped, replay):
                 "grade": c.grade, "ranks": c.ranks, "unit": c.compare_unit,
                 "measured": f"{c.measured:.10g}", "predicted": f"{predicted:.10g}",
                 "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
-                "samples": f"{c.samples_per_iteration:g}", "bytes": c.bytes or ""})
+                "samples": f"{c.samples_per_iteration:g}", "bytes": c.bytes or "",
+                "own_input": "yes" if is_own_input(c) else "no"})
     return results
 
 
