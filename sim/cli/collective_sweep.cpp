@@ -176,8 +176,9 @@ int run_collective_sweep(const std::vector<std::string>& original) {
     throw ConfigError("--bytes: expected a size or a range MIN..MAX");
   }
   const std::string factor_text = single(args, "step-factor", "2");
-  const double factor = std::strtod(factor_text.c_str(), nullptr);
-  if (!(factor > 1) || !std::isfinite(factor)) {
+  char* end = nullptr;
+  const double factor = std::strtod(factor_text.c_str(), &end);
+  if (end != factor_text.c_str() + factor_text.size() || !(factor > 1) || !std::isfinite(factor)) {
     throw ConfigError("--step-factor " + factor_text + ": expected a number > 1");
   }
   std::vector<std::string> algorithms = take(args, "algorithm");

@@ -216,6 +216,8 @@ TEST_F(CollectiveCli, SweepFlagsAreChecked) {
   EXPECT_EQ(factor.exit_code, 2);
   EXPECT_NE(factor.err.find("--step-factor 1: expected a number > 1"), std::string::npos)
       << factor.err;
+  EXPECT_EQ(
+      run("collective " + kStar + " --ranks 4 --bytes 1KiB..16KiB --step-factor 2x").exit_code, 2);
   const Result order = run("collective " + kStar + " --ranks 4 --bytes 16KiB..1KiB");
   EXPECT_EQ(order.exit_code, 2);
   // Every point would write the same file.
