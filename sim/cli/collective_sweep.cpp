@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -13,6 +12,7 @@
 #include "sim/cli/child_runs.h"
 #include "sim/cli/output_flags.h"
 #include "sim/cli/run_flags.h"
+#include "sim/cli/sweep_results.h"
 #include "sim/config_error.h"
 #include "workloads/parsing/units.h"
 
@@ -137,13 +137,6 @@ std::string csv(const std::vector<Point>& points) {
   return out;
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 bool is_collective_sweep(const std::vector<std::string>& args) {
@@ -230,11 +223,11 @@ int run_collective_sweep(const std::vector<std::string>& original) {
     if (status[i] != ChildStatus::kOk) {
       std::cerr << "dtsim collective: the sweep's point --bytes " << points[i].bytes
                 << " --algorithm " << points[i].algorithm << " failed:\n"
-                << slurp(children[i].stderr_path);
+                << read_whole_file(children[i].stderr_path);
       fs::remove_all(dir);
       return 2;
     }
-    points[i].report = json::parse(slurp(dir / (std::to_string(i) + ".json")));
+    points[i].report = json::parse(read_whole_file(dir / (std::to_string(i) + ".json")));
   }
   fs::remove_all(dir);
   std::cout << table(points, algorithms);

@@ -10,6 +10,7 @@
 
 #include "sim/cli/child_runs.h"
 #include "sim/cli/output_flags.h"
+#include "sim/cli/sweep_results.h"
 #include "sim/config_error.h"
 #include "sim/whatif/what_if.h"
 #include "workloads/parsing/units.h"
@@ -173,10 +174,7 @@ int run_child(std::vector<std::string> args, const std::filesystem::path& report
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0) {
   }
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  errors = text.str();
+  errors = read_whole_file(err);
   return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 1;
 }
 
