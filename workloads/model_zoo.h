@@ -4,11 +4,40 @@
 #ifndef DTSIM_WORKLOADS_MODEL_ZOO_H_
 #define DTSIM_WORKLOADS_MODEL_ZOO_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace dtsim::workloads {
+
+// What a model-parallel split of a CNN (sim/strategies/CNN.md) needs to know about a layer: its
+// kind and the shapes of its input and output. Transformer layers leave op kNone.
+enum class CnnOp : std::uint8_t {
+  kNone,
+  kConv,         // convolution (kernel, stride, pad, groups)
+  kPool,         // max pooling with a window (kernel, stride, pad)
+  kNorm,         // batch normalization: per-channel statistics over batch and space
+  kElementwise,  // ReLU, a residual add: no neighbours, no statistics
+  kGlobalPool,   // average over all of space: one value per channel
+  kLinear,       // fully connected on the flattened input map (in_channels x in_extent)
+};
+
+struct CnnGeometry {
+  CnnOp op = CnnOp::kNone;
+  int batch = 0;
+  int in_channels = 0;
+  int out_channels = 0;
+  std::array<int, 3> in_extent{1, 1, 1};  // height, width, depth (1 for a 2-D input)
+  std::array<int, 3> out_extent{1, 1, 1};
+  int kernel = 1;  // conv and pool: the window's side, in every spatial dimension the input has
+  int stride = 1;
+  int pad = 0;
+  int groups = 1;
+  int dims = 2;  // spatial dimensions of the input: 2 (images) or 3 (volumes)
+
+  bool operator==(const CnnGeometry&) const = default;
+};
 
 // One layer's forward pass. Memory traffic and the output are counted in elements so that the
 // precision can be applied later: activations read and written, and the weights read.
@@ -24,6 +53,7 @@ struct LayerCost {
   // a conv's N*C_out*H_out*W_out, a linear's rows*out, attention's tokens*hidden; the heads
   // output their logits (the loss folded into them is not an output). Timing does not use it.
   double output_elements = 0;
+  CnnGeometry cnn;  // CNN layers: the shapes model parallelism splits
 
   bool operator==(const LayerCost&) const = default;
 };
@@ -31,25 +61,33 @@ struct LayerCost {
 struct ModelShape {
   std::string model;     // one of model_names()
   int batch = 1;         // samples per device
-  int image_size = 224;  // CNNs: input height = width
+  int image_size = 224;  // CNNs: input height = width (= depth for a volume)
   int seq_len = 128;     // transformers: tokens per sample
 };
 
 // "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
-// "resnext101_32x8d", "wide_resnet50_2", "vgg16", "bert_large", "gpt2".
+// "resnext101_32x8d", "wide_resnet50_2", "vgg16", "alexnet", "cosmoflow", "bert_large", "gpt2".
 [[nodiscard]] const std::vector<std::string>& model_names();
 
 // The model's layers in forward order. Throws GeneratorError naming the field at fault (model,
 // batch, image_size, seq_len; workloads/generator_error.h) for an unknown model
 // or a shape it cannot take (batch < 1, image smaller than 32, seq_len < 1 or above the model's
-// position table).
-//  - ResNets are torchvision's v1.5 (stride in the 3x3 conv), VGG-16 torchvision's (no BN).
+// position table, a cosmoflow side that 32 does not divide).
+//  - ResNets are torchvision's v1.5 (stride in the 3x3 conv), VGG-16 and AlexNet torchvision's
+//    (no BN; AlexNet's adaptive pooling is the identity at 224x224, the only size it takes).
+//  - cosmoflow: the MLPerf HPC CosmoFlow reference, a 3-D CNN on a cube of image_size^3 voxels
+//    with 4 channels (128 in the benchmark; any multiple of 32): five blocks of 3x3x3 conv
+//    (32, 64, 128, 256, 512 filters, bias) + LeakyReLU + 2x2x2 max pooling, then fully connected
+//    layers to 128, 64 and 4 outputs. Its first dense layer grows with the volume.
 //  - bert_large: BERT-large pre-training (24 layers, hidden 1024, 16 heads, FFN 4096, vocab
 //    30522, 512 positions) with its heads; as NVIDIA's BERT pre-training, the masked-LM head
 //    runs on the masked 15% of tokens only; the decoder weight is tied to the word embeddings.
 //  - gpt2: GPT-2 small (12 layers, hidden 768, 12 heads, vocab 50257, 1024 positions), lm_head
 //    tied to the token embeddings.
 [[nodiscard]] std::vector<LayerCost> model_layers(const ModelShape& shape);
+
+// Whether `model` is one of the zoo's CNNs (its layers carry CnnGeometry).
+[[nodiscard]] bool is_cnn(const std::string& model);
 
 }  // namespace dtsim::workloads
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "workloads/generator_error.h"
+
 namespace dtsim::workloads {
 namespace {
 
@@ -34,18 +36,60 @@ TEST(ModelZoo, CnnParameterCountsEqualTorchvision) {
   // torchvision weights meta "num_params" (experiments/validation/data/published.csv rows
   // PARAM-01..09).
   const std::vector<std::pair<std::string, std::uint64_t>> expected{
-      {"resnet18", 11'689'512},
-      {"resnet34", 21'797'672},
-      {"resnet50", 25'557'032},
-      {"resnet101", 44'549'160},
-      {"resnet152", 60'192'808},
-      {"resnext50_32x4d", 25'028'904},
-      {"resnext101_32x8d", 88'791'336},
-      {"wide_resnet50_2", 68'883'240},
-      {"vgg16", 138'357'544}};
+      {"resnet18", 11'689'512},         {"resnet34", 21'797'672},
+      {"resnet50", 25'557'032},         {"resnet101", 44'549'160},
+      {"resnet152", 60'192'808},        {"resnext50_32x4d", 25'028'904},
+      {"resnext101_32x8d", 88'791'336}, {"wide_resnet50_2", 68'883'240},
+      {"vgg16", 138'357'544},           {"alexnet", 61'100'840}};
   for (const auto& [model, params] : expected) {
     EXPECT_EQ(total_params(model_layers({.model = model, .batch = 1})), params) << model;
   }
+}
+
+TEST(ModelZoo, CosmoflowMatchesTheMlperfReferenceByHand) {
+  // The MLPerf HPC reference's layers, counted by hand: conv i has 3^3 * c_in * c_out weights
+  // + c_out biases, c = 4, 32, 64, 128, 256, 512; after five 2x2x2 poolings a 128^3 cube is
+  // 4^3 x 512 = 32768 features into dense layers 128, 64, 4.
+  const std::uint64_t convs = (27 * 4 + 1) * 32 + (27 * 32 + 1) * 64 + (27 * 64 + 1) * 128 +
+                              (27 * 128 + 1) * 256 + (27 * 256 + 1) * 512;
+  const std::uint64_t dense = (32768 + 1) * 128 + (128 + 1) * 64 + (64 + 1) * 4;
+  const auto layers = model_layers({.model = "cosmoflow", .batch = 2, .image_size = 128});
+  EXPECT_EQ(total_params(layers), convs + dense);
+  EXPECT_EQ(convs + dense, 8'907'556u);
+  // The first conv: 27 * 4 * 32 MACs per output voxel, 128^3 voxels (padding 1 keeps the size).
+  EXPECT_DOUBLE_EQ(layers[0].forward_flops, 2.0 * 2 * 27 * 4 * 32 * 128.0 * 128 * 128);
+  EXPECT_EQ(layers[0].cnn.dims, 3);
+  EXPECT_EQ(layers[0].cnn.in_extent, (std::array<int, 3>{128, 128, 128}));
+  EXPECT_EQ(layers[2].cnn.out_extent, (std::array<int, 3>{64, 64, 64}));  // the first pooling
+  // On 512^3 only the first dense layer grows: 16^3 x 512 features.
+  const auto big = model_layers({.model = "cosmoflow", .batch = 1, .image_size = 512});
+  EXPECT_EQ(total_params(big), convs + dense + (16 * 16 * 16 - 4 * 4 * 4) * 512ULL * 128);
+  EXPECT_THROW((void)model_layers({.model = "cosmoflow", .batch = 1, .image_size = 100}),
+               GeneratorError);
+}
+
+TEST(ModelZoo, CnnLayersCarryTheirShapes) {
+  // torchvision's resnet50: conv1 7x7 stride 2 pad 3 from 3x224x224 to 64x112x112; the fc sees
+  // 2048 channels of a 1x1 map.
+  const auto layers = model_layers({.model = "resnet50", .batch = 8});
+  const CnnGeometry& conv1 = layers[0].cnn;
+  EXPECT_EQ(conv1.op, CnnOp::kConv);
+  EXPECT_EQ(conv1.batch, 8);
+  EXPECT_EQ(conv1.in_channels, 3);
+  EXPECT_EQ(conv1.out_channels, 64);
+  EXPECT_EQ(conv1.in_extent, (std::array<int, 3>{224, 224, 1}));
+  EXPECT_EQ(conv1.out_extent, (std::array<int, 3>{112, 112, 1}));
+  EXPECT_EQ(conv1.kernel, 7);
+  EXPECT_EQ(conv1.stride, 2);
+  EXPECT_EQ(conv1.pad, 3);
+  EXPECT_EQ(layers[1].cnn.op, CnnOp::kNorm);
+  EXPECT_EQ(layers.back().cnn.op, CnnOp::kLinear);
+  EXPECT_EQ(layers.back().cnn.in_channels, 2048);
+  EXPECT_EQ(layers.back().cnn.out_channels, 1000);
+  // Transformers carry none.
+  EXPECT_EQ(model_layers({.model = "gpt2", .batch = 1, .seq_len = 8})[0].cnn.op, CnnOp::kNone);
+  EXPECT_TRUE(is_cnn("alexnet"));
+  EXPECT_FALSE(is_cnn("gpt2"));
 }
 
 TEST(ModelZoo, TransformerParameterCountsEqualTheReferenceModels) {
@@ -61,11 +105,18 @@ TEST(ModelZoo, TransformerParameterCountsEqualTheReferenceModels) {
 TEST(ModelZoo, ConvolutionMacsMatchTorchvisionsTable) {
   // torchvision's model table (GFLOPS = multiply-accumulates of one 224x224 image):
   // resnet18 1.81, resnet34 3.66, resnet50 4.09, resnet101 7.80, resnet152 11.51,
-  // resnext50_32x4d 4.23, resnext101_32x8d 16.41, wide_resnet50_2 11.40, vgg16 15.47.
-  const std::vector<std::pair<std::string, double>> expected{
-      {"resnet18", 1.81e9},          {"resnet34", 3.66e9},         {"resnet50", 4.09e9},
-      {"resnet101", 7.80e9},         {"resnet152", 11.51e9},       {"resnext50_32x4d", 4.23e9},
-      {"resnext101_32x8d", 16.41e9}, {"wide_resnet50_2", 11.40e9}, {"vgg16", 15.47e9}};
+  // resnext50_32x4d 4.23, resnext101_32x8d 16.41, wide_resnet50_2 11.40, vgg16 15.47,
+  // alexnet 0.71.
+  const std::vector<std::pair<std::string, double>> expected{{"resnet18", 1.81e9},
+                                                             {"resnet34", 3.66e9},
+                                                             {"resnet50", 4.09e9},
+                                                             {"resnet101", 7.80e9},
+                                                             {"resnet152", 11.51e9},
+                                                             {"resnext50_32x4d", 4.23e9},
+                                                             {"resnext101_32x8d", 16.41e9},
+                                                             {"wide_resnet50_2", 11.40e9},
+                                                             {"vgg16", 15.47e9},
+                                                             {"alexnet", 0.71e9}};
   for (const auto& [model, macs] : expected) {
     const int batch = 4;
     const double got =
@@ -187,7 +238,7 @@ TEST(ModelZoo, EveryLayerOutputsAWholeNumberOfElementsProportionalToTheBatch) {
 }
 
 TEST(ModelZoo, RejectsUnknownModelsAndShapes) {
-  EXPECT_THROW((void)model_layers({.model = "alexnet"}), std::invalid_argument);
+  EXPECT_THROW((void)model_layers({.model = "inception_v3"}), std::invalid_argument);
   EXPECT_THROW((void)model_layers({.model = "resnet50", .batch = 0}), std::invalid_argument);
   EXPECT_THROW((void)model_layers({.model = "gpt2", .seq_len = 2048}), std::invalid_argument);
   EXPECT_THROW((void)model_layers({.model = "vgg16", .image_size = 256}), std::invalid_argument);
