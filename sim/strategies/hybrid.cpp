@@ -13,14 +13,49 @@ using hybrid::Role;
 
 namespace hybrid {
 
-const char* role_name(Role role) {
-  static constexpr const char* kNames[kRoleCount] = {
-      "dp",        "dp_gather",  "tp",         "cp_next",     "cp_prev", "ep",        "edp",
-      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb",     "dp_replica"};
-  return kNames[role];
+namespace {
+
+constexpr const char* kGridDims = "hwd";  // the spatial grid's height, width, depth
+
+// "halo_h+" (data going to the higher coordinate in height) or "halo_h-".
+std::string halo_kind(int dim, bool up) {
+  return std::string("halo_") + kGridDims[dim] + (up ? "+" : "-");
 }
 
-std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, int stage) {
+bool spatial_split(const HybridJob& job) {
+  return job.spatial_grid[0] * job.spatial_grid[1] * job.spatial_grid[2] > 1;
+}
+
+}  // namespace
+
+std::string role_name(Role role) {
+  static constexpr const char* kNames[kHalo] = {
+      "dp",        "dp_gather",  "tp",         "cp_next",     "cp_prev", "ep",         "edp",
+      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb",     "dp_replica", "spatial"};
+  if (role < kHalo) {
+    return kNames[role];
+  }
+  const int dim = (role - kHalo) / 4;
+  const int r = (role - kHalo) % 4;
+  return halo_kind(dim, r == kUpSend || r == kUpRecv) +
+         (r == kUpSend || r == kDownSend ? "_send" : "_recv");
+}
+
+GridEdges grid_edges(const HybridJob& job, int cp_coordinate) {
+  GridEdges e;
+  int rest = cp_coordinate;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const int n = job.spatial_grid[d];
+    const int x = rest % n;
+    rest /= n;
+    e.below[d] = x > 0;
+    e.above[d] = x + 1 < n;
+  }
+  return e;
+}
+
+std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, int stage,
+                              const GridEdges& edges) {
   const ParallelDegrees& d = job.degrees;
   std::vector<bool> roles(kRoleCount, false);
   bool experts = false;
@@ -30,7 +65,13 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   roles[kDp] = true;
   roles[kDpGather] = job.zero_stage == 3;
   roles[kTp] = d.tp > 1;
-  roles[kCpNext] = roles[kCpPrev] = d.cp > 1;
+  roles[kCpNext] = roles[kCpPrev] = d.cp > 1 && !spatial_split(job);
+  roles[kSpatial] = spatial_split(job);
+  for (int dim = 0; dim < 3; ++dim) {
+    const auto u = static_cast<std::size_t>(dim);
+    roles[halo_role(dim, kUpSend)] = roles[halo_role(dim, kDownRecv)] = edges.above[u];
+    roles[halo_role(dim, kDownSend)] = roles[halo_role(dim, kUpRecv)] = edges.below[u];
+  }
   roles[kEp] = d.ep > 1 && experts;
   roles[kEdp] = experts;
   // A device receives activations unless it only holds the first virtual stage, and sends them
@@ -170,6 +211,18 @@ std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
   if (job.zero_stage == 3 && experts) {
     return "zero: ZeRO-3 of a model with experts is not modelled";
   }
+  if (hybrid::spatial_split(job)) {
+    const auto& g = job.spatial_grid;
+    if (g[0] < 1 || g[1] < 1 || g[2] < 1 || 1LL * g[0] * g[1] * g[2] != d.cp) {
+      return "cp: the spatial grid " + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
+             std::to_string(g[2]) + " is not cp = " + std::to_string(d.cp) + " ranks";
+    }
+    for (const ModelPiece& p : model.pieces) {
+      if (p.cp_kv_bytes > 0) {
+        return "cp: a spatial split of a model with ring attention";
+      }
+    }
+  }
   if (job.micro_batches < 1) {
     return "micro_batches: " + std::to_string(job.micro_batches) + ", expected 1 or more";
   }
@@ -193,6 +246,10 @@ namespace {
 // What kind of communicator a role binds: the two ends of a pair share one ("pp_act" is the
 // sender's pp_act_out and the receiver's pp_act_in).
 std::string comm_kind(Role role) {
+  if (role >= hybrid::kHalo) {
+    const int r = (role - hybrid::kHalo) % 4;
+    return hybrid::halo_kind((role - hybrid::kHalo) / 4, r == hybrid::kUpSend || r == hybrid::kUpRecv);
+  }
   switch (role) {
     case hybrid::kCpNext:
     case hybrid::kCpPrev:
@@ -266,8 +323,10 @@ std::vector<int> data_group(const RankLayout& layout, int rank, Role role, int s
   return members;
 }
 
-// The communicator rank `rank` binds `role` to (`shard`: HybridJob::dp_shard under ZeRO-3).
-std::vector<int> members(const RankLayout& layout, int rank, Role role, int shard) {
+// The communicator rank `rank` binds `role` to (`shard`: HybridJob::dp_shard under ZeRO-3;
+// `grid`: HybridJob::spatial_grid).
+std::vector<int> members(const RankLayout& layout, int rank, Role role, int shard,
+                         const std::array<int, 3>& grid) {
   const ParallelDegrees& d = layout.degrees();
   auto shifted = [&](Dim dim, int by) {
     std::array<int, kDims> c{};
@@ -313,8 +372,27 @@ std::vector<int> members(const RankLayout& layout, int rank, Role role, int shar
       const std::vector<int> pipeline = layout.group(rank, {Dim::kPp});
       return {pipeline.front(), pipeline.back()};
     }
-    case hybrid::kRoleCount:
+    case hybrid::kSpatial:
+      return layout.group(rank, {Dim::kCp});
+    default:
       break;
+  }
+  if (role >= hybrid::kHalo && role < hybrid::kRoleCount) {
+    const int dim = (role - hybrid::kHalo) / 4;
+    int stride = 1;  // of grid dimension dim in the context coordinate (height fastest)
+    for (int k = 0; k < dim; ++k) {
+      stride *= grid[static_cast<std::size_t>(k)];
+    }
+    switch ((role - hybrid::kHalo) % 4) {
+      case hybrid::kUpSend:
+        return pair(rank, shifted(Dim::kCp, stride));
+      case hybrid::kUpRecv:
+        return pair(shifted(Dim::kCp, -stride), rank);
+      case hybrid::kDownSend:
+        return pair(rank, shifted(Dim::kCp, -stride));
+      default:  // kDownRecv
+        return pair(shifted(Dim::kCp, stride), rank);
+    }
   }
   return {};
 }
@@ -327,22 +405,28 @@ ExecutionGraph build_hybrid(const HybridModel& model, const HybridJob& job) {
     g.layers.push_back(p.name);
   }
   const RankLayout layout(job.degrees, job.order);
+  // One program per stage and place in the spatial grid (its edges decide its halos).
+  std::map<std::pair<int, hybrid::GridEdges>, std::int32_t> program_of;
   std::vector<std::vector<bool>> roles;
-  for (int s = 0; s < job.degrees.pp; ++s) {
-    g.programs.push_back(hybrid::build_stage_program(model, job, s, g));
-    roles.push_back(hybrid::stage_roles(model, job, s));
-  }
   CommTable comms;
   g.ranks.resize(static_cast<std::size_t>(layout.ranks()));
   for (int r = 0; r < layout.ranks(); ++r) {
     const int stage = layout.coordinate(r, Dim::kPp);
+    const hybrid::GridEdges edges = hybrid::grid_edges(job, layout.coordinate(r, Dim::kCp));
+    auto [it, inserted] = program_of.try_emplace({stage, edges}, 0);
+    if (inserted) {
+      it->second = static_cast<std::int32_t>(g.programs.size());
+      g.programs.push_back(hybrid::build_stage_program(model, job, stage, edges, g));
+      roles.push_back(hybrid::stage_roles(model, job, stage, edges));
+    }
     RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
-    rp.program = stage;
+    rp.program = it->second;
+    const std::vector<bool>& has = roles[static_cast<std::size_t>(rp.program)];
     for (int role = 0; role < hybrid::kRoleCount; ++role) {
-      if (roles[static_cast<std::size_t>(stage)][static_cast<std::size_t>(role)]) {
+      if (has[static_cast<std::size_t>(role)]) {
         const Role ro = static_cast<Role>(role);
-        rp.comms.push_back(
-            comms.add(ro, members(layout, r, ro, job.zero_stage == 3 ? job.dp_shard : 0)));
+        rp.comms.push_back(comms.add(
+            ro, members(layout, r, ro, job.zero_stage == 3 ? job.dp_shard : 0, job.spatial_grid)));
       }
     }
   }

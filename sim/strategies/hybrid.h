@@ -33,6 +33,27 @@
 
 namespace dtsim::sim {
 
+// CNN model parallelism (sim/strategies/CNN.md): a collective a piece needs besides the
+// transformer's TP ones, where in its forward or backward pass, on which group.
+enum class PieceStep : std::uint8_t {
+  kBeforeForward,
+  kAfterForward,
+  kBeforeBackward,
+  kAfterBackward
+};
+enum class PieceGroup : std::uint8_t {
+  kTp,       // the tensor-parallel group (a CNN's filter or channel split)
+  kSpatial,  // the spatial group: the ranks that share one sample (the context dimension)
+};
+struct PieceCollective {
+  PieceStep step = PieceStep::kBeforeForward;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  PieceGroup group = PieceGroup::kTp;
+  std::uint64_t bytes = 0;  // nccl-tests' size
+
+  bool operator==(const PieceCollective&) const = default;
+};
+
 // One piece of the model as one rank runs it for one micro-batch: a stretch of compute between
 // two points where tensor parallelism communicates.
 struct ModelPiece {
@@ -65,6 +86,16 @@ struct ModelPiece {
   // gradient cp - 1 times, then the gradient once more, home.
   std::uint64_t cp_kv_bytes = 0;
   std::uint64_t ep_bytes = 0;  // EP: each all-to-all (dispatch, combine)
+  // CNN splits: collectives in program order at each step (kBefore*: the compute waits for
+  // them; kAfter*: the next piece does).
+  std::vector<PieceCollective> collectives;
+  // CNN spatial split: the halo bytes this rank sends, before the piece's forward, to its
+  // neighbour below and above in each dimension of the spatial grid (height, width, depth);
+  // after the piece's backward it sends their gradients back the other way (below: what the
+  // one below sent up, above: what the one above sent down). The compute waits for the halos.
+  std::array<std::uint64_t, 3> halo_down_bytes{};
+  std::array<std::uint64_t, 3> halo_up_bytes{};
+  bool backward_halo = true;  // false: the piece's input needs no gradient (the first layer)
 };
 
 struct HybridModel {
@@ -98,6 +129,9 @@ struct HybridJob {
   // group (plain ZeRO-3).
   int dp_shard = 0;
   bool sequence_parallel = false;
+  // CNN spatial split of the context dimension: the grid's height, width and depth (product
+  // cp; spatial coordinate h + H * (w + W * d) of the context coordinate). {1, 1, 1}: none.
+  std::array<int, 3> spatial_grid{1, 1, 1};
   bool full_recompute = false;  // recomputation re-runs the forward's TP collectives too
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
   std::uint64_t first_bucket_cap_bytes = kFirstBucketCapBytes;

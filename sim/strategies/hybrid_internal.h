@@ -2,6 +2,8 @@
 #ifndef DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_
 #define DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_
 
+#include <array>
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,13 +28,31 @@ enum Role : int {
   kGradOut,    // PP: gradients to the previous device
   kEmb,        // tied embeddings: the first and the last stage's copies (Megatron-LM)
   kDpReplica,  // ZeRO-3 hybrid sharding: the ranks holding the same shard in every group
-  kRoleCount,
+  kSpatial,    // CNN spatial split: the ranks sharing one sample (the context group)
+  // CNN halos, per grid dimension d: kHalo + 4 * d + HaloRole (pairs, sender local rank 0).
+  kHalo,
+  kRoleCount = kHalo + 12,
 };
-[[nodiscard]] const char* role_name(Role role);
+enum HaloRole : int { kUpSend, kUpRecv, kDownSend, kDownRecv };  // up: to the higher coordinate
+[[nodiscard]] inline Role halo_role(int dim, HaloRole r) {
+  return static_cast<Role>(kHalo + 4 * dim + r);
+}
+[[nodiscard]] std::string role_name(Role role);
 
-// Which roles stage `stage` has under `job` (a role absent has no communicator).
+// Where a rank sits in the CNN spatial grid: whether it has a neighbour below and above in each
+// dimension (none without a spatial split).
+struct GridEdges {
+  std::array<bool, 3> below{};
+  std::array<bool, 3> above{};
+
+  auto operator<=>(const GridEdges&) const = default;
+};
+// The edges of the rank with context coordinate `cp_coordinate` under `job`.
+[[nodiscard]] GridEdges grid_edges(const HybridJob& job, int cp_coordinate);
+
+// Which roles stage `stage` has under `job` at `edges` (a role absent has no communicator).
 [[nodiscard]] std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job,
-                                            int stage);
+                                            int stage, const GridEdges& edges = {});
 
 // Pieces [begin, end) of each virtual stage (index chunk * pp + stage), by the job's split.
 struct PieceRange {
@@ -44,7 +64,7 @@ struct PieceRange {
 
 // The program of every rank of pipeline stage `stage`. `graph` receives its labels.
 [[nodiscard]] Program build_stage_program(const HybridModel& model, const HybridJob& job, int stage,
-                                          ExecutionGraph& graph);
+                                          const GridEdges& edges, ExecutionGraph& graph);
 
 }  // namespace dtsim::sim::hybrid
 

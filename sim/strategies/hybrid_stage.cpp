@@ -12,20 +12,35 @@ namespace {
 
 using Deps = std::vector<std::int32_t>;
 
+// " at h first, w inner" for a rank of a spatial grid (its edges), else "".
+std::string grid_place(const HybridJob& job, const GridEdges& edges) {
+  std::string place;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (job.spatial_grid[d] == 1) {
+      continue;
+    }
+    const char* where = !edges.below[d] ? "first" : !edges.above[d] ? "last" : "inner";
+    place += std::string(place.empty() ? " at " : ", ") + "hwd"[d] + " " + where;
+  }
+  return place;
+}
+
 // Writes one stage's program node by node. `wait` holds what the next compute node must wait
 // for besides its stream (the communication that produced its input), `last` the node that
 // ends the pass so far.
 class StageWriter {
  public:
-  StageWriter(const HybridModel& model, const HybridJob& job, int stage, ExecutionGraph& graph)
+  StageWriter(const HybridModel& model, const HybridJob& job, int stage, const GridEdges& edges,
+              ExecutionGraph& graph)
       : model_(model),
         job_(job),
         stage_(stage),
         graph_(graph),
         ranges_(virtual_stage_pieces(model, job)),
-        roles_(stage_roles(model, job, stage)),
+        roles_(stage_roles(model, job, stage, edges)),
         param_ready_(model.pieces.size(), -1) {
     program_.name = job.degrees.pp == 1 ? "replica" : "stage " + std::to_string(stage);
+    program_.name += grid_place(job, edges);
     for (int r = 0; r < kRoleCount; ++r) {
       role_index_[r] = -1;
       if (roles_[static_cast<std::size_t>(r)]) {
@@ -98,6 +113,47 @@ class StageWriter {
     return program_.add(node, deps);
   }
 
+  // The CNN collectives of `piece` at `step`, one after another after `deps`; returns what
+  // follows them must wait for (`deps` when there are none).
+  Deps piece_collectives(int piece, PieceStep step, Deps deps) {
+    for (const PieceCollective& c : model_.pieces[static_cast<std::size_t>(piece)].collectives) {
+      const Role role = c.group == PieceGroup::kTp ? kTp : kSpatial;
+      if (c.step == step && has(role)) {
+        deps = {collective(c.op, role, piece, c.bytes, deps)};
+      }
+    }
+    return deps;
+  }
+
+  // CNN halos of `piece` after `deps`: forward, the piece's halo rows to the neighbours below
+  // and above in each grid dimension; backward, their gradients back. Returns `deps` and the
+  // receives, which the next compute waits for.
+  Deps halos(int piece, bool forward, Deps deps) {
+    const ModelPiece& p = model_.pieces[static_cast<std::size_t>(piece)];
+    Deps received;
+    for (int d = 0; d < 3; ++d) {
+      const auto u = static_cast<std::size_t>(d);
+      // Forward sends down what the one below needs, up what the one above needs; backward
+      // returns the gradient of what came from each side.
+      const std::uint64_t to_below = forward ? p.halo_down_bytes[u] : p.halo_up_bytes[u];
+      const std::uint64_t to_above = forward ? p.halo_up_bytes[u] : p.halo_down_bytes[u];
+      if (to_above > 0 && has(halo_role(d, kUpSend))) {
+        p2p(NodeKind::kSend, halo_role(d, kUpSend), piece, to_above, deps);
+      }
+      if (to_below > 0 && has(halo_role(d, kDownSend))) {
+        p2p(NodeKind::kSend, halo_role(d, kDownSend), piece, to_below, deps);
+      }
+      if (to_above > 0 && has(halo_role(d, kUpRecv))) {  // the one below sent it up
+        received.push_back(p2p(NodeKind::kRecv, halo_role(d, kUpRecv), piece, to_above, {}));
+      }
+      if (to_below > 0 && has(halo_role(d, kDownRecv))) {
+        received.push_back(p2p(NodeKind::kRecv, halo_role(d, kDownRecv), piece, to_below, {}));
+      }
+    }
+    deps.insert(deps.end(), received.begin(), received.end());
+    return deps;
+  }
+
   // The compute of one pass of `piece`, as a CP ring where it passes key/value blocks: the
   // block already here computes while the next one travels (HYBRID.md, "CP").
   std::int32_t piece_compute(int piece, double duration_sec, std::uint64_t ring_bytes,
@@ -134,8 +190,14 @@ class StageWriter {
     if (has(kEp) && p.expert) {
       deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, deps)};
     }
+    deps = halos(piece, true, piece_collectives(piece, PieceStep::kBeforeForward, deps));
     last_ = piece_compute(piece, duration_sec, p.cp_kv_bytes, deps);
     wait_.clear();
+    if (const Deps after = piece_collectives(piece, PieceStep::kAfterForward, {last_});
+        after != Deps{last_}) {
+      wait_ = after;
+      last_ = after.front();
+    }
     if (has(kEp) && p.expert) {
       wait_ = {last_ = collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, {last_})};
     }
@@ -166,6 +228,7 @@ class StageWriter {
     // Ring attention's backward passes the key/value blocks and their gradients around, then
     // each gradient block travels one step more, home; the piece's gradients are ready once it
     // arrived.
+    deps = piece_collectives(piece, PieceStep::kBeforeBackward, deps);
     std::int32_t gradients = piece_compute(piece, p.backward_sec, 2 * p.cp_kv_bytes, deps);
     if (job_.degrees.cp > 1 && p.cp_kv_bytes > 0) {
       p2p(NodeKind::kSend, kCpNext, piece, p.cp_kv_bytes, {gradients});
@@ -182,6 +245,15 @@ class StageWriter {
     if (has(kTp) && p.tp_in_bytes > 0) {
       const CollectiveOp op = sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
       wait_ = {last_ = collective(op, kTp, piece, p.tp_in_bytes, {last_})};
+    }
+    if (p.backward_halo) {  // the sends go after the gradients they carry
+      const Deps got = halos(piece, false, {gradients});
+      wait_.insert(wait_.end(), got.begin() + 1, got.end());
+    }
+    if (const Deps after = piece_collectives(piece, PieceStep::kAfterBackward, {last_});
+        after != Deps{last_}) {
+      wait_.push_back(after.front());
+      last_ = after.front();
     }
     return gradients;
   }
@@ -454,8 +526,8 @@ class StageWriter {
 }  // namespace
 
 Program build_stage_program(const HybridModel& model, const HybridJob& job, int stage,
-                            ExecutionGraph& graph) {
-  return StageWriter(model, job, stage, graph).build();
+                            const GridEdges& edges, ExecutionGraph& graph) {
+  return StageWriter(model, job, stage, edges, graph).build();
 }
 
 }  // namespace dtsim::sim::hybrid
