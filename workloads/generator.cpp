@@ -17,6 +17,15 @@ std::string format(const char* fmt, double value) {
 
 }  // namespace
 
+LayerSeconds layer_seconds(const LayerCost& c, const Roofline& roofline) {
+  // Weights are read once per pass (fp32 master copy, cast on the fly for fp16/bf16).
+  const double element_bytes = roofline.element_bytes;
+  const double fwd_bytes = c.activation_elements * element_bytes + 4.0 * c.params;
+  const double bwd_bytes = 2 * c.activation_elements * element_bytes + 8.0 * c.params;
+  return {.forward_sec = roofline.seconds(c.forward_flops, fwd_bytes),
+          .backward_sec = roofline.seconds(c.backward_factor * c.forward_flops, bwd_bytes)};
+}
+
 Workload generate_workload(const GeneratorConfig& config) {
   const DeviceSpec& device = find_device(config.device);
   const Roofline roofline = make_roofline(device, config.precision);
@@ -40,13 +49,11 @@ Workload generate_workload(const GeneratorConfig& config) {
              .batch_per_device = config.shape.batch};
   std::uint64_t params = 0;
   for (const LayerCost& c : costs) {
-    // Weights are read once per pass (fp32 master copy, cast on the fly for fp16/bf16).
-    const double fwd_bytes = c.activation_elements * element_bytes + 4.0 * c.params;
-    const double bwd_bytes = 2 * c.activation_elements * element_bytes + 8.0 * c.params;
+    const LayerSeconds sec = layer_seconds(c, roofline);
     w.layers.push_back(
         {.name = c.name,
-         .forward_sec = roofline.seconds(c.forward_flops, fwd_bytes),
-         .backward_sec = roofline.seconds(c.backward_factor * c.forward_flops, bwd_bytes),
+         .forward_sec = sec.forward_sec,
+         .backward_sec = sec.backward_sec,
          .param_bytes = static_cast<std::uint64_t>(kGradientBytesPerParam * c.params),
          .forward_flops = c.forward_flops,
          .activation_bytes = static_cast<std::uint64_t>(c.output_elements * element_bytes)});

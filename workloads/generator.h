@@ -31,6 +31,13 @@ struct GeneratorConfig {
   std::string note;  // appended to the trace's source, e.g. where the calibration time is from
 };
 
+// One layer's forward and backward time on `roofline`, as generate_workload times it.
+struct LayerSeconds {
+  double forward_sec = 0;
+  double backward_sec = 0;
+};
+[[nodiscard]] LayerSeconds layer_seconds(const LayerCost& layer, const Roofline& roofline);
+
 // The trace of `config` (format version 3 without a measurement record: it is modelled).
 // Per layer, on the device's roofline (roofline.h): forward = max(flops / (peak *
 // kComputeEfficiency), bytes / (memory bandwidth * kMemoryEfficiency)),

@@ -1,5 +1,6 @@
 #include "sim/cli/hybrid_flags.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "sim/config_error.h"
@@ -15,13 +16,18 @@ po::options_description hybrid_flags(HybridFlags& f) {
   auto add = d.add_options();
   add("model", po::value(&f.model)->value_name("NAME"),
       "a transformer of the catalogue (workloads/TRANSFORMER.md: gpt3-175b, llama3-70b, "
-      "mixtral-8x7b, ...), its compute modelled on the sharded shapes; instead of --workload");
+      "mixtral-8x7b, ...) or a CNN of the zoo (workloads/GENERATOR.md: resnet50, vgg16, alexnet, "
+      "cosmoflow, ...), its compute modelled on the sharded shapes; instead of --workload");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
       "--model's GPU, from the generator's datasheets (v100, a100, h100, h200)");
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision)");
   add("parallel", po::value(&f.parallel)->value_name("tp=T,pp=P,dp=D[,cp=C][,ep=E]"),
-      "parallelism degrees; their product is --ranks (dp left out: --ranks / (tp*cp*pp))");
+      "parallelism degrees; their product is --ranks (dp left out: --ranks / (tp*cp*pp)); a CNN "
+      "takes one of spatial=HxW[xD], filter=F, channel=C in place of cp or tp "
+      "(sim/strategies/CNN.md)");
+  add("image-size", po::value(&f.image_size)->default_value(0)->value_name("PIXELS"),
+      "a CNN's input side (0: 224, cosmoflow's cube 128)");
   add("rank-order", po::value(&f.rank_order)->default_value("tp-cp-dp-pp")->value_name("ORDER"),
       "how ranks are numbered, fastest dimension first (Megatron-LM's default: a tensor-parallel "
       "group on consecutive ranks, so on one node)");
@@ -78,6 +84,40 @@ std::vector<int> parse_counts(const std::string& text) {
   return counts;
 }
 
+// Takes the CNN keys (spatial=, filter=, channel=) out of `text` into `split`; returns the rest
+// for parse_parallel.
+std::string take_cnn_keys(const std::string& text, CnnSplit& split) {
+  std::string rest;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    std::string why;
+    if (key == "spatial") {
+      const auto grid = parse_spatial_grid(value, &why);
+      if (!grid) {
+        throw ConfigError("--parallel " + text + ": spatial=" + value + ": " + why);
+      }
+      split.spatial = *grid;
+    } else if (key == "filter" || key == "channel") {
+      int n = 0;
+      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || ptr != value.data() + value.size() || n < 1 || n > (1 << 24)) {
+        throw ConfigError("--parallel " + text + ": " + key + "=" + value +
+                          ": expected a degree in 1 .. 2^24");
+      }
+      (key == "filter" ? split.filter : split.channel) = n;
+    } else {
+      rest += (rest.empty() ? "" : ",") + item;
+    }
+    start = end + 1;
+  }
+  return rest;
+}
+
 // --cp or --ep beside --parallel: the same degree, or only one of them.
 void merge_degree(const char* name, int flag, int& degree) {
   if (flag == 0) {
@@ -113,12 +153,33 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   std::string why;
   bool dp_given = false;
   if (!f.parallel.empty()) {
-    const auto degrees = parse_parallel(f.parallel, &dp_given, &why);
-    if (!degrees) {
-      throw ConfigError("--parallel " + f.parallel + ": " + why);
+    const std::string rest = take_cnn_keys(f.parallel, c.cnn);
+    if (!rest.empty()) {
+      const auto degrees = parse_parallel(rest, &dp_given, &why);
+      if (!degrees) {
+        throw ConfigError("--parallel " + f.parallel + ": " + why);
+      }
+      c.job.degrees = *degrees;
     }
-    c.job.degrees = *degrees;
+    const int model_split = std::max(c.cnn.filter, c.cnn.channel);
+    if (model_split > 1) {
+      if (c.job.degrees.tp != 1) {
+        throw ConfigError("--parallel " + f.parallel +
+                          ": filter and channel splits are the tensor "
+                          "dimension; give tp or them, not both");
+      }
+      c.job.degrees.tp = model_split;
+    }
+    if (c.cnn.spatial_ranks() > 1) {
+      if (c.job.degrees.cp != 1) {
+        throw ConfigError("--parallel " + f.parallel +
+                          ": a spatial split is the context "
+                          "dimension; give cp or spatial, not both");
+      }
+      c.job.degrees.cp = c.cnn.spatial_ranks();
+    }
   }
+  c.image_size = f.image_size;
   merge_degree("cp", f.cp, c.job.degrees.cp);
   merge_degree("ep", f.ep, c.job.degrees.ep);
   ParallelDegrees& d = c.job.degrees;

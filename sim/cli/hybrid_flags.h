@@ -16,6 +16,7 @@ struct HybridFlags {
   int micro_batch = 1;
   int global_batch = 0;
   int seq_len = 0;
+  int image_size = 0;
   int zero = 0;
   int dp_shard = 0;
   int cp = 0;  // 0: not given (--parallel's, else 1)

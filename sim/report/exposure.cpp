@@ -11,6 +11,9 @@ std::string communication_kind(std::string_view name) {
   if (prefix.starts_with("pp")) {
     return "pp";
   }
+  if (prefix.starts_with("halo_")) {
+    return "halo";  // a CNN spatial split's neighbour exchanges, every direction
+  }
   if (prefix == "dp_gather" || prefix == "edp" || prefix == "emb" || prefix == "dp_replica") {
     return "dp";
   }

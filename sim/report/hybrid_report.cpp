@@ -106,8 +106,10 @@ std::string report_summary(const HybridReport& report) {
                   " ranks, " + g.run.topology + ", " + g.run.algorithm + " (" + g.run.replay +
                   " replay" + fold_note(g) + ")\n";
   s += "  compute                 " + report.compute_source + "\n";
-  s += "  batch                   " + std::to_string(report.global_batch) + " sequences of " +
-       std::to_string(report.seq_len) + " tokens per step, " +
+  const std::string unit = report.seq_len > 0 ? " sequences of " + std::to_string(report.seq_len) +
+                                                     " tokens per step, "
+                                               : " samples per step, ";
+  s += "  batch                   " + std::to_string(report.global_batch) + unit +
        std::to_string(report.micro_batches) + " micro-batches of " +
        std::to_string(report.micro_batch) + " per replica\n";
   s += "  iteration time          " + format_number("%.6f s", g.iteration_time_sec) + "\n";

@@ -11,6 +11,7 @@
 #include "sim/strategies/memory.h"
 #include "sim/strategies/model_pieces.h"
 #include "sim/strategies/transformer_model.h"
+#include "workloads/generator.h"
 #include "workloads/generator_error.h"
 #include "workloads/roofline.h"
 #include "workloads/trace_reader.h"
@@ -91,8 +92,87 @@ BuiltModel transformer(const HybridConfig& c, int seq_len) {
   return b;
 }
 
+bool cnn_split(const HybridConfig& c) {
+  return c.cnn != CnnSplit{};
+}
+
+// A CNN of the zoo on `w`'s times (generated or measured): the zoo's layers at its batch.
+BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::string& device_name,
+               const std::string& source) {
+  const bool volume = w.model == "cosmoflow";
+  const workloads::ModelShape shape{
+      .model = w.model,
+      .batch = w.batch_per_device,
+      .image_size = c.image_size > 0 ? c.image_size : (volume ? 128 : 224)};
+  std::vector<workloads::LayerCost> layers;
+  try {
+    layers = workloads::model_layers(shape);
+  } catch (const workloads::GeneratorError& e) {
+    if (e.field() == "model") {
+      throw ConfigError("parallel",
+                        ": spatial, filter and channel splits need a CNN of the model "
+                        "zoo, and " +
+                            w.model + " is not one");
+    }
+    throw ConfigError(e.field() == "image_size" ? "image_size" : e.field(), e.detail());
+  }
+  if (std::string why = match_cnn_trace(layers, w); !why.empty()) {
+    throw ConfigError("workload", ": " + why);
+  }
+  if (std::string why = check_cnn_split(layers, c.cnn); !why.empty()) {
+    refuse("parallel", ": " + why);
+  }
+  const workloads::DeviceSpec& device = workloads::find_device(device_name);
+  const workloads::Roofline roofline = workloads::make_roofline(device, w.precision);
+  BuiltModel b{.model = model_from_cnn(layers, w, roofline, c.cnn)};
+  b.report.model = w.model;
+  b.report.compute_source = source;
+  b.report.device = w.device;
+  b.report.precision = w.precision;
+  b.report.micro_batch = w.batch_per_device;
+  b.report.peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency;
+  return b;
+}
+
+// --model NAME of the zoo's CNNs: the generator's trace at the micro-batch, then split.
+BuiltModel generated_cnn(const HybridConfig& c) {
+  workloads::GeneratorConfig g{.shape = {.model = c.model, .batch = c.micro_batch},
+                               .device = c.device,
+                               .precision = c.precision};
+  if (c.image_size > 0) {
+    g.shape.image_size = c.image_size;
+  } else if (c.model == "cosmoflow") {
+    g.shape.image_size = 128;
+  }
+  workloads::Workload w;
+  try {
+    w = workloads::generate_workload(g);
+  } catch (const workloads::GeneratorError& e) {
+    refuse(e.field(), e.detail());
+  }
+  return cnn(c, w, c.device,
+             "generator (roofline of the sharded layer shapes on " + w.device +
+                 ", workloads/GENERATOR.md and sim/strategies/CNN.md)");
+}
+
+// The catalogue entry of a trace's device (its full name), else --device's.
+std::string trace_device(const HybridConfig& c, const workloads::Workload& w) {
+  for (const workloads::DeviceSpec& d : workloads::device_catalog()) {
+    if (d.full_name == w.device || d.name == w.device) {
+      return d.name;
+    }
+  }
+  return c.device;
+}
+
 BuiltModel trace(const HybridConfig& c) {
   const workloads::Workload w = workloads::read_workload(c.workload_path);
+  if (cnn_split(c)) {
+    return cnn(c, w, trace_device(c, w),
+               c.workload_path +
+                   " (each layer's time scaled by the roofline's ratio of its shard "
+                   "to the whole layer, sim/strategies/CNN.md)");
+  }
   BuiltModel b{.model = model_from_trace(w)};
   b.report.model = w.model;
   b.report.compute_source = c.workload_path;
@@ -196,6 +276,7 @@ PreparedJob prepare(const HybridConfig& config) {
     throw ConfigError("model", ": give a model or a workload trace, one of them");
   }
   PreparedJob p{.job = config.job, .run = config.run};
+  p.job.spatial_grid = config.cnn.spatial;
   const ParallelDegrees& d = p.job.degrees;
   if (p.run.ranks == 0) {
     p.run.ranks = static_cast<int>(std::min<long long>(d.ranks(), kMaxGraphRanks + 1LL));
@@ -209,7 +290,16 @@ PreparedJob prepare(const HybridConfig& config) {
   }
   int seq_len = 0;
   int micro_batch = config.micro_batch;
-  if (!config.model.empty()) {
+  const bool zoo_cnn = !config.model.empty() && workloads::is_cnn(config.model);
+  if (zoo_cnn) {
+    p.built = generated_cnn(config);
+  } else if (!config.model.empty()) {
+    if (cnn_split(config)) {
+      throw ConfigError("parallel",
+                        ": spatial, filter and channel splits need a CNN of the "
+                        "model zoo, and " +
+                            config.model + " is a transformer");
+    }
     seq_len = config.seq_len == 0 ? find_model(config.model).max_seq_len : config.seq_len;
     p.built = transformer(config, seq_len);
   } else {
@@ -225,7 +315,7 @@ PreparedJob prepare(const HybridConfig& config) {
   header.micro_batch = micro_batch;
   header.seq_len = seq_len;
   header.recompute = std::string(workloads::recompute_name(config.recompute));
-  if (!config.model.empty()) {
+  if (!config.model.empty() && !zoo_cnn) {
     header.memory =
         memory_model(find_model(config.model), transformer_shard(config, seq_len), p.job);
   }
@@ -257,6 +347,11 @@ HybridReport simulate_hybrid(const HybridConfig& config, SimulateOutputs* output
 }
 
 HybridReport hybrid_memory(const HybridConfig& config) {
+  if (!config.model.empty() && workloads::is_cnn(config.model)) {
+    throw ConfigError("model", ": " + config.model +
+                                   ": the memory model covers the catalogue's transformers; a "
+                                   "CNN's is not modelled yet");
+  }
   if (config.model.empty()) {
     throw ConfigError("model",
                       ": the memory model needs a transformer of the catalogue (a workload trace "

@@ -8,6 +8,7 @@
 
 #include "sim/report/hybrid_report.h"
 #include "sim/run/simulation.h"
+#include "sim/strategies/cnn_model.h"
 #include "sim/strategies/hybrid.h"
 #include "workloads/transformer.h"
 
@@ -15,8 +16,9 @@ namespace dtsim::sim {
 
 struct HybridConfig {
   RunOptions run;  // run.ranks: tp * cp * dp * pp
-  // The model: a transformer of the catalogue (its compute from the generator's roofline on
-  // the sharded shapes), or else a workload trace (data parallelism and ZeRO only).
+  // The model: a transformer of the catalogue or a CNN of the zoo (their compute from the
+  // generator's roofline on the sharded shapes), or else a workload trace (data parallelism and
+  // ZeRO only, unless it is a zoo CNN's: then CNN splits too, its times scaled per shard).
   std::string model;
   std::string workload_path;
   std::string device = "h100";
@@ -25,6 +27,11 @@ struct HybridConfig {
   int global_batch = 0;  // sequences per optimizer step over all replicas; 0: micro_batch * dp
   int seq_len = 0;       // tokens per sequence; 0: the model's max_seq_len
   workloads::Recompute recompute = workloads::Recompute::kNone;
+  // A CNN of the zoo (--model, or the model a trace names): its model-parallel split
+  // (sim/strategies/CNN.md; filter or channel make job.degrees.tp, spatial job.degrees.cp) and
+  // input side (0: the zoo's default, 224; cosmoflow 128).
+  CnnSplit cnn;
+  int image_size = 0;
   // Degrees, order, schedule, ZeRO, sequence parallelism, stage split, buckets, iterations.
   // job.micro_batches and job.full_recompute are derived from the fields above.
   HybridJob job;

@@ -66,7 +66,9 @@ std::optional<ParallelDegrees> parse_parallel(std::string_view text, bool* dp_gi
     const std::string_view key = item.substr(0, eq);
     int* field = eq == std::string_view::npos ? nullptr : degree_field(degrees, key);
     if (field == nullptr) {
-      *why = "\"" + std::string(item) + "\": expected KEY=DEGREE with KEY tp, cp, dp, pp or ep";
+      *why = "\"" + std::string(item) +
+             "\": expected KEY=DEGREE with KEY tp, cp, dp, pp or ep (a CNN: also spatial, filter, "
+             "channel)";
       return std::nullopt;
     }
     for (std::string_view s : seen) {
