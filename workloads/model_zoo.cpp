@@ -71,7 +71,7 @@ class CnnBuilder {
   void global_avg_pool(const std::string& name) {
     const double in = elements();
     CnnGeometry g = geometry(CnnOp::kGlobalPool, 1, 1, 0);
-    g.out_channels = c_;
+    g.out_extent = {1, 1, 1};
     e_ = {1, 1, 1};
     add({.name = name,
          .forward_flops = in,
@@ -85,6 +85,7 @@ class CnnBuilder {
     const double in = 1.0 * c_ * volume(e_);
     CnnGeometry g = geometry(CnnOp::kLinear, 1, 1, 0);
     g.out_channels = out;
+    g.out_extent = {1, 1, 1};
     add({.name = name,
          .forward_flops = 2.0 * n_ * in * out,
          .activation_elements = 1.0 * n_ * (in + out),

@@ -96,6 +96,8 @@ struct ModelPiece {
   std::array<std::uint64_t, 3> halo_down_bytes{};
   std::array<std::uint64_t, 3> halo_up_bytes{};
   bool backward_halo = true;  // false: the piece's input needs no gradient (the first layer)
+
+  bool operator==(const ModelPiece&) const = default;
 };
 
 struct HybridModel {

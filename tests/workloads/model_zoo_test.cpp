@@ -86,6 +86,14 @@ TEST(ModelZoo, CnnLayersCarryTheirShapes) {
   EXPECT_EQ(layers.back().cnn.op, CnnOp::kLinear);
   EXPECT_EQ(layers.back().cnn.in_channels, 2048);
   EXPECT_EQ(layers.back().cnn.out_channels, 1000);
+  EXPECT_EQ(layers.back().cnn.out_extent, (std::array<int, 3>{1, 1, 1}));
+  // The output of every layer is what its geometry says (batch x channels x extent).
+  for (const LayerCost& l : layers) {
+    const CnnGeometry& g = l.cnn;
+    EXPECT_EQ(l.output_elements,
+              1.0 * g.batch * g.out_channels * g.out_extent[0] * g.out_extent[1] * g.out_extent[2])
+        << l.name;
+  }
   // Transformers carry none.
   EXPECT_EQ(model_layers({.model = "gpt2", .batch = 1, .seq_len = 8})[0].cnn.op, CnnOp::kNone);
   EXPECT_TRUE(is_cnn("alexnet"));
