@@ -131,6 +131,9 @@ BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::s
   b.report.precision = w.precision;
   b.report.micro_batch = w.batch_per_device;
   b.report.peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency;
+  for (const workloads::LayerCost& l : layers) {
+    b.report.parameters += l.params;
+  }
   return b;
 }
 
