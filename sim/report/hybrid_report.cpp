@@ -96,8 +96,9 @@ ordered_json memory_report_json(const HybridReport& report) {
 
 std::string memory_summary(const HybridReport& report) {
   return "dtsim memory: " + job_line(report) + ", " + std::to_string(report.micro_batches) +
-         " micro-batches of " + std::to_string(report.micro_batch) + " x " +
-         std::to_string(report.seq_len) + " tokens per replica\n" + memory_table(report.memory);
+         " micro-batches of " + std::to_string(report.micro_batch) +
+         (report.seq_len > 0 ? " x " + std::to_string(report.seq_len) + " tokens" : " samples") +
+         " per replica\n" + memory_table(report.memory);
 }
 
 std::string report_summary(const HybridReport& report) {
@@ -106,9 +107,9 @@ std::string report_summary(const HybridReport& report) {
                   " ranks, " + g.run.topology + ", " + g.run.algorithm + " (" + g.run.replay +
                   " replay" + fold_note(g) + ")\n";
   s += "  compute                 " + report.compute_source + "\n";
-  const std::string unit = report.seq_len > 0 ? " sequences of " + std::to_string(report.seq_len) +
-                                                     " tokens per step, "
-                                               : " samples per step, ";
+  const std::string unit =
+      report.seq_len > 0 ? " sequences of " + std::to_string(report.seq_len) + " tokens per step, "
+                         : " samples per step, ";
   s += "  batch                   " + std::to_string(report.global_batch) + unit +
        std::to_string(report.micro_batches) + " micro-batches of " +
        std::to_string(report.micro_batch) + " per replica\n";

@@ -53,7 +53,8 @@ const workloads::TransformerArch& find_model(const std::string& name) {
 // The model's pieces and what the report says about where their compute comes from.
 struct BuiltModel {
   HybridModel model;
-  HybridReport report;  // model fields only
+  HybridReport report;     // model fields only
+  std::string cnn_device;  // a CNN's: the catalogue name of the device its memory is on
 };
 
 workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len) {
@@ -124,7 +125,7 @@ BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::s
   }
   const workloads::DeviceSpec& device = workloads::find_device(device_name);
   const workloads::Roofline roofline = workloads::make_roofline(device, w.precision);
-  BuiltModel b{.model = model_from_cnn(layers, w, roofline, c.cnn)};
+  BuiltModel b{.model = model_from_cnn(layers, w, roofline, c.cnn), .cnn_device = device.name};
   b.report.model = w.model;
   b.report.compute_source = source;
   b.report.device = w.device;
@@ -318,7 +319,11 @@ PreparedJob prepare(const HybridConfig& config) {
   header.micro_batch = micro_batch;
   header.seq_len = seq_len;
   header.recompute = std::string(workloads::recompute_name(config.recompute));
-  if (!config.model.empty() && !zoo_cnn) {
+  if (!p.built.cnn_device.empty()) {
+    const std::string& precision = p.built.report.precision;
+    header.memory = cnn_memory(p.built.model, p.job, workloads::find_device(p.built.cnn_device),
+                               precision == "fp16" || precision == "bf16");
+  } else if (!config.model.empty()) {
     header.memory =
         memory_model(find_model(config.model), transformer_shard(config, seq_len), p.job);
   }
@@ -350,11 +355,6 @@ HybridReport simulate_hybrid(const HybridConfig& config, SimulateOutputs* output
 }
 
 HybridReport hybrid_memory(const HybridConfig& config) {
-  if (!config.model.empty() && workloads::is_cnn(config.model)) {
-    throw ConfigError("model", ": " + config.model +
-                                   ": the memory model covers the catalogue's transformers; a "
-                                   "CNN's is not modelled yet");
-  }
   if (config.model.empty()) {
     throw ConfigError("model",
                       ": the memory model needs a transformer of the catalogue (a workload trace "

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/strategies/hybrid.h"
+#include "sim/strategies/memory.h"
 #include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
 #include "workloads/trace.h"
@@ -53,6 +54,15 @@ struct CnnSplit {
                                          const workloads::Workload& trace,
                                          const workloads::Roofline& roofline,
                                          const CnnSplit& split);
+
+// What one rank of each pipeline stage of a CNN job holds at its peak (CNN.md, "Memory"):
+// its share of the weights in the compute precision, fp32 gradients, SGD's fp32 momentum (and
+// fp32 master weights when `mixed_precision`), per micro-batch in flight the outputs of its
+// layers' shares kept for the backward pass and the whole inputs a split gathered for them,
+// NCCL's buffers per communicator and the framework reserve. REQUIRES: check_hybrid(model,
+// job) is empty; `model` is model_from_cnn's.
+[[nodiscard]] MemoryReport cnn_memory(const HybridModel& model, const HybridJob& job,
+                                      const workloads::DeviceSpec& device, bool mixed_precision);
 
 // Empty if `trace` has `layers` (same count, same names in order), else the first difference.
 [[nodiscard]] std::string match_cnn_trace(const std::vector<workloads::LayerCost>& layers,

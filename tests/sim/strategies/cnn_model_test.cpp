@@ -227,5 +227,53 @@ TEST(CnnModel, SpatialGraphsValidateWithOneProgramPerPlaceInTheGrid) {
   EXPECT_EQ(halo_sends(g.programs[0]), halo_sends(g.programs[2]));
 }
 
+TEST(CnnMemory, AlexnetByHand) {
+  // torchvision's AlexNet, one 224x224 image, fp32, one GPU: 61,100,840 parameters, their
+  // gradients and SGD's momentum at 4 bytes each; the outputs kept for the backward pass,
+  // counted by hand layer by layer: conv 64x55x55 and its ReLU, pool 64x27x27, conv 192x27x27
+  // and ReLU, pool 192x13x13, conv 384x13x13 and ReLU, two convs 256x13x13 and their ReLUs,
+  // pool 256x6x6, fc 4096 and ReLU twice, fc 1000.
+  const Cnn c = zoo("alexnet", 1);
+  const HybridModel m = split_model(c, {});
+  const HybridJob job{.degrees = {}, .micro_batches = 1};
+  const MemoryReport r = cnn_memory(m, job, workloads::find_device("v100"), false);
+  ASSERT_EQ(r.stages.size(), 1u);
+  const StageMemory& s = r.stages[0];
+  EXPECT_EQ(s.parameters_bytes, 61'100'840u * 4);
+  EXPECT_EQ(s.gradients_bytes, 61'100'840u * 4);
+  EXPECT_EQ(s.optimizer_bytes, 61'100'840u * 4);
+  const std::uint64_t kept = 2 * 193'600 + 46'656 + 2 * 139'968 + 32'448 + 2 * 64'896 + 4 * 43'264 +
+                             9'216 + 4 * 4'096 + 1'000;
+  EXPECT_EQ(s.activations_bytes, kept * 4);
+  EXPECT_EQ(s.communication_buffers_bytes, 0u);  // one rank: no communicator
+  EXPECT_EQ(s.framework_reserve_bytes, kCudaContextBytes);
+  EXPECT_FALSE(r.oom);
+}
+
+TEST(CnnMemory, SplitsAndPipelinesChangeWhatARankHolds) {
+  const Cnn c = zoo("vgg16", 2);
+  const HybridJob one{.micro_batches = 1};
+  const StageMemory whole =
+      cnn_memory(split_model(c, {}), one, workloads::find_device("v100"), false).stages[0];
+  // filter=4: a quarter of most weights (those of the three fc layers and all convs but none
+  // replicated: every layer has >= 4 filters), and the gathered inputs kept beside the shares.
+  HybridJob filter{.degrees = {.tp = 4}, .micro_batches = 1};
+  const HybridModel f = split_model(c, {.filter = 4});
+  const StageMemory fs = cnn_memory(f, filter, workloads::find_device("v100"), false).stages[0];
+  EXPECT_NEAR(1.0 * fs.parameters_bytes, whole.parameters_bytes / 4.0,
+              1e-3 * whole.parameters_bytes);
+  EXPECT_GT(fs.activations_bytes, whole.activations_bytes / 4);
+  // 1F1B on 2 stages with 4 micro-batches: stage 0 holds 2 at once, GPipe all 4.
+  HybridJob pipe{.degrees = {.pp = 2}, .micro_batches = 4};
+  const HybridModel m = split_model(c, {});
+  EXPECT_EQ(
+      cnn_memory(m, pipe, workloads::find_device("v100"), false).stages[0].micro_batches_in_flight,
+      2);
+  pipe.schedule.kind = PipelineScheduleKind::kGpipe;
+  EXPECT_EQ(
+      cnn_memory(m, pipe, workloads::find_device("v100"), false).stages[0].micro_batches_in_flight,
+      4);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
