@@ -16,8 +16,8 @@ No constant is fitted to any row.
 Writes OUT/cnn_results.csv, OUT/cnn_skipped.csv and OUT/cnn_summary.md.
 Usage: cnn_validate.py --dtsim BIN [--cases CSV] [--platform JSON] [--out DIR]
 """
-import os
 import argparse
+import os
 import csv
 import json
 import pathlib
@@ -27,6 +27,7 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 COLLECTIVE_LATENCY = "8.4us"  # NCCL's fixed cost per collective, as the other runners pass
 GRID = "2x2"
 SENSITIVITY_GRID = "1x4"
