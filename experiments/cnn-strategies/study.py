@@ -26,6 +26,7 @@ KINDS = ["dp", "tp", "halo", "spatial", "pp"]  # result.exposed_sec keys
 STOP_EFFICIENCY = 0.80  # a strategy stops scaling below 80 % of its first point's samples/s/GPU
 DOMINANT_SHARE = 0.10   # a communication kind limits if it is >= 10 % of the iteration
 COLLECTIVE_LATENCY = "8.4us"  # NCCL's fixed cost per collective (platforms/PRESETS.md)
+ALGORITHM = ["auto:ring,double-tree"]  # set from --algorithm in main()
 
 # Per model: the dtsim flags, the samples per data-parallel replica (per model-parallel group)
 # and the strategies: name -> (model-parallel group size g, --parallel suffix, pipeline?).
@@ -98,7 +99,7 @@ def run_one(dtsim, model, spec, strategy, gpus, platforms, work):
     args = spec["flags"] + ["--micro-batch", str(micro_batch), "--global-batch",
                             str(global_batch), "--parallel", parallel, "--ranks", str(gpus),
                             "--platform", str(platform), "--collective-latency",
-                            COLLECTIVE_LATENCY]
+                            COLLECTIVE_LATENCY, "--algorithm", ALGORITHM[0]]
     if pipeline:
         args += ["--schedule", "1f1b"]
     row = {"model": model, "strategy": strategy, "gpus": gpus, "nodes": nodes,
@@ -165,7 +166,7 @@ def fmt_time(v):
 
 def summary(rows, gpus, out, runtime):
     lines = ["# CNN strategies: iteration time and throughput, 8 to 1024 V100s", "",
-             f"dtsim simulate, DGX-1 V100 preset (8 GPUs per node), ring, NCCL latency "
+             f"dtsim simulate, DGX-1 V100 preset (8 GPUs per node), algorithm {ALGORITHM[0]}, NCCL latency "
              f"{COLLECTIVE_LATENCY} per collective; compute from the roofline generator (fp32). "
              f"Weak scaling over the data-parallel degree: fixed samples per model-parallel "
              f"group. samples/s = global batch / iteration time. Runs: {len(rows)}, "
@@ -266,7 +267,10 @@ def main():
     ap.add_argument("--dtsim", default=str(ROOT / "build" / "sim" / "dtsim"))
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--quick", action="store_true", help="8..64 GPUs only")
+    ap.add_argument("--algorithm", default="auto:ring,double-tree",
+                    help="collective algorithm (default: NCCL's choice between ring and tree)")
     opts = ap.parse_args()
+    ALGORITHM[0] = opts.algorithm
     gpus = QUICK_GPUS if opts.quick else GPUS
     out = pathlib.Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
