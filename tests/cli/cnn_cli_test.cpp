@@ -90,6 +90,12 @@ TEST_F(CnnCli, BadSplitsAreLocatedErrors) {
   expect_error(w + " --ranks 4 --parallel spatial=4",
                "dtsim simulate: --parallel spatial=4: spatial=4: expected a grid such as 4x4 or "
                "2x2x2 (height x width [x depth], each >= 1)\n");
+  expect_error("--model resnet50 --ranks 4 --parallel dp=2,tp=2",
+               "dtsim simulate: --parallel: tp: a CNN's tensor dimension is its filter or channel "
+               "split: give filter=F or channel=C in place of tp\n");
+  expect_error("--model resnet50 --ranks 4 --parallel dp=2,cp=2",
+               "dtsim simulate: --parallel: cp: a CNN's context dimension is its spatial split: "
+               "give spatial=HxW[xD] in place of cp\n");
   expect_error("--model gpt3-1.3b --ranks 2 --parallel spatial=2x1",
                "dtsim simulate: --parallel: spatial, filter and channel splits need a CNN of the "
                "model zoo, and gpt3-1.3b is a transformer\n");
