@@ -28,3 +28,20 @@ class NcclRingModel(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NaiveClosedForm(unittest.TestCase):
+    """naive.py's two-level ring, against hand calculations."""
+
+    def test_one_node_is_a_ring_over_its_gpus(self):
+        import sys
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+        import naive
+        # 1 GB on one DGX-1 (8 GPUs, NVLink2 line rate 150 GB/s): 2 x 7 steps of
+        # 5 us + 1e9 / (8 x 150e9) s = 14 x 838.33 us = 11.7367 ms.
+        self.assertAlmostEqual(naive.allreduce_sec(1e9, 8, 1, "dgx1-v100"),
+                               14 * (5e-6 + 1e9 / (8 * 150e9)), places=12)
+        self.assertAlmostEqual(naive.allreduce_sec(1e9, 8, 1, "dgx1-v100"), 0.0117367, places=6)
+        # Two nodes add 2 x 1 steps of 5 us + 1e9 / (2 x 50e9) s across the 4 x 100 Gb/s NICs.
+        self.assertAlmostEqual(naive.allreduce_sec(1e9, 8, 2, "dgx1-v100"),
+                               0.0117367 + 2 * (5e-6 + 0.01), places=6)
