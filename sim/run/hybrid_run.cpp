@@ -125,12 +125,14 @@ BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::s
   }
   const ParallelDegrees& d = c.job.degrees;
   if (d.cp != c.cnn.spatial_ranks()) {
-    refuse("parallel", ": cp: a CNN's context dimension is its spatial split: give "
-                       "spatial=HxW[xD] in place of cp");
+    refuse("parallel",
+           ": cp: a CNN's context dimension is its spatial split: give "
+           "spatial=HxW[xD] in place of cp");
   }
   if (d.tp != std::max(c.cnn.filter, c.cnn.channel)) {
-    refuse("parallel", ": tp: a CNN's tensor dimension is its filter or channel split: give "
-                       "filter=F or channel=C in place of tp");
+    refuse("parallel",
+           ": tp: a CNN's tensor dimension is its filter or channel split: give "
+           "filter=F or channel=C in place of tp");
   }
   const workloads::DeviceSpec& device = workloads::find_device(device_name);
   const workloads::Roofline roofline = workloads::make_roofline(device, w.precision);

@@ -248,7 +248,8 @@ namespace {
 std::string comm_kind(Role role) {
   if (role >= hybrid::kHalo) {
     const int r = (role - hybrid::kHalo) % 4;
-    return hybrid::halo_kind((role - hybrid::kHalo) / 4, r == hybrid::kUpSend || r == hybrid::kUpRecv);
+    return hybrid::halo_kind((role - hybrid::kHalo) / 4,
+                             r == hybrid::kUpSend || r == hybrid::kUpRecv);
   }
   switch (role) {
     case hybrid::kCpNext:
