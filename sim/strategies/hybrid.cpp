@@ -17,9 +17,12 @@ namespace {
 
 constexpr const char* kGridDims = "hwd";  // the spatial grid's height, width, depth
 
-// "halo_h+" (data going to the higher coordinate in height) or "halo_h-".
-std::string halo_kind(int dim, bool up) {
-  return std::string("halo_") + kGridDims[dim] + (up ? "+" : "-");
+// The communicator kind of a halo role: "halo_h+" (data going to the higher coordinate in
+// height, both ends of the pair) or "halo_h-", and so on for w and d.
+std::string halo_kind(Role role) {
+  const int r = (role - kHalo) % 4;
+  return std::string("halo_") + kGridDims[(role - kHalo) / 4] +
+         (r == kUpSend || r == kUpRecv ? "+" : "-");
 }
 
 bool spatial_split(const HybridJob& job) {
@@ -35,10 +38,8 @@ std::string role_name(Role role) {
   if (role < kHalo) {
     return kNames[role];
   }
-  const int dim = (role - kHalo) / 4;
   const int r = (role - kHalo) % 4;
-  return halo_kind(dim, r == kUpSend || r == kUpRecv) +
-         (r == kUpSend || r == kDownSend ? "_send" : "_recv");
+  return halo_kind(role) + (r == kUpSend || r == kDownSend ? "_send" : "_recv");
 }
 
 GridEdges grid_edges(const HybridJob& job, int cp_coordinate) {
@@ -247,9 +248,7 @@ namespace {
 // sender's pp_act_out and the receiver's pp_act_in).
 std::string comm_kind(Role role) {
   if (role >= hybrid::kHalo) {
-    const int r = (role - hybrid::kHalo) % 4;
-    return hybrid::halo_kind((role - hybrid::kHalo) / 4,
-                             r == hybrid::kUpSend || r == hybrid::kUpRecv);
+    return hybrid::halo_kind(role);
   }
   switch (role) {
     case hybrid::kCpNext:
