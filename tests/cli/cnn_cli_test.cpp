@@ -1,6 +1,7 @@
 // `dtsim simulate --parallel dp=D,spatial=HxW|filter=F|channel=C` as a user runs it
 // (sim/strategies/CNN.md): an unsplit CNN is today's data parallelism to the last digit, a split
 // of a zoo CNN or its trace runs, and every bad split is a located error (exit 2, no report).
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -71,6 +72,18 @@ TEST_F(CnnCli, EachSplitOfATraceRunsAndShowsItsCommunication) {
     EXPECT_EQ(r["parallel"]["degrees"], "tp=4,cp=1,dp=2,pp=1,ep=1") << split;
     EXPECT_LT(r["result"]["iteration_time_sec"], one["result"]["iteration_time_sec"]) << split;
   }
+}
+
+TEST_F(CnnCli, AJobFileTakesTheSplitAsText) {
+  // sim/cli/JOB.md: "parallel" holds the flag's text, a CNN's split included; the same run.
+  const std::string t = trace();
+  const fs::path job = path("job.json");
+  std::ofstream(job) << R"({"workload": ")" << t
+                     << R"(", "ranks": 4, "parallel": "dp=2,spatial=2x1"})";
+  const json by_flags = simulate("--workload " + t + " --ranks 4 --parallel dp=2,spatial=2x1");
+  const json by_file = simulate("--job " + job.string());
+  EXPECT_EQ(by_file["result"]["iteration_time_sec"], by_flags["result"]["iteration_time_sec"]);
+  EXPECT_EQ(by_file["parallel"]["degrees"], "tp=1,cp=2,dp=2,pp=1,ep=1");
 }
 
 TEST_F(CnnCli, BadSplitsAreLocatedErrors) {
