@@ -1,6 +1,7 @@
 #include "sim/replay/perturbations.h"
 
 #include <cmath>
+#include <string>
 
 #include <simgrid/s4u.hpp>
 
@@ -31,18 +32,36 @@ struct BackgroundSender {
   }
 };
 
+// The transfers the periodic flows of one run may still start, shared by their senders.
+struct BackgroundBudget {
+  double left = 0;
+  bool exhausted = false;
+  std::string where;  // the spec file and flow that ran out
+  double at_sec = 0;  // when
+  double max_transfers = 0;
+};
+BackgroundBudget budget;
+
 // Starts a transfer of `bytes` at t = 0, period, 2 period, ... (a late one as soon as the
-// previous one is done), for the rest of the run, as a daemon.
+// previous one is done), for the rest of the run or until the budget is spent, as a daemon.
 struct PeriodicSender {
   sg4::Host* from;
   sg4::Host* to;
   std::uint64_t bytes;
   double period_sec;
+  std::string where;
 
   void operator()() const {
     sg4::Actor::self()->daemonize();
     for (double next = sg4::Engine::get_clock();; next += period_sec) {
       sg4::this_actor::sleep_until(next);
+      if (budget.left < 1) {
+        budget.exhausted = true;
+        budget.where = where;
+        budget.at_sec = sg4::Engine::get_clock();
+        return;
+      }
+      budget.left -= 1;
       sg4::Comm::sendto(from, to, bytes);
     }
   }
@@ -101,21 +120,35 @@ std::vector<double> rank_compute_factors(const platforms::PlatformSpec& spec,
 }
 
 void start_background_traffic(const platforms::PlatformSpec& spec,
-                              const platforms::Platform& platform) {
+                              const platforms::Platform& platform, double max_transfers) {
+  budget = {.left = max_transfers, .max_transfers = max_transfers};
   for (const platforms::BackgroundFlow& flow : spec.perturbations.background) {
     sg4::Host* from = host_at(spec, platform, flow.where + "/from", flow.from);
     sg4::Host* to = host_at(spec, platform, flow.where + "/to", flow.to);
     const std::string name =
         "background-" + std::to_string(flow.from) + "-" + std::to_string(flow.to);
     if (flow.bytes > 0) {
-      sg4::Actor::create(name + "-send", from,
-                         PeriodicSender{from, to, flow.bytes, flow.period_sec});
+      sg4::Actor::create(
+          name + "-send", from,
+          PeriodicSender{from, to, flow.bytes, flow.period_sec, spec.file + ": " + flow.where});
       continue;
     }
     sg4::Mailbox* mailbox = sg4::Mailbox::by_name(name);
     sg4::Actor::create(name + "-send", from, BackgroundSender{mailbox, flow.bytes_per_sec});
     sg4::Actor::create(name + "-receive", to, BackgroundReceiver{mailbox});
   }
+}
+
+void check_background_budget() {
+  if (!budget.exhausted) {
+    return;
+  }
+  using parsing::format_number;
+  throw ConfigError(budget.where + ": the periodic background flows reached --max-events " +
+                    format_number("%g", budget.max_transfers) +
+                    " transfers at t = " + format_number("%g", budget.at_sec) +
+                    " s, before the job ended (its communication outlasts the estimate from "
+                    "compute); a larger --max-events allows more, each costing about 10-20 us");
 }
 
 }  // namespace dtsim::sim

@@ -26,9 +26,17 @@ namespace dtsim::sim {
 // min(rate, its max-min share) from t = its route latency until the job ends; or, for a
 // repeated transfer, `bytes` from `from` to `to` started at t = k x period (or when the previous
 // one ends, if later).
+// A repeated flow's senders stop once the flows of the run have started `max_transfers`
+// transfers between them (--max-events; the pre-run estimate can miss a run whose length comes
+// from communication): check_background_budget then refuses the run.
 // Throws ConfigError as rank_compute_factors. REQUIRES: the engine has not run yet.
 void start_background_traffic(const platforms::PlatformSpec& spec,
-                              const platforms::Platform& platform);
+                              const platforms::Platform& platform, double max_transfers);
+
+// Throws ConfigError, naming the spec file, the flow and the flag that allows more, if the
+// periodic flows of the last start_background_traffic ran out of transfers before the job
+// ended (its result would be wrong: the network was unloaded after that).
+void check_background_budget();
 
 }  // namespace dtsim::sim
 

@@ -5,6 +5,8 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include "sim/replay/perturbations.h"
+
 XBT_LOG_NEW_CATEGORY(dtsim, "DNN training simulator");
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_replay, dtsim, "Task graph replay");
 
@@ -202,6 +204,7 @@ ReplayTimes replay(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_h
   }
   sg4::Engine::get_instance()->run();
   XBT_DEBUG("replayed %zu tasks on %zu lanes", graph.tasks().size(), lanes.size());
+  check_background_budget();                       // a flow that stopped early unloaded the network
   if (state.finished() != graph.tasks().size()) {  // SimGrid stopped on a deadlock
     throw std::runtime_error("the replay stopped with " +
                              std::to_string(graph.tasks().size() - state.finished()) + " of " +

@@ -181,7 +181,7 @@ EngineRun::EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec,
     platforms::check_xml_routes(spec.file, rank_hosts_, background);
   }
   compute_factors_ = rank_compute_factors(spec, platform_, rank_hosts_);
-  start_background_traffic(spec, platform_);
+  start_background_traffic(spec, platform_, run.max_events);
   has_background_traffic_ = !spec.perturbations.background.empty();
   hints_.route_latency_sec = [this](int src, int dst) {
     return platforms::route_latency_sec(rank_hosts_[static_cast<std::size_t>(src)],

@@ -132,9 +132,13 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   const double compute_sec =
       (workload.forward_sec() + workload.backward_sec()) * config.accumulation_steps +
       workload.optimizer_sec;
-  // Before the engine starts (SimGrid warns on an exit while it exists); at full GPU speed.
+  // Before the engine starts (SimGrid warns on an exit while it exists); at full GPU speed,
+  // and at least one gradient all-reduce (its software latency) per iteration after the
+  // compute that produced it.
+  const double one_iteration_sec =
+      compute_sec + (config.run.ranks > 1 ? config.run.collective_latency_sec : 0.0);
   check_background_limit(
-      v.platform, compute_sec * config.iterations,
+      v.platform, one_iteration_sec * config.iterations,
       std::to_string(config.iterations) + " iterations of " + config.workload_path,
       config.run.max_events);
 
@@ -347,15 +351,23 @@ void check_replayable(const ExecutionGraph& g, const std::string& path, double s
   }
 }
 
-// The longest compute of a program at full GPU speed: a replay lasts at least that long.
-double longest_compute_sec(const ExecutionGraph& g) {
+// What a replay lasts at least: a program's compute at full GPU speed, or the software latency
+// of the collectives on one of its communicators, which run one after another.
+double shortest_run_sec(const ExecutionGraph& g, double collective_latency_sec) {
   double longest_sec = 0;
   for (const Program& p : g.programs) {
     double compute_sec = 0;
+    std::vector<double> latency_sec(p.comms.size(), 0.0);
     for (const Node& node : p.nodes) {
       compute_sec += node.duration_sec;
+      if (node.kind == NodeKind::kCollective) {
+        latency_sec[static_cast<std::size_t>(node.comm)] += collective_latency_sec;
+      }
     }
     longest_sec = std::max(longest_sec, compute_sec);
+    for (double sec : latency_sec) {
+      longest_sec = std::max(longest_sec, sec);
+    }
   }
   return longest_sec;
 }
@@ -366,8 +378,10 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
                          SimulateOutputs* outputs, const ReplayObserver& observe) {
   ValidatedRun v = validate_run(run, nullptr, origin);
   graph = apply_graph_what_ifs(std::move(graph), run.what_if, {.origin = origin});
-  if (const double run_sec = longest_compute_sec(graph); std::isfinite(run_sec)) {
-    check_background_limit(v.platform, run_sec, "the compute of " + origin, run.max_events);
+  if (const double run_sec = shortest_run_sec(graph, run.collective_latency_sec);
+      std::isfinite(run_sec)) {
+    check_background_limit(v.platform, run_sec,
+                           "the compute or collective latencies of " + origin, run.max_events);
   }
   EngineRun engine(run, v.platform, v.hints);
   check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));

@@ -259,10 +259,20 @@ TEST_F(Issue21, RunsBeyondTheWorkLimitsAreRefusedWithTheirEstimate) {
                    background + " --max-events 2",
                "dtsim simulate: " + background +
                    ": /perturbations/background/0: a transfer every 0.01 s for at least 0.025 s "
-                   "(the compute of tests/testdata/graph_pipeline_2stage.json): about 2.5 "
+                   "(the compute or collective latencies of "
+                   "tests/testdata/graph_pipeline_2stage.json): about 2.5 "
                    "transfers, more than --max-events 2 (--max-events 2.5 allows it)\n");
+  // The estimate is a lower bound: the pipeline's communication makes the run longer than its
+  // compute, so the flow needs more than 2.5 transfers, which the run itself then refuses.
+  expect_error("simulate --graph tests/testdata/graph_pipeline_2stage.json --platform " +
+                   background + " --max-events 2.5",
+               "dtsim simulate: " + background +
+                   ": /perturbations/background/0: the periodic background flows reached "
+                   "--max-events 2.5 transfers at t = 0.02 s, before the job ended (its "
+                   "communication outlasts the estimate from compute); a larger --max-events "
+                   "allows more, each costing about 10-20 us\n");
   EXPECT_EQ(run("simulate --graph tests/testdata/graph_pipeline_2stage.json --platform " +
-                background + " --max-events 2.5")
+                background + " --max-events 10")
                 .exit_code,
             0);
   const std::string star = "tests/testdata/pf_star_1m_hosts.json";
@@ -272,6 +282,29 @@ TEST_F(Issue21, RunsBeyondTheWorkLimitsAreRefusedWithTheirEstimate) {
                    "GB and 30 s; --max-hosts 1000000 allows it)\n");
   expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --max-events 0",
                "dtsim collective: --max-events 0: expected a number >= 1\n");
+}
+
+TEST_F(Issue21, RunsWhoseCommunicationOutlastsTheComputeEnd) {
+  // experiments/fuzz/README.md's two hangs: a periodic background flow (every 10 ms) in a run
+  // whose length comes from communication, which the estimate from compute missed.
+  const std::string background = "tests/testdata/sim_star4_background_periodic.json";
+  // Refused before the run: at least one all-reduce of 1e9 s per iteration, 3 iterations.
+  expect_error(
+      "simulate --workload tests/testdata/sim_three_layers.json --platform " + background +
+          " --ranks 4 --collective-latency 1e9s",
+      "dtsim simulate: " + background +
+          ": /perturbations/background/0: a transfer every 0.01 s for at least 3e+09 s (3 "
+          "iterations of tests/testdata/sim_three_layers.json): about 3e+11 transfers, more "
+          "than --max-events 5e+07 (--max-events 3.1e+11 allows it)\n");
+  // A petabyte takes 40,000 s at 25 GB/s; no estimate before the run: the flow stops after
+  // --max-events transfers (10 s of it) and the run is refused after it.
+  expect_error("collective --platform " + background +
+                   " --ranks 4 --bytes 1PiB --replay step --max-events 1000",
+               "dtsim collective: " + background +
+                   ": /perturbations/background/0: the periodic background flows reached "
+                   "--max-events 1000 transfers at t = 10 s, before the job ended (its "
+                   "communication outlasts the estimate from compute); a larger --max-events "
+                   "allows more, each costing about 10-20 us\n");
 }
 
 // Issue #21, item 5: a report says where it comes from. The digests are sha256sum's of the
