@@ -7,7 +7,7 @@
 #
 #   experiments/fuzz/run.sh [SECONDS_PER_TARGET=600] [MAX_LEN=262144] [TARGET...]
 #
-# A finding is a bug: add its input to fuzz/corpus/<target>/regression/ with the fix.
+# A finding is a bug: add its input to tests/fuzz/corpus/<target>/regression/ with the fix.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-600}
@@ -28,10 +28,10 @@ printf '%-14s %12s %10s %9s\n' target executions exec/s findings
 for t in "${targets[@]}"; do
   work="$results/corpus-$t"
   mkdir -p "$work" "$results/findings-$t"
-  cp -n fuzz/corpus/"$t"/seed/* fuzz/corpus/"$t"/regression/* "$work"/ 2>/dev/null || true
+  cp -n tests/fuzz/corpus/"$t"/seed/* tests/fuzz/corpus/"$t"/regression/* "$work"/ 2>/dev/null || true
   log="$results/$t.log"
   # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: one over 2 GB a finding.
-  nice -n 19 build-fuzz/fuzz/"$t"_fuzzer "$work" -max_total_time="$seconds" -max_len="$max_len" \
+  nice -n 19 build-fuzz/tests/fuzz/"$t"_fuzzer "$work" -max_total_time="$seconds" -max_len="$max_len" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$results/findings-$t/" >"$log" 2>&1 || true
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

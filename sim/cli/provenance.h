@@ -30,7 +30,7 @@ struct InputFile {
     const std::vector<std::pair<std::string, std::string>>& flags);
 
 // The provenance object for `inputs`, each with its SHA-256. The commit is DTSIM_GIT_COMMIT, set
-// at build time (cmake/git_commit.cmake). Throws ConfigError if an input cannot be read again.
+// at build time (sim/cli/git_commit.cmake). Throws ConfigError if an input cannot be read again.
 [[nodiscard]] nlohmann::ordered_json provenance_json(const std::vector<InputFile>& inputs);
 
 }  // namespace dtsim::sim

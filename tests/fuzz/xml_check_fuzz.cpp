@@ -7,7 +7,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/xml_checks.h"
 
-#include "fuzz/fuzz_file.h"
+#include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

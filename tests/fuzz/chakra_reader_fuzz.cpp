@@ -7,7 +7,7 @@
 #include "sim/chakra/chakra_error.h"
 #include "sim/chakra/chakra_reader.h"
 
-#include "fuzz/fuzz_file.h"
+#include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = dtsim::fuzz::write_input(data, size, ".0.et");

@@ -11,7 +11,7 @@
 #include "sim/cli/job_file.h"
 #include "sim/config_error.h"
 
-#include "fuzz/fuzz_file.h"
+#include "tests/fuzz/fuzz_file.h"
 
 namespace po = boost::program_options;
 

@@ -6,7 +6,7 @@
 #include "workloads/trace_error.h"
 #include "workloads/trace_reader.h"
 
-#include "fuzz/fuzz_file.h"
+#include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

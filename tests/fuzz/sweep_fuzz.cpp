@@ -8,7 +8,7 @@
 #include "sim/cli/sweep_spec.h"
 #include "sim/config_error.h"
 
-#include "fuzz/fuzz_file.h"
+#include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // Some of dtsim simulate's flags: a sweep names flags, and these are the ones seeds use.
