@@ -83,7 +83,8 @@ TEST(CnnModel, HaloBytesOfSevenBySevenAndThreeD) {
   // resnet50's conv1: 7x7, stride 2, pad 3 on 3 channels of 224x224, tiles of 112 rows:
   // 3 rows up, 7 - 2 - 3 = 2 down, a row 2 x 3 x 112 x 4 = 2688 bytes. The first layer's input
   // needs no gradient: no halo in the backward pass.
-  const ModelPiece& conv1 = split_model(zoo("resnet50", 2), {.spatial = {2, 2, 1}}).pieces[0];
+  const HybridModel r = split_model(zoo("resnet50", 2), {.spatial = {2, 2, 1}});
+  const ModelPiece& conv1 = r.pieces[0];
   EXPECT_EQ(conv1.name, "conv1");
   EXPECT_EQ(conv1.halo_up_bytes, (std::array<std::uint64_t, 3>{3 * 2688, 3 * 2688, 0}));
   EXPECT_EQ(conv1.halo_down_bytes, (std::array<std::uint64_t, 3>{2 * 2688, 2 * 2688, 0}));
