@@ -15,11 +15,15 @@ struct DeviceLoad {
   double compute_sec = 0;
   double tp_sec = 0;
   double cp_sec = 0;
-  double forward_sec = 0;  // compute + TP + CP of the forward passes alone
+  double halo_sec = 0;
+  double spatial_sec = 0;
+  double forward_sec = 0;  // compute + communication of the forward passes alone
   std::uint64_t grad_bytes = 0;
   std::uint64_t weight_bytes = 0;
   int units = 0;
-  [[nodiscard]] double step_sec() const { return compute_sec + tp_sec + cp_sec; }
+  [[nodiscard]] double step_sec() const {
+    return compute_sec + tp_sec + cp_sec + halo_sec + spatial_sec;
+  }
 };
 
 struct Groups {
@@ -73,6 +77,67 @@ double cp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, RankGroup cp
   return fwd + bwd;
 }
 
+// A CNN piece's own collectives (filter and channel splits on the tensor group, a spatial
+// split's on the context group): those before a pass hold its compute, those after it the next
+// piece's (hybrid_stage.cpp), unless nothing follows in the step (`forward_blocks`,
+// `backward_blocks`: as for TP's trailing collectives).
+struct CnnCollectiveSec {
+  double tp_forward = 0, tp_backward = 0, spatial_forward = 0, spatial_backward = 0;
+};
+
+CnnCollectiveSec cnn_collective_sec(const PlannerNetwork& net, const ModelPiece& p, const Groups& g,
+                                    bool forward_blocks, bool backward_blocks) {
+  CnnCollectiveSec t;
+  for (const PieceCollective& c : p.collectives) {
+    if ((c.step == PieceStep::kAfterForward && !forward_blocks) ||
+        (c.step == PieceStep::kAfterBackward && !backward_blocks)) {
+      continue;
+    }
+    // The CNN splits issue all-reduces, all-gathers and reduce-scatters (CNN.md); any other
+    // operation is charged as an all-reduce, the dearest ring.
+    const RingOp op = c.op == CollectiveOp::kAllGather       ? RingOp::kAllGather
+                      : c.op == CollectiveOp::kReduceScatter ? RingOp::kReduceScatter
+                                                             : RingOp::kAllReduce;
+    const bool tp = c.group == PieceGroup::kTp;
+    const double sec = ring_sec(net, op, tp ? g.tp : g.cp, c.bytes);
+    const bool forward = c.step == PieceStep::kBeforeForward || c.step == PieceStep::kAfterForward;
+    (tp ? (forward ? t.tp_forward : t.tp_backward)
+        : (forward ? t.spatial_forward : t.spatial_backward)) += sec;
+  }
+  return t;
+}
+
+// One pass of a CNN piece's halo exchange on the spatial grid (halos in `to_below` and
+// `to_above` bytes per dimension): every send starts at once (hybrid_stage.cpp), so the pass
+// takes the slowest dimension's transfer, and at least all the bytes an inner rank of the grid
+// sends through its GPU's own link.
+// Neighbours along dimension d are tp * (the grid's extent below d) ranks apart; that line of
+// the grid leaves the node when it spans more than a node (network_model.h's rule).
+double halo_pass_sec(const PlannerNetwork& net, const HybridJob& job,
+                     const std::array<std::uint64_t, 3>& to_below,
+                     const std::array<std::uint64_t, 3>& to_above) {
+  double slowest = 0;
+  std::uint64_t total = 0;
+  int stride = job.degrees.tp;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const int extent = job.spatial_grid[d];
+    if (extent > 1) {
+      // A rank inside the line sends both ways; with two ranks each has one neighbour.
+      const std::uint64_t bytes = std::max(to_below[d], to_above[d]);
+      total += extent > 2 ? to_below[d] + to_above[d] : bytes;
+      if (bytes > 0) {
+        slowest = std::max(slowest, transfer_sec(net, {.size = extent, .stride = stride}, bytes));
+      }
+    }
+    stride *= extent;
+  }
+  if (total == 0) {
+    return 0;
+  }
+  const PathClass own = group_path(net, {.size = 2, .stride = 1});
+  return std::max(slowest, own.latency_sec + total / own.bandwidth_bytes_per_sec);
+}
+
 std::vector<DeviceLoad> device_loads(const HybridModel& model, const HybridJob& job,
                                      const PlannerNetwork& net) {
   const ParallelDegrees& d = job.degrees;
@@ -95,10 +160,17 @@ std::vector<DeviceLoad> device_loads(const HybridModel& model, const HybridJob& 
       const double tp_bwd =
           t.backward_before + (backward_blocks ? t.backward_after : 0) + recompute;
       const double cp = cp_piece_sec(net, p, g.cp);
+      const CnnCollectiveSec cnn = cnn_collective_sec(net, p, g, forward_blocks, backward_blocks);
+      // Forward: the halos the neighbours need; backward: their gradients, the other way.
+      const double halo_fwd = halo_pass_sec(net, job, p.halo_down_bytes, p.halo_up_bytes);
+      const double halo_bwd =
+          p.backward_halo ? halo_pass_sec(net, job, p.halo_up_bytes, p.halo_down_bytes) : 0;
       load.compute_sec += p.forward_sec + p.backward_sec + p.recompute_sec;
-      load.tp_sec += tp_fwd + tp_bwd;
+      load.tp_sec += tp_fwd + tp_bwd + cnn.tp_forward + cnn.tp_backward;
       load.cp_sec += cp;
-      load.forward_sec += p.forward_sec + tp_fwd;
+      load.halo_sec += halo_fwd + halo_bwd;
+      load.spatial_sec += cnn.spatial_forward + cnn.spatial_backward;
+      load.forward_sec += p.forward_sec + tp_fwd + cnn.tp_forward + cnn.spatial_forward + halo_fwd;
       load.grad_bytes += p.grad_bytes;
       load.weight_bytes += p.weight_bytes;
       load.units += p.unit != last_unit ? 1 : 0;
@@ -147,8 +219,10 @@ double dp_exposed_sec(const HybridJob& job, const PlannerNetwork& net, const Dev
 }
 
 std::string limiter_of(const Estimate& e) {
-  const std::array<std::pair<const char*, double>, 6> terms{{{"tp", e.tp_sec},
+  const std::array<std::pair<const char*, double>, 8> terms{{{"tp", e.tp_sec},
                                                              {"cp", e.cp_sec},
+                                                             {"halo", e.halo_sec},
+                                                             {"spatial", e.spatial_sec},
                                                              {"bubble", e.bubble_sec},
                                                              {"pp", e.pp_sec},
                                                              {"dp", e.dp_sec},
@@ -184,11 +258,19 @@ Estimate estimate_step(const HybridModel& model, const HybridJob& job, const Pla
   Estimate e{.compute_sec = m * slowest->compute_sec,
              .tp_sec = m * slowest->tp_sec,
              .cp_sec = m * slowest->cp_sec,
+             .halo_sec = m * slowest->halo_sec,
+             .spatial_sec = m * slowest->spatial_sec,
              // m * t_max + (sum_s t_s - t_max) / V: (p-1)/(mV+p-1) of the pipeline when the
              // stages are equal (Narayanan et al. 2021).
              .bubble_sec = (sum_sec - slowest->step_sec()) / chunks};
   if (d.pp > 1) {
-    const std::uint64_t boundary_bytes = model.pieces.front().output_bytes;
+    // The largest activation a virtual stage sends on (a transformer's are all one size).
+    const std::vector<hybrid::PieceRange> ranges = hybrid::virtual_stage_pieces(model, job);
+    std::uint64_t boundary_bytes = 0;
+    for (std::size_t v = 0; v + 1 < ranges.size(); ++v) {
+      const auto last = static_cast<std::size_t>(ranges[v].end - 1);
+      boundary_bytes = std::max(boundary_bytes, model.pieces[last].output_bytes);
+    }
     e.pp_sec = 2.0 * (d.pp * chunks - 1) * transfer_sec(net, g.pp, boundary_bytes);
   }
   double tail_sec = 0;
@@ -209,8 +291,8 @@ Estimate estimate_step(const HybridModel& model, const HybridJob& job, const Pla
     const RankGroup ends{.size = 2, .stride = g.pp.stride * (d.pp - 1)};
     e.dp_sec += ring_sec(net, RingOp::kAllReduce, ends, model.tied_grad_bytes);
   }
-  e.iteration_sec =
-      e.compute_sec + e.tp_sec + e.cp_sec + e.bubble_sec + e.pp_sec + e.dp_sec + e.optimizer_sec;
+  e.iteration_sec = e.compute_sec + e.tp_sec + e.cp_sec + e.halo_sec + e.spatial_sec +
+                    e.bubble_sec + e.pp_sec + e.dp_sec + e.optimizer_sec;
   e.limiter = limiter_of(e);
   return e;
 }

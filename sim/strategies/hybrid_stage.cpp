@@ -113,13 +113,23 @@ class StageWriter {
     return program_.add(node, deps);
   }
 
+  // `deps` and the compute whose output the communication before a pass carries (the previous
+  // piece's, input_ >= 0): a halo, a statistic, a gather or a dispatch is made of that output, so
+  // it waits for that compute, not only for what its own stream ran before.
+  [[nodiscard]] Deps with_input(Deps deps) const {
+    if (input_ >= 0 && std::find(deps.begin(), deps.end(), input_) == deps.end()) {
+      deps.push_back(input_);
+    }
+    return deps;
+  }
+
   // The CNN collectives of `piece` at `step`, one after another after `deps`; returns what
   // follows them must wait for (`deps` when there are none).
   Deps piece_collectives(int piece, PieceStep step, Deps deps) {
     for (const PieceCollective& c : model_.pieces[static_cast<std::size_t>(piece)].collectives) {
       const Role role = c.group == PieceGroup::kTp ? kTp : kSpatial;
       if (c.step == step && has(role)) {
-        deps = {collective(c.op, role, piece, c.bytes, deps)};
+        deps = {collective(c.op, role, piece, c.bytes, with_input(deps))};
       }
     }
     return deps;
@@ -138,10 +148,10 @@ class StageWriter {
       const std::uint64_t to_below = forward ? p.halo_down_bytes[u] : p.halo_up_bytes[u];
       const std::uint64_t to_above = forward ? p.halo_up_bytes[u] : p.halo_down_bytes[u];
       if (to_above > 0 && has(halo_role(d, kUpSend))) {
-        p2p(NodeKind::kSend, halo_role(d, kUpSend), piece, to_above, deps);
+        p2p(NodeKind::kSend, halo_role(d, kUpSend), piece, to_above, with_input(deps));
       }
       if (to_below > 0 && has(halo_role(d, kDownSend))) {
-        p2p(NodeKind::kSend, halo_role(d, kDownSend), piece, to_below, deps);
+        p2p(NodeKind::kSend, halo_role(d, kDownSend), piece, to_below, with_input(deps));
       }
       if (to_above > 0 && has(halo_role(d, kUpRecv))) {  // the one below sent it up
         received.push_back(p2p(NodeKind::kRecv, halo_role(d, kUpRecv), piece, to_above, {}));
@@ -185,13 +195,13 @@ class StageWriter {
       deps.push_back(zero3_gather_);
     }
     if (has(kTp) && sp && p.tp_in_bytes > 0) {
-      deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_in_bytes, deps)};
+      deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_in_bytes, with_input(deps))};
     }
     if (has(kEp) && p.expert) {
-      deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, deps)};
+      deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, with_input(deps))};
     }
     deps = halos(piece, true, piece_collectives(piece, PieceStep::kBeforeForward, deps));
-    last_ = piece_compute(piece, duration_sec, p.cp_kv_bytes, deps);
+    last_ = input_ = piece_compute(piece, duration_sec, p.cp_kv_bytes, deps);
     wait_.clear();
     if (const Deps after = piece_collectives(piece, PieceStep::kAfterForward, {last_});
         after != Deps{last_}) {
@@ -220,10 +230,10 @@ class StageWriter {
       deps.push_back(zero3_gather_);
     }
     if (has(kTp) && sp && p.tp_out_bytes > 0) {
-      deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_out_bytes, deps)};
+      deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_out_bytes, with_input(deps))};
     }
     if (has(kEp) && p.expert) {
-      deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, deps)};
+      deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, with_input(deps))};
     }
     // Ring attention's backward passes the key/value blocks and their gradients around, then
     // each gradient block travels one step more, home; the piece's gradients are ready once it
@@ -234,7 +244,7 @@ class StageWriter {
       p2p(NodeKind::kSend, kCpNext, piece, p.cp_kv_bytes, {gradients});
       gradients = p2p(NodeKind::kRecv, kCpPrev, piece, p.cp_kv_bytes, {});
     }
-    last_ = gradients;
+    last_ = input_ = gradients;
     wait_.clear();
     if (p.cp_kv_bytes > 0 && job_.degrees.cp > 1) {
       wait_ = {gradients};  // the input gradient needs the key/value gradients
@@ -303,6 +313,7 @@ class StageWriter {
     phase_ = Phase::kForward;
     const PieceRange range = ranges_[static_cast<std::size_t>(v)];
     wait_.clear();
+    input_ = -1;
     if (v > 0 && has(kActIn)) {
       wait_ = {p2p(NodeKind::kRecv, kActIn, range.begin, output_bytes(range.begin - 1), {})};
     }
@@ -358,6 +369,7 @@ class StageWriter {
     phase_ = Phase::kBackward;
     const PieceRange range = ranges_[static_cast<std::size_t>(v)];
     wait_.clear();
+    input_ = -1;
     if (v + 1 < virtual_stages() && has(kGradIn)) {
       wait_ = {p2p(NodeKind::kRecv, kGradIn, range.end - 1, output_bytes(range.end - 1), {})};
     }
@@ -515,6 +527,9 @@ class StageWriter {
   Phase phase_ = Phase::kForward;
   Deps wait_;
   std::int32_t last_ = -1;
+  // The compute the next piece's communication waits for (with_input); -1 at a pass's start,
+  // whose input is a received activation or gradient, or the step's data.
+  std::int32_t input_ = -1;
   std::int32_t zero3_gather_ = -1;
   std::int32_t dp_last_ = -1;
   std::int32_t edp_last_ = -1;

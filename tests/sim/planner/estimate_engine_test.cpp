@@ -110,5 +110,29 @@ TEST(Estimate, BlockingTensorParallelAllReducesAddToEveryMicroBatch) {
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
 }
 
+TEST(Estimate, CnnHalosAndSpatialCollectivesAddToEveryPass) {
+  // A spatial grid of 2 x 1 (cp = 2) on the 25 GB/s, 1 us star, two pieces (t_f 1 ms, t_b 2 ms
+  // each, no gradients); the second all-reduces 10 MB over the grid before its forward (a batch
+  // norm's statistics of the first one's output) and sends 10 MB of halo rows each way along
+  // the height. Each rank has one neighbour: a halo pass is one transfer, alpha + S/B =
+  // 2 us + 1e7 / 25e9 s = 402 us, forward and (the gradients back, which the first piece's
+  // backward waits for) backward; the all-reduce on 2 ranks 2(n-1) alpha + 2(n-1)/n S/B =
+  // 4 us + 400 us. Each waits for the compute before it (hybrid_stage.cpp, with_input) and holds
+  // the one after: step = 6 ms + 2 * 402 us + 404 us.
+  HybridModel model = uniform_model(2, 1e-3, 2e-3, 0);
+  ModelPiece& p = model.pieces[1];
+  p.halo_down_bytes = p.halo_up_bytes = {10'000'000, 0, 0};
+  p.collectives = {{.step = PieceStep::kBeforeForward,
+                    .op = CollectiveOp::kAllReduce,
+                    .group = PieceGroup::kSpatial,
+                    .bytes = 10'000'000}};
+  const HybridJob job{
+      .degrees = {.cp = 2}, .micro_batches = 1, .spatial_grid = {2, 1, 1}, .iterations = 2};
+  const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+  const double closed_form = 6e-3 + 2 * 402e-6 + 404e-6;
+  EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
+  EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
