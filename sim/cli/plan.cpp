@@ -13,6 +13,8 @@
 #include "sim/config_error.h"
 #include "sim/planner/plan_report.h"
 #include "sim/planner/planner.h"
+#include "workloads/generator_error.h"
+#include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
 
 namespace dtsim::sim {
@@ -26,7 +28,8 @@ constexpr unsigned kHelpColumns = 100;
 
 struct PlanFlags {
   std::string model, device, precision, platform, strategies, report;
-  int gpus = 0, global_batch = 0, seq_len = 0, top = 10, simulate = 4, jobs = 2, threads = 0;
+  int gpus = 0, global_batch = 0, seq_len = 0, image_size = 0, top = 10, simulate = 4, jobs = 2,
+      threads = 0;
   double simulate_timeout_sec = 600;
   bool tp_across_nodes = false;
 };
@@ -35,7 +38,8 @@ po::options_description plan_flags(PlanFlags& f) {
   po::options_description d("Plan (sim/planner/PLANNER.md)", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
   add("model", po::value(&f.model)->required()->value_name("NAME"),
-      "a transformer of the catalogue (workloads/TRANSFORMER.md)");
+      "a transformer of the catalogue (workloads/TRANSFORMER.md) or a CNN of the model zoo "
+      "(workloads/GENERATOR.md: resnet50, vgg16, alexnet, cosmoflow, ...)");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
       "the GPU: v100, a100, h100, h200 (its datasheet times the compute, its memory bounds it)");
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
@@ -44,12 +48,14 @@ po::options_description plan_flags(PlanFlags& f) {
       "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");
   add("gpus", po::value(&f.gpus)->required()->value_name("N"), "GPUs to plan for");
   add("global-batch", po::value(&f.global_batch)->required()->value_name("G"),
-      "sequences per optimizer step");
+      "sequences (a CNN's samples) per optimizer step");
   add("seq-len", po::value(&f.seq_len)->default_value(0)->value_name("S"),
       "tokens per sequence (0: the model's context length)");
+  add("image-size", po::value(&f.image_size)->default_value(0)->value_name("PX"),
+      "a CNN's input height = width (= depth for cosmoflow); 0: 224, cosmoflow 128");
   add("strategies", po::value(&f.strategies)->value_name("tp,pp,dp,cp,zero,recompute,sp"),
       "the knobs the plan may turn (default: all); those left out stay at 1, ZeRO 0, no "
-      "recomputation, no sequence parallelism");
+      "recomputation, no sequence parallelism. A CNN's: dp,pp,spatial,filter,channel");
   add("tp-across-nodes", po::bool_switch(&f.tp_across_nodes),
       "also consider tensor parallelism wider than a node");
   add("top", po::value(&f.top)->default_value(10)->value_name("K"), "rows of the table printed");
@@ -77,17 +83,70 @@ void check_at_least(const char* flag, int value, int least) {
   }
 }
 
-SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
-  const workloads::TransformerArch* arch = workloads::find_transformer(f.model);
-  if (arch == nullptr) {
-    throw ConfigError("--model " + f.model + ": not in the catalogue (workloads/TRANSFORMER.md)");
-  }
+// --gpus and --global-batch against `net`.
+void check_sizes(const PlanFlags& f, const PlannerNetwork& net) {
   check_at_least("gpus", f.gpus, 1);
   check_at_least("global-batch", f.global_batch, 1);
-  check_at_least("seq-len", f.seq_len, 0);
   if (f.gpus > net.hosts) {
     throw ConfigError("--gpus " + std::to_string(f.gpus) + ": the platform " + f.platform +
                       " has " + std::to_string(net.hosts) + " GPUs");
+  }
+}
+
+// --strategies, refusing the names of the other kind of model (`cnn`: a CNN's plan).
+StrategySet strategies_of(const PlanFlags& f, bool cnn) {
+  if (f.strategies.empty()) {
+    return {};
+  }
+  std::string why;
+  const auto set = parse_strategies(f.strategies, &why);
+  if (!set) {
+    throw ConfigError("--strategies " + f.strategies + ": " + why);
+  }
+  const bool transformer_knobs = set->tp || set->cp || set->zero || set->recompute || set->sp;
+  const bool cnn_knobs = set->spatial || set->filter || set->channel;
+  if (cnn ? transformer_knobs : cnn_knobs) {
+    throw ConfigError("--strategies " + f.strategies + ": " + f.model + " is a " +
+                      (cnn ? "CNN: its plan takes dp, pp, spatial, filter, channel"
+                           : "transformer: its plan takes tp, pp, dp, cp, zero, recompute, sp"));
+  }
+  return *set;
+}
+
+CnnSearchSpace cnn_search_space(const PlanFlags& f, const PlannerNetwork& net) {
+  check_sizes(f, net);
+  if (f.seq_len != 0) {
+    throw ConfigError("--seq-len " + std::to_string(f.seq_len) + ": " + f.model +
+                      " is a CNN, with no sequence (--image-size sets its input)");
+  }
+  check_at_least("image-size", f.image_size, 0);
+  const int image_size = f.image_size > 0 ? f.image_size : f.model == "cosmoflow" ? 128 : 224;
+  try {
+    (void)workloads::model_layers({.model = f.model, .image_size = image_size});
+  } catch (const workloads::GeneratorError& e) {
+    throw ConfigError("--image-size " + e.detail());  // the detail starts with the value
+  }
+  return {.model = f.model,
+          .image_size = image_size,
+          .gpus = f.gpus,
+          .global_batch = f.global_batch,
+          .gpus_per_node = net.gpus_per_node,
+          .tp_across_nodes = f.tp_across_nodes,
+          .strategies = strategies_of(f, true)};
+}
+
+SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
+  const workloads::TransformerArch* arch = workloads::find_transformer(f.model);
+  if (arch == nullptr) {
+    throw ConfigError("--model " + f.model +
+                      ": not in the catalogue (workloads/TRANSFORMER.md) nor a CNN of the "
+                      "model zoo (workloads/GENERATOR.md)");
+  }
+  check_sizes(f, net);
+  check_at_least("seq-len", f.seq_len, 0);
+  if (f.image_size != 0) {
+    throw ConfigError("--image-size " + std::to_string(f.image_size) + ": " + f.model +
+                      " is a transformer (--seq-len sets its input)");
   }
   const int seq_len = f.seq_len == 0 ? arch->max_seq_len : f.seq_len;
   if (seq_len > arch->max_seq_len) {
@@ -99,15 +158,8 @@ SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
                 .global_batch = f.global_batch,
                 .seq_len = seq_len,
                 .gpus_per_node = net.gpus_per_node,
-                .tp_across_nodes = f.tp_across_nodes};
-  if (!f.strategies.empty()) {
-    std::string why;
-    const auto set = parse_strategies(f.strategies, &why);
-    if (!set) {
-      throw ConfigError("--strategies " + f.strategies + ": " + why);
-    }
-    s.strategies = *set;
-  }
+                .tp_across_nodes = f.tp_across_nodes,
+                .strategies = strategies_of(f, false)};
   return s;
 }
 
@@ -118,36 +170,27 @@ std::string first_line(const fs::path& path) {
   return line;
 }
 
-// The `dtsim simulate` arguments of candidate `c` of the plan.
-std::vector<std::string> simulate_args(const PlanFlags& f, const SearchSpace& s,
+// The `dtsim simulate` arguments of candidate `c` of the plan; `model_args` name the model and
+// its input (--model, --global-batch, --seq-len or --image-size).
+std::vector<std::string> simulate_args(const PlanFlags& f,
+                                       const std::vector<std::string>& model_args,
                                        const PlanCandidate& c, const std::string& report) {
-  std::vector<std::string> args{"simulate",
-                                "--model",
-                                f.model,
-                                "--device",
-                                f.device,
-                                "--precision",
-                                f.precision,
-                                "--platform",
-                                f.platform,
-                                "--ranks",
-                                std::to_string(f.gpus),
-                                "--global-batch",
-                                std::to_string(f.global_batch),
-                                "--seq-len",
-                                std::to_string(s.seq_len),
-                                "--iterations",
-                                "2",
-                                "--report",
-                                report};
+  std::vector<std::string> args{"simulate"};
+  args.insert(args.end(), model_args.begin(), model_args.end());
+  const std::vector<std::string> run{
+      "--device",     f.device,   "--precision", f.precision,
+      "--platform",   f.platform, "--ranks",     std::to_string(f.gpus),
+      "--iterations", "2",        "--report",    report};
+  args.insert(args.end(), run.begin(), run.end());
   const std::vector<std::string> knobs = candidate_flags(c);
   args.insert(args.end(), knobs.begin(), knobs.end());
   return args;
 }
 
 // The best `count` of `result` simulated, `jobs` at a time, in a temporary directory.
-std::vector<SimulatedRun> simulate_best(const PlanFlags& f, const SearchSpace& s,
-                                        const PlanResult& result) {
+std::vector<SimulatedRun> simulate_best(const PlanFlags& f,
+                                        const std::vector<std::string>& model_args,
+                                        const PlanResult& result, bool cnn) {
   const int count = std::min(f.simulate, static_cast<int>(result.ranked.size()));
   if (count == 0) {
     return {};
@@ -161,7 +204,7 @@ std::vector<SimulatedRun> simulate_best(const PlanFlags& f, const SearchSpace& s
   for (int i = 0; i < count; ++i) {
     const std::string stem = (dir / std::to_string(i)).string();
     children.push_back(
-        {.args = simulate_args(f, s, result.ranked[static_cast<std::size_t>(i)].candidate,
+        {.args = simulate_args(f, model_args, result.ranked[static_cast<std::size_t>(i)].candidate,
                                stem + ".json"),
          .stderr_path = stem + ".err"});
   }
@@ -178,8 +221,13 @@ std::vector<SimulatedRun> simulate_best(const PlanFlags& f, const SearchSpace& s
       const auto report = nlohmann::ordered_json::parse(text.str());
       const auto& r = report.at("result");
       run.iteration_sec = r.at("iteration_time_sec").get<double>();
-      run.tokens_per_sec_per_gpu = r.at("tokens_per_sec_per_gpu").get<double>();
-      run.mfu = r.at("mfu").get<double>();
+      if (cnn) {  // the report has no tokens: samples, and the plan's FLOPs per sample
+        run.tokens_per_sec_per_gpu = f.global_batch / run.iteration_sec / f.gpus;
+        run.mfu = result.flops_per_token * run.tokens_per_sec_per_gpu / result.peak_flops_per_sec;
+      } else {
+        run.tokens_per_sec_per_gpu = r.at("tokens_per_sec_per_gpu").get<double>();
+        run.mfu = r.at("mfu").get<double>();
+      }
     } else if (st == ChildStatus::kTimedOut) {
       run.error = "timed out after " + std::to_string(static_cast<int>(f.simulate_timeout_sec)) +
                   " s (--simulate-timeout)";
@@ -191,14 +239,6 @@ std::vector<SimulatedRun> simulate_best(const PlanFlags& f, const SearchSpace& s
   std::error_code ignored;
   fs::remove_all(dir, ignored);
   return runs;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    throw ConfigError("--report " + path + ": cannot write");
-  }
 }
 
 }  // namespace
@@ -230,23 +270,41 @@ int run_plan(const std::vector<std::string>& args) {
   if (!f.report.empty() && csv == f.report) {
     throw ConfigError("--report " + f.report + ": expected a .json file (the CSV goes beside it)");
   }
+  // The report and its CSV never overwrite the platform they were planned on.
+  check_distinct_outputs({{"platform", f.platform}, {"report", f.report}});
+  check_distinct_outputs({{"platform", f.platform}, {"report", csv}});
   const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
-  const SearchSpace space = search_space(f, net);
-  PlanOutcome outcome{.model = space.arch.name,
+  const bool cnn = workloads::is_cnn(f.model);
+  PlanOutcome outcome{.model = f.model,
                       .device = f.device,
                       .platform = f.platform,
                       .gpus = f.gpus,
-                      .global_batch = f.global_batch,
-                      .seq_len = space.seq_len};
-  outcome.result = plan({.space = space,
-                         .device = f.device,
-                         .precision = f.precision,
-                         .network = net,
-                         .threads = f.threads});
-  outcome.simulated = simulate_best(f, space, outcome.result);
+                      .global_batch = f.global_batch};
+  std::vector<std::string> model_args{"--model", f.model, "--global-batch",
+                                      std::to_string(f.global_batch)};
+  if (cnn) {
+    const CnnSearchSpace space = cnn_search_space(f, net);
+    outcome.result = plan_cnn({.space = space,
+                               .device = f.device,
+                               .precision = f.precision,
+                               .network = net,
+                               .threads = f.threads});
+    model_args.insert(model_args.end(), {"--image-size", std::to_string(space.image_size)});
+  } else {
+    const SearchSpace space = search_space(f, net);
+    outcome.model = space.arch.name;
+    outcome.seq_len = space.seq_len;
+    outcome.result = plan({.space = space,
+                           .device = f.device,
+                           .precision = f.precision,
+                           .network = net,
+                           .threads = f.threads});
+    model_args.insert(model_args.end(), {"--seq-len", std::to_string(space.seq_len)});
+  }
+  outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   if (!f.report.empty()) {
-    write_file(f.report, plan_json(outcome).dump(2) + "\n");
-    write_file(csv, plan_csv(outcome));
+    write_text("report", f.report, plan_json(outcome).dump(2) + "\n");
+    write_text("report", csv, plan_csv(outcome));
   }
   std::cout << plan_summary(outcome, f.top);
   return 0;

@@ -35,10 +35,12 @@ const SimulatedRun* simulation_of(const PlanOutcome& plan, int rank) {
 }
 
 // The estimate's terms with what they stand for in a sentence.
-std::array<std::pair<const char*, double>, 7> terms(const Estimate& e) {
+std::array<std::pair<const char*, double>, 9> terms(const Estimate& e) {
   return {{{"compute (recomputation, smaller shards' GEMM efficiency)", e.compute_sec},
            {"tensor-parallel collectives", e.tp_sec},
            {"ring-attention transfers", e.cp_sec},
+           {"halo exchanges", e.halo_sec},
+           {"the spatial split's collectives", e.spatial_sec},
            {"the pipeline bubble", e.bubble_sec},
            {"pipeline transfers", e.pp_sec},
            {"exposed gradient reduction and ZeRO gathers", e.dp_sec},
@@ -63,26 +65,33 @@ std::string sim_cell(const SimulatedRun* sim) {
 ordered_json row_json(const PlanOutcome& plan, int rank, int position) {
   const PlannedCandidate& p = plan.result.ranked[static_cast<std::size_t>(rank)];
   const Estimate& e = p.estimate;
-  ordered_json j{{"rank", position + 1},
-                 {"configuration", candidate_name(p.candidate)},
-                 {"estimated_iteration_sec", e.iteration_sec},
-                 {"estimated",
-                  {{"compute_sec", e.compute_sec},
-                   {"tp_sec", e.tp_sec},
-                   {"cp_sec", e.cp_sec},
-                   {"bubble_sec", e.bubble_sec},
-                   {"pp_sec", e.pp_sec},
-                   {"dp_sec", e.dp_sec},
-                   {"optimizer_sec", e.optimizer_sec}}},
-                 {"estimated_tokens_per_sec_per_gpu", p.tokens_per_sec_per_gpu},
-                 {"estimated_mfu", p.mfu},
-                 {"peak_memory_bytes", p.peak_bytes},
-                 {"limiter", e.limiter}};
+  ordered_json j{
+      {"rank", position + 1},
+      {"configuration", candidate_name(p.candidate)},
+      {"estimated_iteration_sec", e.iteration_sec},
+      {"estimated",
+       {{"compute_sec", e.compute_sec},
+        {"tp_sec", e.tp_sec},
+        {"cp_sec", e.cp_sec},
+        {"halo_sec", e.halo_sec},
+        {"spatial_sec", e.spatial_sec},
+        {"bubble_sec", e.bubble_sec},
+        {"pp_sec", e.pp_sec},
+        {"dp_sec", e.dp_sec},
+        {"optimizer_sec", e.optimizer_sec}}},
+      {plan.seq_len > 0 ? "estimated_tokens_per_sec_per_gpu" : "estimated_samples_per_sec_per_gpu",
+       p.tokens_per_sec_per_gpu},
+      {"estimated_mfu", p.mfu},
+      {"peak_memory_bytes", p.peak_bytes},
+      {"limiter", e.limiter}};
   if (const SimulatedRun* s = simulation_of(plan, rank)) {
-    j["simulated"] = s->ok ? ordered_json{{"iteration_time_sec", s->iteration_sec},
-                                          {"tokens_per_sec_per_gpu", s->tokens_per_sec_per_gpu},
-                                          {"mfu", s->mfu}}
-                           : ordered_json{{"error", s->error}};
+    j["simulated"] =
+        s->ok
+            ? ordered_json{{"iteration_time_sec", s->iteration_sec},
+                           {plan.seq_len > 0 ? "tokens_per_sec_per_gpu" : "samples_per_sec_per_gpu",
+                            s->tokens_per_sec_per_gpu},
+                           {"mfu", s->mfu}}
+            : ordered_json{{"error", s->error}};
   }
   return j;
 }
@@ -129,8 +138,12 @@ std::string why_winner(const PlanOutcome& plan) {
            fmt("%.4f", tb) + " s, " + gib(a.peak_bytes) + " GiB per GPU each).";
   }
   if (tb - ta <= kSameTimeFraction * tb) {
-    return versus + ": the same time; it needs less memory, " + gib(a.peak_bytes) +
-           " GiB against " + gib(b.peak_bytes) + " GiB per GPU.";
+    // Equal estimates rank the smaller peak first; a simulation may put the larger first.
+    return a.peak_bytes < b.peak_bytes
+               ? versus + ": the same time; it needs less memory, " + gib(a.peak_bytes) +
+                     " GiB against " + gib(b.peak_bytes) + " GiB per GPU."
+               : versus + ": the same time within 0.1 %; the runner-up needs less memory, " +
+                     gib(b.peak_bytes) + " GiB against " + gib(a.peak_bytes) + " GiB per GPU.";
   }
   const auto wa = terms(a.estimate);
   const auto wb = terms(b.estimate);
@@ -151,18 +164,21 @@ std::string plan_summary(const PlanOutcome& plan, int top) {
   for (const auto& [why, count] : r.dropped) {
     dropped += count;
   }
+  const std::string batch = plan.seq_len > 0 ? std::to_string(plan.global_batch) + " x " +
+                                                   std::to_string(plan.seq_len) + " tokens"
+                                             : std::to_string(plan.global_batch) + " samples";
   std::string s = "dtsim plan: " + plan.model + " on " + std::to_string(plan.gpus) + " " +
-                  plan.device + " GPUs (" + plan.platform + "), global batch " +
-                  std::to_string(plan.global_batch) + " x " + std::to_string(plan.seq_len) +
-                  " tokens\n  " + std::to_string(r.enumerated) + " configurations, " +
-                  std::to_string(dropped) + " dropped:\n";
+                  plan.device + " GPUs (" + plan.platform + "), global batch " + batch + "\n  " +
+                  std::to_string(r.enumerated) + " configurations, " + std::to_string(dropped) +
+                  " dropped:\n";
   for (const auto& [why, count] : r.dropped) {
     s += "    " + std::to_string(count) + "  " + why + "\n";
   }
   s += "  " + std::to_string(r.ranked.size()) + " estimated, " +
        std::to_string(plan.simulated.size()) + " simulated (SimGrid)\n\n";
   s += cell("rank", 5) + cell("configuration", 38) + cell("est_s", 10) + cell("sim_s", 10) +
-       cell("tok/s/gpu", 10) + cell("mfu", 7) + cell("peak_GiB", 9) + "limiter\n";
+       cell(plan.seq_len > 0 ? "tok/s/gpu" : "smp/s/gpu", 10) + cell("mfu", 7) +
+       cell("peak_GiB", 9) + "limiter\n";
   const std::vector<int> order = final_order(plan);
   for (std::size_t i = 0; i < order.size() && i < static_cast<std::size_t>(top); ++i) {
     const PlannedCandidate& p = r.ranked[static_cast<std::size_t>(order[i])];
@@ -170,7 +186,9 @@ std::string plan_summary(const PlanOutcome& plan, int top) {
     const bool ok = sim != nullptr && sim->ok;
     s += cell(std::to_string(i + 1), 5) + cell(candidate_name(p.candidate), 38) +
          cell(fmt("%.4f", p.estimate.iteration_sec), 10) + cell(sim_cell(sim), 10) +
-         cell(fmt("%.0f", ok ? sim->tokens_per_sec_per_gpu : p.tokens_per_sec_per_gpu), 10) +
+         cell(fmt(plan.seq_len > 0 ? "%.0f" : "%.2f",
+                  ok ? sim->tokens_per_sec_per_gpu : p.tokens_per_sec_per_gpu),
+              10) +
          cell(fmt("%.1f%%", 100 * (ok ? sim->mfu : p.mfu)), 7) + cell(gib(p.peak_bytes), 9) +
          p.estimate.limiter + "\n";
   }
@@ -203,11 +221,13 @@ ordered_json plan_json(const PlanOutcome& plan) {
 }
 
 std::string plan_csv(const PlanOutcome& plan) {
-  std::string s =
-      "rank,configuration,tp,pp,dp,cp,micro_batch,schedule,zero,recompute,sequence_parallel,"
-      "estimated_iteration_sec,simulated_iteration_sec,tokens_per_sec_per_gpu,mfu,"
-      "peak_memory_bytes,limiter,compute_sec,tp_sec,cp_sec,bubble_sec,pp_sec,dp_sec,"
-      "optimizer_sec\n";
+  std::string s = std::string(
+                      "rank,configuration,tp,pp,dp,cp,micro_batch,schedule,zero,recompute,"
+                      "sequence_parallel,estimated_iteration_sec,simulated_iteration_sec,") +
+                  (plan.seq_len > 0 ? "tokens" : "samples") +
+                  "_per_sec_per_gpu,mfu,"
+                  "peak_memory_bytes,limiter,compute_sec,tp_sec,cp_sec,bubble_sec,pp_sec,dp_sec,"
+                  "optimizer_sec,halo_sec,spatial_sec\n";
   const std::vector<int> order = final_order(plan);
   for (std::size_t i = 0; i < order.size(); ++i) {
     const PlannedCandidate& p = plan.result.ranked[static_cast<std::size_t>(order[i])];
@@ -224,8 +244,8 @@ std::string plan_csv(const PlanOutcome& plan) {
          (ok ? fmt("%.9g", sim->iteration_sec) : "") + "," +
          fmt("%.9g", ok ? sim->tokens_per_sec_per_gpu : p.tokens_per_sec_per_gpu) + "," +
          fmt("%.6g", ok ? sim->mfu : p.mfu) + "," + std::to_string(p.peak_bytes) + "," + e.limiter;
-    for (double t :
-         {e.compute_sec, e.tp_sec, e.cp_sec, e.bubble_sec, e.pp_sec, e.dp_sec, e.optimizer_sec}) {
+    for (double t : {e.compute_sec, e.tp_sec, e.cp_sec, e.bubble_sec, e.pp_sec, e.dp_sec,
+                     e.optimizer_sec, e.halo_sec, e.spatial_sec}) {
       s += "," + fmt("%.9g", t);
     }
     s += "\n";

@@ -10,6 +10,7 @@
 #include <tbb/task_arena.h>
 
 #include "sim/config_error.h"
+#include "sim/planner/planner_internal.h"
 #include "sim/strategies/memory.h"
 #include "sim/strategies/transformer_model.h"
 #include "workloads/roofline.h"
@@ -17,6 +18,9 @@
 namespace dtsim::sim {
 
 namespace {
+
+using planner_internal::largest_part;
+using planner_internal::Outcome;
 
 // What the pieces depend on: the shard (tp, cp, micro-batch, SP, recompute).
 using ShardKey = std::tuple<int, int, int, bool, workloads::Recompute>;
@@ -64,25 +68,6 @@ ShardModels build_models(const PlanRequest& r, const std::vector<PlanCandidate>&
   return s;
 }
 
-const char* largest_part(const StageMemory& m) {
-  const std::array<std::pair<const char*, std::uint64_t>, 6> parts{
-      {{"parameters", m.parameters_bytes},
-       {"gradients", m.gradients_bytes},
-       {"optimizer states", m.optimizer_bytes},
-       {"activations", m.activations_bytes},
-       {"FSDP buffers", m.fsdp_buffers_bytes},
-       {"communication buffers", m.communication_buffers_bytes}}};
-  return std::max_element(parts.begin(), parts.end(),
-                          [](auto& a, auto& b) { return a.second < b.second; })
-      ->first;
-}
-
-// One candidate checked, its memory modelled and, if it fits, estimated; else why not.
-struct Outcome {
-  std::optional<PlannedCandidate> planned;
-  std::string dropped;
-};
-
 Outcome evaluate(const PlanRequest& r, const ShardModels& models, const PlanCandidate& c,
                  int index) {
   const std::size_t shard = models.index.at(key_of(c));
@@ -113,6 +98,7 @@ HybridJob job_of(const PlanCandidate& c, std::uint64_t bucket_cap_bytes) {
           .schedule = c.schedule,
           .zero_stage = c.zero_stage,
           .sequence_parallel = c.sequence_parallel,
+          .spatial_grid = c.split.spatial,
           .full_recompute = c.recompute == workloads::Recompute::kFull,
           .bucket_cap_bytes = bucket_cap_bytes};
 }
@@ -141,14 +127,34 @@ PlanResult plan(const PlanRequest& r) {
       }
     });
   });
-  const double tokens = 1.0 * r.space.global_batch * r.space.seq_len;
+  planner_internal::rank(outcomes, 1.0 * r.space.global_batch * r.space.seq_len, r.space.gpus,
+                         result);
+  return result;
+}
+
+namespace planner_internal {
+
+const char* largest_part(const StageMemory& m) {
+  const std::array<std::pair<const char*, std::uint64_t>, 6> parts{
+      {{"parameters", m.parameters_bytes},
+       {"gradients", m.gradients_bytes},
+       {"optimizer states", m.optimizer_bytes},
+       {"activations", m.activations_bytes},
+       {"FSDP buffers", m.fsdp_buffers_bytes},
+       {"communication buffers", m.communication_buffers_bytes}}};
+  return std::max_element(parts.begin(), parts.end(),
+                          [](auto& a, auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+void rank(std::vector<Outcome>& outcomes, double units_per_step, int gpus, PlanResult& result) {
   for (Outcome& o : outcomes) {
     if (!o.planned) {
       ++result.dropped[o.dropped];
       continue;
     }
     PlannedCandidate& p = *o.planned;
-    p.tokens_per_sec_per_gpu = tokens / p.estimate.iteration_sec / r.space.gpus;
+    p.tokens_per_sec_per_gpu = units_per_step / p.estimate.iteration_sec / gpus;
     p.mfu = result.flops_per_token * p.tokens_per_sec_per_gpu / result.peak_flops_per_sec;
     result.ranked.push_back(std::move(p));
   }
@@ -158,7 +164,8 @@ PlanResult plan(const PlanRequest& r) {
                ? a.estimate.iteration_sec < b.estimate.iteration_sec
                : a.peak_bytes < b.peak_bytes;
   });
-  return result;
 }
+
+}  // namespace planner_internal
 
 }  // namespace dtsim::sim

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/planner/candidate.h"
+#include "sim/planner/cnn_space.h"
 #include "sim/planner/estimate.h"
 #include "sim/planner/network_model.h"
 #include "sim/planner/search_space.h"
@@ -30,13 +31,25 @@ struct PlanRequest {
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
 };
 
+// A CNN's plan (PLANNER.md, "CNNs"): a zoo CNN's space, fp32 or mixed precision.
+struct CnnPlanRequest {
+  CnnSearchSpace space;
+  std::string device = "v100";
+  std::string precision = "fp32";
+  PlannerNetwork network;
+  int threads = 0;
+  std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;
+};
+
 struct PlannedCandidate {
   int index = 0;  // in enumerate_candidates order
   PlanCandidate candidate;
   Estimate estimate;
-  std::uint64_t peak_bytes = 0;  // the memory model's worst stage
-  double tokens_per_sec_per_gpu = 0;
-  double mfu = 0;  // model FLOPs (6N + attention) / the device's dense peak
+  std::uint64_t peak_bytes = 0;       // the memory model's worst stage
+  double tokens_per_sec_per_gpu = 0;  // a CNN's: samples per second per GPU
+  // Model FLOPs (6N + attention; a CNN's forward and backward FLOPs of its layers) over the
+  // device's dense peak.
+  double mfu = 0;
   bool operator==(const PlannedCandidate&) const = default;
 };
 
@@ -48,7 +61,7 @@ struct PlanResult {
   // Those that fit, by estimated step, then peak memory, then index.
   std::vector<PlannedCandidate> ranked;
   std::uint64_t capacity_bytes = 0;
-  double flops_per_token = 0;     // 6N + attention (PaLM)
+  double flops_per_token = 0;     // 6N + attention (PaLM); a CNN's per sample
   double peak_flops_per_sec = 0;  // the device's dense peak at the precision
   bool operator==(const PlanResult&) const = default;
 };
@@ -58,8 +71,13 @@ struct PlanResult {
 // REQUIRES: request.space.gpus <= request.network.hosts.
 [[nodiscard]] PlanResult plan(const PlanRequest& request);
 
+// The plan of a CNN: the same result for every thread count. Throws ConfigError("device",
+// "precision" or "image_size") for an unknown device or precision or an image the model cannot
+// take. REQUIRES: request.space.gpus <= request.network.hosts, space.model a zoo CNN.
+[[nodiscard]] PlanResult plan_cnn(const CnnPlanRequest& request);
+
 // The job `dtsim simulate` would build for `c` (degrees, micro-batches, schedule, ZeRO,
-// sequence parallelism, full recomputation), with `bucket_cap_bytes`.
+// sequence parallelism, full recomputation, a CNN's spatial grid), with `bucket_cap_bytes`.
 [[nodiscard]] HybridJob job_of(const PlanCandidate& c, std::uint64_t bucket_cap_bytes);
 
 }  // namespace dtsim::sim

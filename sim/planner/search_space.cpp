@@ -78,8 +78,15 @@ void add_knobs(const SearchSpace& s, const ParallelDegrees& d, int micro_batch,
 }  // namespace
 
 std::optional<StrategySet> parse_strategies(std::string_view text, std::string* why) {
-  StrategySet set{
-      .tp = false, .pp = false, .cp = false, .zero = false, .recompute = false, .sp = false};
+  StrategySet set{.tp = false,
+                  .pp = false,
+                  .cp = false,
+                  .zero = false,
+                  .recompute = false,
+                  .sp = false,
+                  .spatial = false,
+                  .filter = false,
+                  .channel = false};
   bool dp = false;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -91,11 +98,15 @@ std::optional<StrategySet> parse_strategies(std::string_view text, std::string* 
                  : name == "zero"      ? &set.zero
                  : name == "recompute" ? &set.recompute
                  : name == "sp"        ? &set.sp
+                 : name == "spatial"   ? &set.spatial
+                 : name == "filter"    ? &set.filter
+                 : name == "channel"   ? &set.channel
                  : name == "dp"        ? &dp
                                        : nullptr;
     if (flag == nullptr) {
       *why = "unknown strategy \"" + std::string(name) +
-             "\" (expected tp, pp, dp, cp, zero, recompute, sp)";
+             "\" (expected tp, pp, dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, "
+             "filter, channel)";
       return std::nullopt;
     }
     if (*flag) {

@@ -21,13 +21,15 @@ namespace dtsim::sim {
 
 // Which knobs may leave their default (data parallelism is always on: it takes the GPUs the
 // others leave). Off: tp = 1, pp = 1, cp = 1, ZeRO 0, no recomputation, no sequence parallelism.
+// A CNN's plan turns pp, spatial, filter and channel (off: no split, no pipeline).
 struct StrategySet {
   bool tp = true, pp = true, cp = true, zero = true, recompute = true, sp = true;
+  bool spatial = true, filter = true, channel = true;
   bool operator==(const StrategySet&) const = default;
 };
 
-// "tp,pp,dp,cp,zero,recompute,sp" (any subset, any order; dp may be named and changes nothing).
-// nullopt and *why for an unknown or repeated name.
+// "tp,pp,dp,cp,zero,recompute,sp" or a CNN's "dp,pp,spatial,filter,channel" (any subset, any
+// order; dp may be named and changes nothing). nullopt and *why for an unknown or repeated name.
 [[nodiscard]] std::optional<StrategySet> parse_strategies(std::string_view text, std::string* why);
 
 struct SearchSpace {

@@ -92,7 +92,7 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
                "GPUs\n");
   expect_error(model + " --gpus 8 --strategies tp,fsdp",
                "dtsim plan: --strategies tp,fsdp: unknown strategy \"fsdp\" (expected tp, pp, "
-               "dp, cp, zero, recompute, sp)\n");
+               "dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, filter, channel)\n");
   expect_error(model + " --gpus 8 --seq-len 4096",
                "dtsim plan: --seq-len 4096: gpt3-1.3b has a context of 2048 tokens\n");
   expect_error(model + " --gpus 8 --device tpu",
@@ -103,9 +103,80 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
       "dtsim plan: tests/testdata/pf_torus.json: the planner's estimate supports star and "
       "fat-tree platforms, not torus\n");
   expect_error("--model gpt9 --gpus 8 --global-batch 8" + platform,
-               "dtsim plan: --model gpt9: not in the catalogue (workloads/TRANSFORMER.md)\n");
+               "dtsim plan: --model gpt9: not in the catalogue (workloads/TRANSFORMER.md) nor a "
+               "CNN of the model zoo (workloads/GENERATOR.md)\n");
   expect_error(model + " --gpus 8 --simulate-timeout -1",
                "dtsim plan: --simulate-timeout: expected a number of seconds >= 0\n");
+  expect_error(model + " --gpus 8 --image-size 224",
+               "dtsim plan: --image-size 224: gpt3-1.3b is a transformer (--seq-len sets its "
+               "input)\n");
+  expect_error(model + " --gpus 8 --strategies tp,spatial",
+               "dtsim plan: --strategies tp,spatial: gpt3-1.3b is a transformer: its plan takes "
+               "tp, pp, dp, cp, zero, recompute, sp\n");
+  // The report never overwrites the platform it plans on.
+  const Result same =
+      run("plan " + model + " --gpus 8 --report tests/testdata/dgx_a100_2nodes.json");
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_EQ(same.err,
+            "dtsim plan: --report tests/testdata/dgx_a100_2nodes.json: the same file as "
+            "--platform\n");
+}
+
+// A CNN's plan: resnet50 on the 8 GPUs of one node, fp32 on V100s.
+const std::string kCnn =
+    "--model resnet50 --device v100 --precision fp32 --platform "
+    "tests/testdata/dgx_a100_2nodes.json --gpus 8 --global-batch 64";
+
+TEST_F(PlanCli, PlansACnnWithItsSplitsInSamples) {
+  const Result r = run("plan " + kCnn + " --simulate 2 --top 40 --report " + report());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("global batch 64 samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("smp/s/gpu"), std::string::npos) << r.out;
+  // Splits of every kind are estimated (the search space's test counts them).
+  for (const char* split : {" data ", " spatial2x2 ", " filter2 ", " channel4 "}) {
+    EXPECT_NE(slurp(csv()).find(split), std::string::npos) << split;
+  }
+  const json plan = json::parse(slurp(report()));
+  const json& best = plan.at("configurations").at(0);
+  ASSERT_TRUE(best.contains("simulated")) << best.dump();
+  // Samples per second per GPU of the simulated step: the global batch over its time and the
+  // GPUs.
+  const double sec = best.at("simulated").at("iteration_time_sec").get<double>();
+  EXPECT_NEAR(best.at("simulated").at("samples_per_sec_per_gpu").get<double>(), 64 / sec / 8,
+              1e-9 * 64 / sec / 8);
+  EXPECT_EQ(slurp(csv()).rfind("rank,configuration,tp,pp,dp,cp,", 0), 0u);
+  EXPECT_NE(slurp(csv()).find("samples_per_sec_per_gpu"), std::string::npos);
+}
+
+TEST_F(PlanCli, DropsACnnThatDoesNotFitAndKeepsItsSplits) {
+  // cosmoflow at 512^3, one sample per GPU on 8 V100s (32 GiB): a whole replica keeps 49 GiB
+  // of activations (the cnn-strategies study's memory table), so every data-parallel and
+  // pipeline configuration of dp 8 is dropped; a 2x2x2 grid holds an eighth of each map.
+  const Result r =
+      run("plan --model cosmoflow --image-size 512 --device v100 --precision fp32 --platform "
+          "tests/testdata/dgx_a100_2nodes.json --gpus 8 --global-batch 8 --simulate 0 --top 3 "
+          "--report " +
+          report());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("out of memory (largest part: activations)"), std::string::npos) << r.out;
+  const json plan = json::parse(slurp(report()));
+  ASSERT_FALSE(plan.at("configurations").empty());
+  for (const json& c : plan.at("configurations")) {
+    const std::string name = c.at("configuration");
+    EXPECT_EQ(name.find("dp8 pp1 data"), std::string::npos) << name;
+    EXPECT_LE(c.at("peak_memory_bytes").get<double>(), plan.at("plan").at("capacity_bytes"));
+  }
+}
+
+TEST_F(PlanCli, RefusesCnnInputNamingTheFlag) {
+  expect_error(kCnn + " --seq-len 128",
+               "dtsim plan: --seq-len 128: resnet50 is a CNN, with no sequence (--image-size "
+               "sets its input)\n");
+  expect_error(kCnn + " --strategies dp,zero",
+               "dtsim plan: --strategies dp,zero: resnet50 is a CNN: its plan takes dp, pp, "
+               "spatial, filter, channel\n");
+  expect_error(kCnn + " --image-size 16",
+               "dtsim plan: --image-size 16: resnet50 needs at least 32 pixels\n");
 }
 
 }  // namespace

@@ -92,12 +92,22 @@ TEST(ParseStrategies, ReadsAnySubsetAndRejectsUnknownNames) {
   std::string why;
   const auto set = parse_strategies("dp,tp,zero", &why);
   ASSERT_TRUE(set);
-  EXPECT_EQ(
-      *set,
-      (StrategySet{
-          .tp = true, .pp = false, .cp = false, .zero = true, .recompute = false, .sp = false}));
+  EXPECT_EQ(*set, (StrategySet{.tp = true,
+                               .pp = false,
+                               .cp = false,
+                               .zero = true,
+                               .recompute = false,
+                               .sp = false,
+                               .spatial = false,
+                               .filter = false,
+                               .channel = false}));
+  const auto cnn = parse_strategies("pp,filter", &why);
+  ASSERT_TRUE(cnn);
+  EXPECT_TRUE(cnn->pp && cnn->filter && !cnn->spatial && !cnn->channel && !cnn->tp);
   EXPECT_FALSE(parse_strategies("tp,fsdp", &why));
-  EXPECT_EQ(why, "unknown strategy \"fsdp\" (expected tp, pp, dp, cp, zero, recompute, sp)");
+  EXPECT_EQ(why,
+            "unknown strategy \"fsdp\" (expected tp, pp, dp, cp, zero, recompute, sp; for a CNN "
+            "dp, pp, spatial, filter, channel)");
   EXPECT_FALSE(parse_strategies("tp,tp", &why));
   EXPECT_EQ(why, "strategy \"tp\" given twice");
 }
