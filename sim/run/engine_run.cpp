@@ -144,14 +144,17 @@ EngineRun::EngineRun(const RunOptions& run, const platforms::PlatformSpec& spec,
   // results with 8 KiB for a 4,096-rank ring iteration and for every all-reduce algorithm on 16
   // ranks of a DGX preset with LV08), and stacks are most of the memory at scale (32,768 actors:
   // 512 MiB at 16 KiB, 2 GiB at 64).
-  // --cfg flags given by the user come later.
-  args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/guard-size:0",
-           "--cfg=contexts/stack-size:16"};
+  // --cfg flags given by the user come later. s4u_actor's INFO is off: it says, once per
+  // actor, that a sub-nanosecond compute (a thin shard's) is below SimGrid's time precision,
+  // a line per rank on stderr that no user can act on (hiding it changes no result).
+  args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--log=s4u_actor.thres:warning",
+           "--cfg=contexts/guard-size:0", "--cfg=contexts/stack-size:16"};
 #if defined(__SANITIZE_ADDRESS__)
   // Under AddressSanitizer (.ci/sanitize) the actors run as threads: Debian's SimGrid has no
   // fiber annotations, so ASan cannot follow its stack switches (it warns, and "false positive
   // error reports may follow", google/sanitizers#189). Threads keep the system's stack size.
-  args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--cfg=contexts/factory:thread"};
+  args_ = {"dtsim", "--log=xbt_cfg.thres:warning", "--log=s4u_actor.thres:warning",
+           "--cfg=contexts/factory:thread"};
 #endif
   for (const std::string& s : network_model_settings(run.network_model)) {
     args_.push_back("--cfg=" + s);

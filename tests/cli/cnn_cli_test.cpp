@@ -74,6 +74,18 @@ TEST_F(CnnCli, EachSplitOfATraceRunsAndShowsItsCommunication) {
   }
 }
 
+TEST_F(CnnCli, ThinShardsPrintNothingOnStderr) {
+  // cosmoflow 128^3 split over 8 input channels: its first layer's share (4 input channels / 8)
+  // computes in under a nanosecond, which SimGrid said on stderr once per rank (s4u_actor INFO,
+  // engine_run.cpp) before its log was turned down.
+  const Result r = run(
+      "simulate --model cosmoflow --image-size 128 --device v100 --precision fp32 --micro-batch 1 "
+      "--global-batch 1 --parallel channel=8 --ranks 8" +
+      kPlatform);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 TEST_F(CnnCli, AJobFileTakesTheSplitAsText) {
   // sim/cli/JOB.md: "parallel" holds the flag's text, a CNN's split included; the same run.
   const std::string t = trace();
