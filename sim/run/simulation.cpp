@@ -203,10 +203,10 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
       measure_link_loads(graph, lowered, engine.rank_hosts(), v.platform, t.iteration_time_sec);
   Straggler straggler;  // the slowest rank: its healthy compute times its factor
   const std::vector<double>& factors = engine.compute_factors();
-  if (const auto slowest = std::max_element(factors.begin(), factors.end());
-      slowest != factors.end() && *slowest > 1) {
-    straggler = {.compute_sec = report.result.compute_sec * *slowest,
-                 .rank = static_cast<int>(slowest - factors.begin())};
+  if (const auto worst = std::max_element(factors.begin(), factors.end());
+      worst != factors.end() && *worst > 1) {
+    straggler = {.compute_sec = report.result.compute_sec * *worst,
+                 .rank = static_cast<int>(worst - factors.begin())};
   }
   report.result.limiter =
       find_limiter(t.iteration_time_sec, report.result.compute_sec, report.result.comm_cost,
