@@ -14,7 +14,8 @@ results = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file
 rows = [r for r in csv.DictReader(open(results / "cnn_strategies.csv")) if not r["error"]]
 models = list(dict.fromkeys(r["model"] for r in rows))
 titles = {"resnet50": "ResNet-50 (224², 32 samples per group)",
-          "cosmoflow": "CosmoFlow (128³, 4 samples per group)"}
+          "cosmoflow": "CosmoFlow (128³, 4 samples per group)",
+          "cosmoflow512": "CosmoFlow (512³, 1 sample per group)"}
 styles = {"data": ("k", "o", "-"), "spatial": ("tab:blue", "s", "-"),
           "filter": ("tab:green", "^", "-"), "channel": ("tab:orange", "v", "-"),
           "pipeline": ("tab:red", "D", "-")}
