@@ -6,21 +6,11 @@ namespace dtsim::sim {
 
 namespace {
 
-std::vector<int> divisors_of(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d) {
-    if (n % d == 0) {
-      out.push_back(d);
-    }
-  }
-  return out;
-}
-
 // Every grid of `dims` extents (2 or 3) whose product is k, by height, then width, ascending.
 std::vector<std::array<int, 3>> grids_of(int k, int dims) {
   std::vector<std::array<int, 3>> out;
-  for (int h : divisors_of(k)) {
-    for (int w : divisors_of(k / h)) {
+  for (int h : divisors(k)) {
+    for (int w : divisors(k / h)) {
       const int d = k / (h * w);
       if (dims == 3 || d == 1) {
         out.push_back({h, w, d});
@@ -35,7 +25,7 @@ std::vector<CnnSplit> splits_of(const CnnSearchSpace& s,
                                 const std::vector<workloads::LayerCost>& layers) {
   std::vector<CnnSplit> candidates{{}};
   const int dims = layers.empty() ? 2 : layers.front().cnn.dims;
-  const std::vector<int> degrees = divisors_of(s.gpus);
+  const std::vector<int> degrees = divisors(s.gpus);
   for (int k : degrees) {
     if (k > 1 && s.strategies.spatial) {
       for (const std::array<int, 3>& grid : grids_of(k, dims)) {
@@ -73,7 +63,7 @@ std::vector<PlanCandidate> enumerate_cnn_candidates(const CnnSearchSpace& s) {
   std::vector<PlanCandidate> out;
   for (const CnnSplit& split : splits_of(s, layers)) {
     const int k = split.spatial_ranks() * std::max(split.filter, split.channel);
-    for (int pp : divisors_of(s.gpus / k)) {
+    for (int pp : divisors(s.gpus / k)) {
       const int dp = s.gpus / (k * pp);
       if ((pp > 1 && !s.strategies.pp) || s.global_batch % dp != 0) {
         continue;
@@ -86,7 +76,7 @@ std::vector<PlanCandidate> enumerate_cnn_candidates(const CnnSearchSpace& s) {
       if (pp > 1) {
         schedules.insert(schedules.begin(), {.kind = PipelineScheduleKind::kGpipe});
       }
-      for (int micro_batch : divisors_of(s.global_batch / dp)) {
+      for (int micro_batch : divisors(s.global_batch / dp)) {
         for (const PipelineSchedule& schedule : schedules) {
           out.push_back({.degrees = degrees,
                          .micro_batch = micro_batch,

@@ -6,16 +6,6 @@ namespace dtsim::sim {
 
 namespace {
 
-std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d) {
-    if (n % d == 0) {
-      out.push_back(d);
-    }
-  }
-  return out;
-}
-
 bool tp_allowed(const SearchSpace& s, int tp) {
   const workloads::TransformerArch& a = s.arch;
   if (tp > 1 && !s.strategies.tp) {
@@ -76,6 +66,16 @@ void add_knobs(const SearchSpace& s, const ParallelDegrees& d, int micro_batch,
 }
 
 }  // namespace
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
 
 std::optional<StrategySet> parse_strategies(std::string_view text, std::string* why) {
   StrategySet set{.tp = false,

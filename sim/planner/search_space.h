@@ -32,6 +32,9 @@ struct StrategySet {
 // order; dp may be named and changes nothing). nullopt and *why for an unknown or repeated name.
 [[nodiscard]] std::optional<StrategySet> parse_strategies(std::string_view text, std::string* why);
 
+// The divisors of n >= 1, ascending (the degrees a plan tries).
+[[nodiscard]] std::vector<int> divisors(int n);
+
 struct SearchSpace {
   workloads::TransformerArch arch;
   int gpus = 1;

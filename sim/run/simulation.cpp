@@ -380,8 +380,8 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   graph = apply_graph_what_ifs(std::move(graph), run.what_if, {.origin = origin});
   if (const double run_sec = shortest_run_sec(graph, run.collective_latency_sec);
       std::isfinite(run_sec)) {
-    check_background_limit(v.platform, run_sec,
-                           "the compute or collective latencies of " + origin, run.max_events);
+    check_background_limit(v.platform, run_sec, "the compute or collective latencies of " + origin,
+                           run.max_events);
   }
   EngineRun engine(run, v.platform, v.hints);
   check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));

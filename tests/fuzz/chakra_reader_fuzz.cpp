@@ -6,7 +6,6 @@
 
 #include "sim/chakra/chakra_error.h"
 #include "sim/chakra/chakra_reader.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

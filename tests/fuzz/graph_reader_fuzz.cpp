@@ -5,7 +5,6 @@
 
 #include "sim/graph/graph_error.h"
 #include "sim/graph/graph_reader.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

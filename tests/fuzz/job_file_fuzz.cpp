@@ -10,7 +10,6 @@
 
 #include "sim/cli/job_file.h"
 #include "sim/config_error.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 namespace po = boost::program_options;

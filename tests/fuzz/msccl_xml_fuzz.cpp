@@ -5,7 +5,6 @@
 
 #include "sim/collectives/msccl_xml.h"
 #include "sim/config_error.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "platforms/platform_spec.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

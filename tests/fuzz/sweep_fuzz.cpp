@@ -7,7 +7,6 @@
 
 #include "sim/cli/sweep_spec.h"
 #include "sim/config_error.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,10 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tests/fuzz/fuzz_file.h"
 #include "workloads/trace_error.h"
 #include "workloads/trace_reader.h"
-
-#include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

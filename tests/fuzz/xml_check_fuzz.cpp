@@ -6,7 +6,6 @@
 
 #include "platforms/platform_spec.h"
 #include "platforms/xml_checks.h"
-
 #include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
