@@ -87,6 +87,15 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
     throw GeneratorError("ep", text(s.ep) + ": " + a.name + " is dense (experts 1)");
   }
   require_divides("ep", s.ep, "experts", a.experts);
+  // torchtitan's op-level policy counts its models' bias-free matrix multiplications
+  // (aten.mm): Llama-style dense blocks (separate Q, K, V, gate and up projections).
+  if (s.recompute == Recompute::kSelectiveOp &&
+      (a.mlp != MlpKind::kSwiGlu || a.experts > 1 || a.linear_biases)) {
+    throw GeneratorError("recompute",
+                         "selective-op: torchtitan's op-level policy is modelled for "
+                         "dense, bias-free SwiGLU blocks (Llama); " +
+                             a.name + " is not one (use selective or full)");
+  }
   return make_roofline(find_device(s.device), s.precision);
 }
 
@@ -222,6 +231,7 @@ class PieceCost {
             .params = params};
   }
   [[nodiscard]] double core_sec() const { return core_sec_; }
+  [[nodiscard]] double forward_sec() const { return forward_sec_; }
 
  private:
   Roofline r_;
@@ -263,6 +273,17 @@ TransformerPiece attention_piece(const TransformerArch& a, const TransformerShar
   p.recompute_sec = s.recompute == Recompute::kFull        ? p.forward_sec
                     : s.recompute == Recompute::kSelective ? c.core_sec()
                                                            : 0;
+  if (s.recompute == Recompute::kSelectiveOp) {
+    // torchtitan keeps the outputs of Q, V (its 1st and 3rd mm) and of the attention kernel;
+    // it redoes the norm, K, RoPE, the output projection (its 4th mm) and the residual.
+    PieceCost redo(r);
+    add_norm(redo, d);
+    redo.gemm(d.tokens, d.hidden, d.kv_width);
+    redo.elementwise(d.tokens * (d.q_width + d.kv_width), d.tokens * (d.q_width + d.kv_width));
+    redo.gemm(d.tokens, d.q_width, d.hidden);
+    add_residual(redo, d);
+    p.recompute_sec = redo.forward_sec();
+  }
   return p;
 }
 
@@ -287,6 +308,16 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
   TransformerPiece p = c.piece(moe ? "moe" : "mlp", moe ? PieceKind::kMoe : PieceKind::kMlp,
                                ffn_params(a, s.tp, a.experts / s.ep));
   p.recompute_sec = s.recompute == Recompute::kFull ? p.forward_sec : 0;
+  if (s.recompute == Recompute::kSelectiveOp) {
+    // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it
+    // redoes the norm, the up projection (6th), SiLU(gate) * up and the residual.
+    PieceCost redo(r);
+    add_norm(redo, d);
+    redo.gemm(d.tokens, d.hidden, d.ffn);
+    redo.elementwise(2 * d.tokens * d.ffn, d.tokens * d.ffn);
+    add_residual(redo, d);
+    p.recompute_sec = redo.forward_sec();
+  }
   return p;
 }
 
@@ -347,7 +378,8 @@ std::uint64_t parameter_count(const TransformerArch& arch) {
 }
 
 std::optional<Recompute> parse_recompute(std::string_view name) {
-  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+  for (Recompute r :
+       {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveOp, Recompute::kFull}) {
     if (recompute_name(r) == name) {
       return r;
     }
@@ -359,6 +391,8 @@ std::string_view recompute_name(Recompute recompute) {
   switch (recompute) {
     case Recompute::kSelective:
       return "selective";
+    case Recompute::kSelectiveOp:
+      return "selective-op";
     case Recompute::kFull:
       return "full";
     case Recompute::kNone:

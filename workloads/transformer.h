@@ -54,8 +54,10 @@ struct TransformerArch {
 // architecture (see transformer_pieces).
 [[nodiscard]] std::uint64_t parameter_count(const TransformerArch& arch);
 
-enum class Recompute { kNone, kSelective, kFull };
-// "none", "selective", "full"; nullopt for anything else.
+// kSelective: Megatron-LM's (the attention core); kSelectiveOp: torchtitan's op-level policy
+// (every second matrix multiplication of a block and its elementwise work; TRANSFORMER.md).
+enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
+// "none", "selective", "selective-op", "full"; nullopt for anything else.
 [[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view name);
 [[nodiscard]] std::string_view recompute_name(Recompute recompute);
 
@@ -65,6 +67,10 @@ struct TransformerShard {  // how one rank runs one micro-batch
   int tp = 1, cp = 1, ep = 1;
   bool sequence_parallel = false;  // Megatron SP: norms/dropout sharded over TP along the sequence
   Recompute recompute = Recompute::kNone;
+  // The loss: Megatron-LM's fused vocab-parallel cross-entropy (false), or PyTorch's
+  // F.cross_entropy on an fp32 copy of the logits (torchtitan), which holds more while its
+  // backward runs (sim/strategies/MEMORY.md). Changes memory only.
+  bool pytorch_cross_entropy = false;
   std::string device = "h100";     // device_catalog() name
   std::string precision = "bf16";  // fp32, tf32, fp16, bf16
   // Megatron-LM's --make-vocab-size-divisible-by: the embedding and the head run a vocabulary

@@ -166,6 +166,11 @@ def _recompute(row, source, sc21):
     if r.startswith("full"):
         return "full", None
     if r.startswith("selective"):
+        if "layer" in r:  # torchtitan's layer-level SAC: every N-th block fully recomputed
+            raise HybridSkip("recompute", f"'{row['recompute']}': torchtitan's layer-level "
+                                          "selective checkpointing (every N-th block) is not modelled")
+        if source == "TT" and re.search(r"(^|[^a-z])op([^a-z]|$)", r):  # (op), op, per-op SAC
+            return "selective-op", None  # torchtitan's op-level policy (sim/strategies/MEMORY.md)
         return "selective", None
     if r == "none":
         return "none", None
@@ -344,6 +349,8 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
     args += ["--zero", str(zero)]
     if sequence_parallel:
         args.append("--sequence-parallel")
+    if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
+        args += ["--cross-entropy", "pytorch"]
     args += ["--recompute", recompute, "--collective-latency", COLLECTIVE_LATENCY,
              "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",
              "--iterations", str(ITERATIONS)]

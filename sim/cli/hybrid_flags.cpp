@@ -51,9 +51,16 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "Megatron-LM's sequence parallelism: TP all-gathers and reduce-scatters in place of "
       "all-reduces");
   add("recompute",
-      po::value(&f.recompute)->default_value("none")->value_name("none|selective|full"),
-      "activation recomputation: none, selective (the attention core), full (every block's "
-      "forward again before its backward)");
+      po::value(&f.recompute)
+          ->default_value("none")
+          ->value_name("none|selective|selective-op|full"),
+      "activation recomputation: none, selective (Megatron-LM's: the attention core), "
+      "selective-op (torchtitan's op-level policy: every second matrix multiplication of a "
+      "block), full (every block's forward again before its backward)");
+  add("cross-entropy",
+      po::value(&f.cross_entropy)->default_value("fused")->value_name("fused|pytorch"),
+      "the loss, for memory: fused (Megatron-LM's vocab-parallel cross-entropy) or pytorch "
+      "(F.cross_entropy on fp32 logits, as torchtitan: more held while its backward runs)");
   add("cp", po::value(&f.cp)->default_value(0)->value_name("C"), "context parallel degree");
   add("ep", po::value(&f.ep)->default_value(0)->value_name("E"), "expert parallel degree");
   add("stage-layers", po::value(&f.stage_layers)->value_name("N,N,..."),
@@ -203,9 +210,14 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   c.job.schedule = *schedule;
   const auto recompute = workloads::parse_recompute(f.recompute);
   if (!recompute) {
-    throw ConfigError("--recompute " + f.recompute + ": expected none, selective or full");
+    throw ConfigError("--recompute " + f.recompute +
+                      ": expected none, selective, selective-op or full");
   }
   c.recompute = *recompute;
+  if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
+    throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
+  }
+  c.pytorch_cross_entropy = f.cross_entropy == "pytorch";
   if (f.zero < 0 || f.zero > 3) {
     throw ConfigError("--zero " + std::to_string(f.zero) + ": expected 0, 1, 2 or 3");
   }

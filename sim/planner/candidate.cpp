@@ -10,6 +10,8 @@ std::string short_recompute(workloads::Recompute r) {
       return "none";
     case workloads::Recompute::kSelective:
       return "sel";
+    case workloads::Recompute::kSelectiveOp:
+      return "sel-op";
     case workloads::Recompute::kFull:
       return "full";
   }

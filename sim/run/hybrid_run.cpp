@@ -66,6 +66,7 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .ep = d.ep,
           .sequence_parallel = c.job.sequence_parallel,
           .recompute = c.recompute,
+          .pytorch_cross_entropy = c.pytorch_cross_entropy,
           .device = c.device,
           .precision = c.precision};
 }

@@ -90,6 +90,17 @@ U64 block_input_bytes(const Shapes& d) {
   return ceil_div(d.tokens * d.element * d.hidden, d.sp);
 }
 
+// torchtitan's op-level selective checkpointing (MEMORY.md): the block's input and the outputs
+// it saves, Q and V (the 1st and 3rd matrix multiplication), the attention kernel's output and
+// log-sum-exp, the gate (5th) and the down projection (7th, before TP reduces it: h wide), and
+// with sequence parallelism the two reduce-scatters' outputs.
+U64 op_policy_bytes(const Shapes& d) {
+  const U64 e = d.element;
+  const U64 sharded = e * (d.q_width + d.kv_width + d.q_width + d.ffn + d.hidden) + 4 * d.heads;
+  const U64 scattered = d.sp > 1 ? 2 * e * d.hidden : 0;
+  return d.tokens * sharded + block_input_bytes(d) + ceil_div(d.tokens * scattered, d.sp);
+}
+
 }  // namespace
 
 U64 block_activation_bytes(const TransformerArch& arch, const TransformerShard& shard,
@@ -100,6 +111,8 @@ U64 block_activation_bytes(const TransformerArch& arch, const TransformerShard& 
       return block_bytes(arch, d, attention, false);
     case Recompute::kSelective:
       return block_bytes(arch, d, attention, true);
+    case Recompute::kSelectiveOp:
+      return op_policy_bytes(d);
     case Recompute::kFull:
       return block_input_bytes(d);
   }
@@ -114,6 +127,11 @@ U64 embedding_activation_bytes(const TransformerArch& arch, const TransformerSha
 U64 head_activation_bytes(const TransformerArch& arch, const TransformerShard& shard) {
   const Shapes d = shapes_of(arch, shard);
   return ceil_div(d.tokens * 2 * d.element * d.hidden, d.sp) + d.tokens * 4 * d.vocab;
+}
+
+U64 loss_backward_bytes(const TransformerArch& arch, const TransformerShard& shard) {
+  const Shapes d = shapes_of(arch, shard);
+  return shard.pytorch_cross_entropy ? d.tokens * 8 * d.vocab : 0;
 }
 
 U64 peak_held_bytes(const std::vector<PipelineStep>& order, const std::vector<U64>& chunk_bytes) {
@@ -139,7 +157,8 @@ struct Inputs {
   U64 block_stored = 0;   // per micro-batch, under the shard's recompute mode
   U64 block_rebuilt = 0;  // what one block's backward rebuilds (its recompute dropped)
   U64 embedding = 0, head = 0;
-  U64 boundary = 0;  // the activation a stage sends the next
+  U64 loss_backward = 0;  // what the loss's backward adds for one micro-batch
+  U64 boundary = 0;       // the activation a stage sends the next
 };
 
 U64 unit_activation(const Inputs& in, int unit) {
@@ -153,7 +172,7 @@ U64 unit_activation(const Inputs& in, int unit) {
 struct StageParams {
   U64 dense = 0, expert = 0;
   std::vector<U64> units;
-  bool has_block = false;
+  bool has_block = false, has_head = false;
 };
 
 StageParams stage_params(const Inputs& in, int stage) {
@@ -168,6 +187,7 @@ StageParams stage_params(const Inputs& in, int stage) {
       (piece.expert ? p.expert : p.dense) += params;
       units[piece.unit] += params;
       p.has_block = p.has_block || (piece.unit > 0 && piece.unit <= in.arch.layers);
+      p.has_head = p.has_head || piece.unit == in.arch.layers + 1;
     }
   }
   if (pp > 1 && stage == pp - 1) {  // the head's copy of tied embeddings (HYBRID.md)
@@ -262,7 +282,10 @@ StageMemory stage_memory(const Inputs& in, int stage) {
   }
   StageMemory m{.stage = stage, .micro_batches_in_flight = max_in_flight(order)};
   add_states(in, p, m);
-  m.activations_bytes = peak_held_bytes(order, chunk_bytes) + (p.has_block ? in.block_rebuilt : 0);
+  // One block's rebuilt tensors and the loss's backward are transients of one micro-batch at a
+  // time, on top of what the stage holds (MEMORY.md).
+  m.activations_bytes = peak_held_bytes(order, chunk_bytes) + (p.has_block ? in.block_rebuilt : 0) +
+                        (p.has_head ? in.loss_backward : 0);
   if (in.job.zero_stage == 3) {
     m.fsdp_buffers_bytes = in.element * largest_pair(p.units);
   }
@@ -289,8 +312,11 @@ MemoryReport memory_model(const TransformerArch& arch, const TransformerShard& s
             .block_stored = block_activation_bytes(arch, shard, attention),
             .embedding = embedding_activation_bytes(arch, shard),
             .head = head_activation_bytes(arch, shard),
+            .loss_backward = loss_backward_bytes(arch, shard),
             .boundary = workloads::boundary_activation_bytes(arch, shard)};
-  in.block_rebuilt = rebuilt_from - in.block_stored;
+  // torchtitan's policy keeps tensors Korthikanti's count has not (the down projection's
+  // unreduced output): it can keep more than `none`, and then rebuilds at most nothing more.
+  in.block_rebuilt = rebuilt_from > in.block_stored ? rebuilt_from - in.block_stored : 0;
   const workloads::DeviceSpec& device = workloads::find_device(shard.device);
   MemoryReport report{.device = device.full_name,
                       .capacity_bytes = static_cast<U64>(device.memory_capacity_bytes)};

@@ -53,6 +53,12 @@ inline constexpr std::uint64_t kNcclBytesPerCommunicator = 16ULL << 20;
                                                        const workloads::TransformerShard& shard);
 [[nodiscard]] std::uint64_t head_activation_bytes(const workloads::TransformerArch& arch,
                                                   const workloads::TransformerShard& shard);
+// What the loss's backward holds beyond head_activation_bytes while it runs, once per stage
+// with the head: 0 for Megatron-LM's fused cross-entropy (it writes the gradient over the saved
+// softmax); 8*T*V'/tp with shard.pytorch_cross_entropy (PyTorch's F.cross_entropy on fp32
+// logits: the loss's gradient and log_softmax's, beside its saved output; MEMORY.md).
+[[nodiscard]] std::uint64_t loss_backward_bytes(const workloads::TransformerArch& arch,
+                                                const workloads::TransformerShard& shard);
 
 // One rank of one pipeline stage at its peak (the ranks of a stage hold the same amounts).
 struct StageMemory {

@@ -108,6 +108,20 @@ TEST_F(MemoryCli, SimulateReportsTheSameMemory) {
   EXPECT_NE(r.out.find("\n  peak memory             "), std::string::npos) << r.out;
 }
 
+TEST_F(MemoryCli, PytorchCrossEntropyAddsEightBytesPerLogitToTheHeadStage) {
+  // Llama 3.1 8B, 2 x 1024 tokens, vocabulary 128256 padded to a multiple of 128 (itself): the
+  // last stage holds 8 * 2048 * 128256 bytes more while the loss's backward runs
+  // (sim/strategies/MEMORY.md), stage 0 nothing more.
+  const std::string llama =
+      "--model llama3.1-8b --parallel pp=2 --micro-batch 2 --seq-len 1024 "
+      "--recompute selective-op";
+  const json fused = memory(llama)["memory"]["stages"];
+  const json pytorch = memory(llama + " --cross-entropy pytorch")["memory"]["stages"];
+  EXPECT_EQ(pytorch[0]["activations_bytes"], fused[0]["activations_bytes"]);
+  EXPECT_EQ(pytorch[1]["activations_bytes"].get<std::uint64_t>(),
+            fused[1]["activations_bytes"].get<std::uint64_t>() + 8ULL * 2048 * 128256);
+}
+
 TEST_F(MemoryCli, OutputIsDeterministic) {
   const Result a = run("memory " + kGpt + " --sequence-parallel --recompute selective");
   const Result b = run("memory " + kGpt + " --sequence-parallel --recompute selective");
@@ -122,6 +136,12 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
   expect_error("--workload workloads/traces/resnet50_v100_b32.json",
                "dtsim memory: --model: the memory model needs a transformer of the catalogue (a "
                "workload trace has no layer shapes)\n");
+  expect_error(kGpt + " --recompute selective-op",
+               "dtsim memory: --recompute selective-op: torchtitan's op-level policy is modelled "
+               "for dense, bias-free SwiGLU blocks (Llama); gpt3-1.3b is not one (use selective "
+               "or full)\n");
+  expect_error(kGpt + " --cross-entropy torch",
+               "dtsim memory: --cross-entropy torch: expected fused or pytorch\n");
   expect_error("--model gpt3-1.3b --graph g.json",
                "dtsim memory: --graph g.json: dtsim memory needs --model NAME (a graph has no "
                "layer shapes)\n");

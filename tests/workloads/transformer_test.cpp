@@ -293,6 +293,41 @@ TEST(TransformerPieces, RecomputeRedoesTheAttentionCoreOrTheWholeBlock) {
   }
 }
 
+TEST(TransformerPieces, SelectiveOpRedoesEverySecondGemmAndTheElementwiseWork) {
+  // torchtitan's op-level policy on toy_llama, t = s = 1024 tokens, h = 1024, K width 4*64 =
+  // 256, f = 2816, bf16: attention redoes the norm (t*h in, t*h out), K (t x h).(h x 256), RoPE
+  // on Q and K (t*1280 in and out), the output projection (t x h).(h x h) and the residual (2*t*h
+  // in, t*h out); the MLP redoes the norm, up (t x h).(h x f), SiLU(gate) * up (2*t*f in, t*f
+  // out) and the residual. Each kernel: max(FLOPs / peak, bytes / bandwidth).
+  const double t = 1024, h = 1024, kv = 256, f = 2816;
+  const auto gemm = [](double m, double k, double n) {
+    return roofline_sec(2 * m * k * n, kBf16 * (m * k + k * n + m * n));
+  };
+  const auto elementwise = [](double in, double out) {
+    return memory_sec(kBf16 * (in + out));
+  };
+  const double norm = elementwise(t * h, t * h), residual = elementwise(2 * t * h, t * h);
+  const auto pieces =
+      transformer_pieces(toy_llama(), {.seq_len = 1024, .recompute = Recompute::kSelectiveOp});
+  EXPECT_NEAR(
+      piece(pieces, "layers.0.attention").recompute_sec,
+      norm + gemm(t, h, kv) + elementwise(t * (h + kv), t * (h + kv)) + gemm(t, h, h) + residual,
+      1e-15);
+  EXPECT_NEAR(piece(pieces, "layers.0.mlp").recompute_sec,
+              norm + gemm(t, h, f) + elementwise(2 * t * f, t * f) + residual, 1e-15);
+  EXPECT_EQ(piece(pieces, "head").recompute_sec, 0);
+}
+
+TEST(TransformerPieces, SelectiveOpIsRefusedWhereItsMmCountDoesNotApply) {
+  // GeLU blocks with biases (addmm, not mm) and MoE blocks: torchtitan's counting is not modelled.
+  for (const TransformerArch& a : {toy_gpt(), toy_moe()}) {
+    EXPECT_THROW(
+        (void)transformer_pieces(a, {.seq_len = 256, .recompute = Recompute::kSelectiveOp}),
+        GeneratorError)
+        << a.name;
+  }
+}
+
 TEST(TransformerPieces, ContextParallelismSplitsTheSequenceAndPassesKvBlocks) {
   // cp = 2 on s = 1024: t = 512 tokens a rank, load-balanced causal work halves.
   const auto one = transformer_pieces(toy_llama(), {.seq_len = 1024, .tp = 2});
@@ -425,11 +460,13 @@ TEST(TransformerFlops, ThreeForwardsOfThePiecesAreMegatronWithCausalAttention) {
   EXPECT_NEAR(3 * forward / s, causal, 1e-12 * causal);
 }
 
-TEST(Recompute, ParsesItsThreeNames) {
-  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+TEST(Recompute, ParsesItsFourNames) {
+  for (Recompute r :
+       {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveOp, Recompute::kFull}) {
     EXPECT_EQ(parse_recompute(recompute_name(r)), r);
   }
   EXPECT_EQ(recompute_name(Recompute::kSelective), "selective");
+  EXPECT_EQ(recompute_name(Recompute::kSelectiveOp), "selective-op");
   EXPECT_EQ(parse_recompute("Full"), std::nullopt);
   EXPECT_EQ(parse_recompute(""), std::nullopt);
 }

@@ -59,10 +59,24 @@ class HybridCases(unittest.TestCase):
             "simulate", "--model", "llama3.1-8b", "--device", "h100", "--precision", "bf16",
             "--platform", '{"preset": "hgx-h200", "nodes": 1}', "--ranks", "8",
             "--parallel", "tp=1,pp=1,dp=8", "--micro-batch", "2", "--global-batch", "16",
-            "--seq-len", "8192", "--zero", "3", "--recompute", "selective"] + COMMON_TAIL
+            "--seq-len", "8192", "--zero", "3", "--cross-entropy", "pytorch",
+            "--recompute", "selective-op"] + COMMON_TAIL
             + ["--algorithm", "ring", "--replay", "fast", "--iterations", "2"])
         self.assertEqual((c.kind, c.flags), ("FSDP", []))
         self.assertTrue(any("500W" in a for a in c.assumed))
+
+    def test_torchtitan_selective_phrasings_map_to_its_op_policy_and_layer_sac_is_skipped(self):
+        # torchtitan's "selective (op)", "selective op" and "selective (per-op SAC)" are its
+        # op-level policy; its layer-level SAC (every N-th block) is not modelled.
+        row = dict(self.rows["TT-H1"])
+        for phrasing in ("selective (op)", "selective op", "selective (per-op SAC)"):
+            row["recompute"] = phrasing
+            a = hc.make_hybrid_case(row, self.work, self.catalog).args
+            self.assertEqual(a[a.index("--recompute") + 1], "selective-op", phrasing)
+        row["recompute"] = "selective layer"
+        with self.assertRaises(hc.HybridSkip) as ctx:
+            hc.make_hybrid_case(row, self.work, self.catalog)
+        self.assertIn("layer-level", str(ctx.exception))
 
     def test_a_knob_dtsim_does_not_model_is_flagged_with_the_same_command(self):
         self.assertEqual(self.case("TT-H2").args[1:], self.case("TT-H1").args[1:])

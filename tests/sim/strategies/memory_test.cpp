@@ -103,6 +103,15 @@ TransformerArch tiny(int layers = 2) {
           .max_seq_len = 32};
 }
 
+// The same, Llama-style: RMSNorm, SwiGLU, 2 KV heads of d = 16, no dropout.
+TransformerArch tiny_llama() {
+  TransformerArch a = tiny();
+  a.kv_heads = 2;
+  a.mlp = workloads::MlpKind::kSwiGlu;
+  a.norm = workloads::NormKind::kRmsNorm;
+  return a;
+}
+
 TransformerShard tiny_shard(Recompute recompute = Recompute::kNone) {
   return {.micro_batch = 2,
           .seq_len = 16,
@@ -138,13 +147,48 @@ TEST(MemoryModel, TinyTransformerPiecesByHand) {
 TEST(MemoryModel, LlamaStyleBlockHasNoDropoutAndThreeSwiGluTensors) {
   // RMSNorm, SwiGLU, 2 KV heads of d = 16, no dropout. Per token: replicated 4*e*h = 512;
   // split: e*(h + 2*32) = 256 (Q, K, V), e*h = 128, 3*e*f = 1536 (gate, up, their product).
-  TransformerArch a = tiny();
-  a.kv_heads = 2;
-  a.mlp = workloads::MlpKind::kSwiGlu;
-  a.norm = workloads::NormKind::kRmsNorm;
+  const TransformerArch a = tiny_llama();
   EXPECT_EQ(block_activation_bytes(a, tiny_shard(Recompute::kSelective), AttentionMemory::kFlash),
             32u * (512 + 256 + 128 + 1536));
   EXPECT_EQ(embedding_activation_bytes(a, tiny_shard()), 0u);
+}
+
+// torchtitan's op-level policy on the Llama-style tiny block (RMSNorm, SwiGLU, 2 KV heads of
+// d = 16, no dropout), T = 32 tokens, bf16. Per token it keeps the block's input e*h = 128 and
+// the outputs of Q (e*h = 128), V (e*32 = 64), the attention kernel (e*h = 128, log-sum-exp
+// 4*a = 16), the gate (e*f = 512) and the down projection (e*h = 128): 1104, 35328 per block.
+// With tp = 2 and SP: Q 64, V 32 (one KV head), attention 64 + 8, gate 256, down 128 (its
+// unreduced output, h wide), the input 128/2, and the two reduce-scatters' outputs 2*128/2:
+// 32 * (552 + 64 + 128) = 23808.
+TEST(MemoryModel, SelectiveOpKeepsEverySecondGemmOutputByHand) {
+  const TransformerArch a = tiny_llama();
+  EXPECT_EQ(block_activation_bytes(a, tiny_shard(Recompute::kSelectiveOp), AttentionMemory::kFlash),
+            35328u);
+  TransformerShard tp2 = tiny_shard(Recompute::kSelectiveOp);
+  tp2.tp = 2;
+  tp2.sequence_parallel = true;
+  EXPECT_EQ(block_activation_bytes(a, tp2, AttentionMemory::kFlash), 23808u);
+}
+
+// One stage, one micro-batch, selective-op: 2 blocks (70656) + the head (2*e*T*h = 8192 and
+// fp32 logits 4*T*V = 16384) + what one block's backward rebuilds (no recompute's 32 * (512 +
+// 256 + 128 + 1536 + 16) = 78336, less the 35328 kept: 43008) = 138240. PyTorch's
+// cross-entropy adds, while its backward runs, the loss's gradient and log_softmax's (fp32,
+// T*V each beside the saved output): 8*T*V = 32768 more.
+TEST(MemoryModel, PytorchCrossEntropyHoldsTwoMoreLogitGradientsByHand) {
+  TransformerShard shard = tiny_shard(Recompute::kSelectiveOp);
+  EXPECT_EQ(model_of(tiny_llama(), shard, tiny_job({})).stages[0].activations_bytes, 138240u);
+  shard.pytorch_cross_entropy = true;
+  EXPECT_EQ(loss_backward_bytes(tiny_llama(), shard), 32768u);
+  EXPECT_EQ(model_of(tiny_llama(), shard, tiny_job({})).stages[0].activations_bytes,
+            138240u + 32768);
+  // Only the stage with the head holds it: pp = 2, one block each; stage 0 has none of it.
+  const MemoryReport pp2 = model_of(tiny_llama(), shard, tiny_job({.pp = 2}, 2));
+  TransformerShard fused = shard;
+  fused.pytorch_cross_entropy = false;
+  const MemoryReport pp2_fused = model_of(tiny_llama(), fused, tiny_job({.pp = 2}, 2));
+  EXPECT_EQ(pp2.stages[0].activations_bytes, pp2_fused.stages[0].activations_bytes);
+  EXPECT_EQ(pp2.stages[1].activations_bytes, pp2_fused.stages[1].activations_bytes + 32768);
 }
 
 // ZeRO by hand, dp = 4, one stage, one micro-batch: shards of ceil(N/4) = 28832 parameters.
