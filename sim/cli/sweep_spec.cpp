@@ -116,8 +116,9 @@ void read_vary(const json& vary, Checker& check, SweepSpec& spec) {
       check.fail(pointer, "expected a non-empty array of values, got " + describe(list));
       continue;
     }
+    const std::string& flag = name;  // clang 14 cannot capture a structured binding
     if (std::any_of(spec.fixed.begin(), spec.fixed.end(),
-                    [&](const auto& f) { return f.first == name; })) {
+                    [&](const auto& f) { return f.first == flag; })) {
       check.fail(pointer, "also set in /fixed");
       continue;
     }
