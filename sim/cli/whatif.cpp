@@ -212,7 +212,8 @@ std::string summary(const nlohmann::ordered_json& runs) {
   row("exposed comm (s)",
       [](const auto& r) { return cell(at(r["report"], "/result/exposed_comm_sec"), "%.6f"); });
   if (!at(runs[0]["report"], "/result/exposed_sec").is_null()) {
-    for (const auto& [kind, v] : runs[0]["report"]["result"]["exposed_sec"].items()) {
+    for (const auto& item : runs[0]["report"]["result"]["exposed_sec"].items()) {
+      const std::string kind = item.key();  // a named copy: clang 14 cannot capture a binding
       row("  exposed " + kind + " (s)", [&](const auto& r) {
         return cell(at(r["report"], "/result/exposed_sec/" + kind), "%.6f");
       });
