@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """CLI-level mutation of dtsim (issue #21): runs `dtsim simulate` and `dtsim collective` on
-mutated copies of the shipped inputs (a trace, a platform spec, a graph, a SimGrid XML) and on
-mutated flag values, and counts what each run ended with. dtsim may exit 0 (ran) or 2 (bad
+mutated copies of the shipped inputs (a trace, a platform spec, a graph, a SimGrid XML, a job
+file) and on mutated flag values, and `dtsim memory` on mutated model flags, and counts what
+each run ended with. dtsim may exit 0 (ran) or 2 (bad
 input, said on stderr); anything else is a finding: exit 1 (internal error), a signal (crash),
 or no end within the timeout (hang).
 
-    experiments/fuzz/cli_mutate.py [SECONDS=600] [SEED=0]
+    [DTSIM=path] experiments/fuzz/cli_mutate.py [SECONDS=600] [SEED=0]
 
 Findings are kept in experiments/fuzz/results/cli-findings/ (the command and its inputs).
 """
@@ -13,6 +14,7 @@ Findings are kept in experiments/fuzz/results/cli-findings/ (the command and its
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DTSIM = ROOT / "build" / "sim" / "dtsim"
+DTSIM = Path(os.environ.get("DTSIM", ROOT / "build" / "sim" / "dtsim"))
 TIMEOUT_SEC = 30
 
 INPUTS = {
@@ -43,6 +45,28 @@ FLAG_VALUES = {
     "--chunk": ["512KiB", "1", "0", "1PiB"],
     "--placement": ["linear", "round-robin", "random:7", "topology-aware", "random:-1"],
 }
+# The model flags of `dtsim memory` and hybrid `simulate` (the catalogue's models and the zoo's
+# CNNs, valid and invalid values); a switch is None.
+MODEL_FLAGS = {
+    "--model": ["gpt3-1.3b", "llama3.1-8b", "llama3-70b", "mixtral-8x7b", "resnet50",
+                "cosmoflow", "no-such-model"],
+    "--parallel": ["tp=2,pp=2,dp=4", "tp=8", "dp=1", "pp=3", "tp=0", "cp=2,dp=2", "ep=2,dp=2",
+                   "spatial=2x2", "filter=4", "channel=2,dp=2", "tp=1,pp=1,dp=2147483647", ","],
+    "--micro-batch": ["1", "2", "0", "-3", "1000000"],
+    "--global-batch": ["16", "0", "7", "2147483647"],
+    "--seq-len": ["1024", "8192", "0", "1", "99999999"],
+    "--recompute": ["none", "selective", "selective-op", "full", "partial"],
+    "--cross-entropy": ["fused", "pytorch", ""],
+    "--zero": ["0", "1", "2", "3", "4"],
+    "--dp-shard": ["0", "2", "3", "-1"],
+    "--schedule": ["1f1b", "gpipe", "interleaved:2", "interleaved:0", "zigzag"],
+    "--precision": ["bf16", "fp32", "fp8"],
+    "--device": ["h100", "a100", "v100", "tpu"],
+    "--image-size": ["224", "512", "0", "7"],
+    "--stage-layers": ["12,12", "0,24", "1", "a,b"],
+    "--sequence-parallel": None,
+}
+JOB = "tests/testdata/job_gpt3_1.3b.json"  # its platform made absolute before mutating
 # Texts that broke readers before: huge numbers, deep nesting, bad UTF-8, long strings.
 NASTY = [b"1e308", b"-1e308", b"1e-320", b"0", b"-1", b"18446744073709551616", b"null", b"[]",
          b"{}", b'"' + b"x" * 5000 + b'"', b"[" * 50000 + b"]" * 50000, b'"\xff\xfe"',
@@ -90,8 +114,35 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes:
     return json.dumps(doc).encode()
 
 
+def model_args(rng: random.Random, work: Path) -> list[str]:
+    """`memory` with mutated model flags, or `simulate --job` with a mutated job file."""
+    if rng.random() < 0.7:
+        args = [str(DTSIM), "memory", "--model", rng.choice(MODEL_FLAGS["--model"])]
+        for flag in rng.sample(sorted(set(MODEL_FLAGS) - {"--model"}), rng.randint(0, 5)):
+            values = MODEL_FLAGS[flag]
+            args += [flag] if values is None else [flag, rng.choice(values)]
+        return args
+    job = json.loads((ROOT / JOB).read_text())
+    job["platform"] = str(ROOT / "tests" / "testdata" / job["platform"])
+    data = json.dumps(job).encode()
+    data = (mutate_json if rng.random() < 0.5 else mutate_bytes)(data, rng)
+    (work / "job.json").write_bytes(data)
+    return [str(DTSIM), "simulate", "--job", str(work / "job.json")]
+
+
+def outcome_of(args: list[str]) -> int | str:
+    """dtsim's exit code (negative: the signal that ended it), or "hang"."""
+    try:
+        return subprocess.run(args, cwd=ROOT, capture_output=True, timeout=TIMEOUT_SEC).returncode
+    except subprocess.TimeoutExpired:
+        return "hang"
+
+
 def one_run(rng: random.Random, work: Path) -> tuple[list[str], int | str]:
-    verb = rng.choice(["simulate", "simulate", "collective"])
+    verb = rng.choice(["simulate", "simulate", "collective", "model"])
+    if verb == "model":
+        args = model_args(rng, work) + ["--report", str(work / "report.json")]
+        return args, outcome_of(args)
     args = [str(DTSIM), verb]
     kinds = ["platform"] + (["workload" if rng.random() < 0.6 else "graph"]
                             if verb == "simulate" else [])
@@ -110,11 +161,7 @@ def one_run(rng: random.Random, work: Path) -> tuple[list[str], int | str]:
     for flag in rng.sample(sorted(FLAG_VALUES), rng.randint(0, 3)):
         args += [flag, rng.choice(FLAG_VALUES[flag])]
     args += ["--report", str(work / "report.json")]
-    try:
-        done = subprocess.run(args, cwd=ROOT, capture_output=True, timeout=TIMEOUT_SEC)
-    except subprocess.TimeoutExpired:
-        return args, "hang"
-    return args, done.returncode
+    return args, outcome_of(args)
 
 
 def main() -> int:

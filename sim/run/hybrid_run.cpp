@@ -199,6 +199,10 @@ BuiltModel trace(const HybridConfig& c) {
 }
 
 // The micro-batches per replica of `c`: global_batch / (micro_batch * dp).
+// More micro-batches per step than any training job runs (README, "Limits"): every pipeline
+// schedule, the memory model's included, lists each one's forward and backward.
+constexpr long long kMaxMicroBatches = 1'000'000;
+
 int micro_batches(const HybridConfig& c, int micro_batch) {
   const long long replica_batch = 1LL * micro_batch * c.job.degrees.dp;
   const long long global = c.global_batch == 0 ? replica_batch : c.global_batch;
@@ -206,6 +210,13 @@ int micro_batches(const HybridConfig& c, int micro_batch) {
     throw ConfigError("global_batch", std::to_string(global) +
                                           ": not a multiple of the micro-batch times dp (" +
                                           std::to_string(replica_batch) + ")");
+  }
+  if (global / replica_batch > kMaxMicroBatches) {
+    throw ConfigError("global_batch",
+                      std::to_string(global) + ": " + std::to_string(global / replica_batch) +
+                          " micro-batches of " + std::to_string(micro_batch) + " per replica and " +
+                          "step, more than " + std::to_string(kMaxMicroBatches) +
+                          " (a larger --micro-batch makes fewer)");
   }
   return static_cast<int>(global / replica_batch);
 }

@@ -488,6 +488,11 @@ CollectiveReport simulate_collective(const CollectiveConfig& config, SimulateOut
   const CollectiveRequest request{
       .op = *op, .ranks = p, .bytes = config.bytes, .root = config.root};
   ValidatedRun v = validate_run(config.run, &request);
+  // Before the engine starts: the run lasts at least the collective's software latency (paid
+  // once per collective), however fast its transfers.
+  check_background_limit(v.platform, p > 1 ? config.run.collective_latency_sec : 0.0,
+                         "the collective latency of one " + std::string(op_name(*op)),
+                         config.run.max_events);
   EngineRun engine(config.run, v.platform, v.hints);
   // One collective node on every rank, on the communicator of all ranks.
   ExecutionGraph graph;

@@ -305,6 +305,30 @@ TEST_F(Issue21, RunsWhoseCommunicationOutlastsTheComputeEnd) {
                    "--max-events 1000 transfers at t = 10 s, before the job ended (its "
                    "communication outlasts the estimate from compute); a larger --max-events "
                    "allows more, each costing about 10-20 us\n");
+  // The CLI mutator's hang (experiments/fuzz/README.md): one collective of 1e9 s of software
+  // latency, refused before the run instead of after 5e7 background transfers.
+  expect_error(
+      "collective --platform " + background + " --ranks 3 --bytes 1 --collective-latency 1e9s",
+      "dtsim collective: " + background +
+          ": /perturbations/background/0: a transfer every 0.01 s for at least 1e+09 s "
+          "(the collective latency of one all-reduce): about 1e+11 transfers, more than "
+          "--max-events 5e+07 (--max-events 1e+11 allows it)\n");
+}
+
+TEST_F(Issue21, MicroBatchCountsNoJobRunsAreRefusedBeforeTheyAreListed) {
+  // The CLI mutator's internal error (experiments/fuzz/README.md): 2^31 - 1 sequences of one
+  // made as many micro-batches, and the memory model's pipeline order ran out of memory listing
+  // them (std::bad_alloc, exit 1). The bound is 10^6 per replica and step (README, "Limits").
+  for (const std::string verb : {"memory", "simulate"}) {
+    expect_error(verb +
+                     " --model gpt3-1.3b --global-batch 2147483647 --platform "
+                     "tests/testdata/dgx_a100_2nodes.json --ranks 1",
+                 "dtsim " + verb +
+                     ": --global-batch 2147483647: 2147483647 micro-batches of 1 per replica "
+                     "and step, more than 1000000 (a larger --micro-batch makes fewer)\n");
+  }
+  // 10^6 is still taken: one replica, a million micro-batches of one, memory only.
+  EXPECT_EQ(run("memory --model gpt3-1.3b --global-batch 1000000").exit_code, 0);
 }
 
 // Issue #21, item 5: a report says where it comes from. The digests are sha256sum's of the
