@@ -27,6 +27,10 @@ STOP_EFFICIENCY = 0.80  # a strategy stops scaling below 80 % of its first point
 DOMINANT_SHARE = 0.10   # a communication kind limits if it is >= 10 % of the iteration
 COLLECTIVE_LATENCY = "8.4us"  # NCCL's fixed cost per collective (platforms/PRESETS.md)
 ALGORITHM = ["auto:ring,double-tree"]  # set from --algorithm in main()
+# Trees as one transfer per edge plus their pipeline's fill (sim/collectives/tree.h): with the
+# default (chunked trees) a 1024-GPU run whose all-reduces pick the double tree took 15 min
+# here, with fast 2 s, the iteration time within 0.5 % (README, "Limits").
+REPLAY = "fast"
 
 # Per model: the dtsim flags, the samples per data-parallel replica (per model-parallel group)
 # and the strategies: name -> (model-parallel group size g, --parallel suffix, pipeline?).
@@ -74,7 +78,7 @@ MODELS = {
             "spatial 2x2x2": (8, "spatial=2x2x2"),
             "spatial 4x4x4": (64, "spatial=4x4x4"),
             "filter 8": (8, "filter=8"),
-            # No channel 8: its 1024-GPU run does not end within 5 min here (README, "Limits").
+            "channel 8": (8, "channel=8"),
         },
     },
 }
@@ -114,7 +118,7 @@ def run_one(dtsim, model, spec, strategy, gpus, platforms, work):
     args = spec["flags"] + ["--micro-batch", str(micro_batch), "--global-batch",
                             str(global_batch), "--parallel", parallel, "--ranks", str(gpus),
                             "--platform", str(platform), "--collective-latency",
-                            COLLECTIVE_LATENCY, "--algorithm", ALGORITHM[0]]
+                            COLLECTIVE_LATENCY, "--algorithm", ALGORITHM[0], "--replay", REPLAY]
     if pipeline:
         args += ["--schedule", "1f1b"]
     row = {"model": model, "strategy": strategy, "gpus": gpus, "nodes": nodes,
@@ -181,7 +185,8 @@ def fmt_time(v):
 
 def summary(rows, gpus, out, runtime):
     lines = ["# CNN strategies: iteration time and throughput, 8 to 1024 V100s", "",
-             f"dtsim simulate, DGX-1 V100 preset (8 GPUs per node), algorithm {ALGORITHM[0]}, NCCL latency "
+             f"dtsim simulate, DGX-1 V100 preset (8 GPUs per node), algorithm {ALGORITHM[0]} "
+             f"(--replay {REPLAY}), NCCL latency "
              f"{COLLECTIVE_LATENCY} per collective; compute from the roofline generator (fp32). "
              f"Weak scaling over the data-parallel degree: fixed samples per model-parallel "
              f"group. samples/s = global batch / iteration time. Runs: {len(rows)}, "
