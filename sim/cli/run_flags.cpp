@@ -94,7 +94,7 @@ po::options_description run_flags(RunFlags& f, bool ranks_required, bool platfor
       "bigger one is refused before anything runs, with the flag that allows it");
   add("max-events", po::value(&f.max_events)->default_value(f.max_events)->value_name("N"),
       "work limit: the most transfers periodic background flows may start during the run "
-      "(each costs about 10-20 us), estimated from the run's compute and collective latencies "
+      "(each costs about 5-20 us), estimated from the run's compute and collective latencies "
       "before it runs, and enforced while it runs");
   add("report", po::value(&f.report)->value_name("R.json"),
       "write the full JSON report there (nothing is written if the run fails)");

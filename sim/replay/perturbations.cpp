@@ -148,7 +148,7 @@ void check_background_budget() {
                     format_number("%g", budget.max_transfers) +
                     " transfers at t = " + format_number("%g", budget.at_sec) +
                     " s, before the job ended (its communication outlasts the estimate from "
-                    "compute); a larger --max-events allows more, each costing about 10-20 us");
+                    "compute); a larger --max-events allows more, each costing about 5-20 us");
 }
 
 }  // namespace dtsim::sim

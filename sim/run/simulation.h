@@ -43,9 +43,10 @@ enum class NetworkModel {
 void check_simgrid_cfg(const std::string& setting);
 
 // Default work bounds of a run (sim/run/work_limits.h): 2^17 hosts (about 0.3 GB and 4 s to
-// build), 5e7 background transfers (minutes).
+// build), 10^6 background transfers (about 5 s: a flow every 10 ms for 10^4 simulated s; the
+// CLI mutator's "hangs" were 5e7 of them, over 10 minutes).
 inline constexpr double kDefaultMaxHosts = 131072;
-inline constexpr double kDefaultMaxEvents = 5e7;
+inline constexpr double kDefaultMaxEvents = 1e6;
 
 // Options shared by both verbs.
 struct RunOptions {

@@ -1,7 +1,7 @@
 // Bounds on the work of a run, checked before SimGrid runs it (issue #21: accepted inputs whose
 // cost grew without bound). A run over a bound is refused with its estimate and the flag that
 // allows it. Measured here (2 cores): a platform host costs about 30 us and 2.4 KB to build; a
-// replayed task or background transfer about 10-20 us. Internal to sim/run.
+// replayed task or background transfer about 5-20 us. Internal to sim/run.
 #ifndef DTSIM_SIM_RUN_WORK_LIMITS_H_
 #define DTSIM_SIM_RUN_WORK_LIMITS_H_
 

@@ -253,7 +253,7 @@ TEST_F(Issue21, RunsBeyondTheWorkLimitsAreRefusedWithTheirEstimate) {
                "dtsim simulate: " + background +
                    ": /perturbations/background/0: a transfer every 0.01 s for at least 3e+06 s (3 "
                    "iterations of tests/testdata/wl_long_layer.json): about 3e+08 transfers, more "
-                   "than --max-events 5e+07 (--max-events 3.1e+08 allows it)\n");
+                   "than --max-events 1e+06 (--max-events 3.1e+08 allows it)\n");
   // The graph's longest program computes 25 ms: 2.5 transfers of the flow every 10 ms.
   expect_error("simulate --graph tests/testdata/graph_pipeline_2stage.json --platform " +
                    background + " --max-events 2",
@@ -270,7 +270,7 @@ TEST_F(Issue21, RunsBeyondTheWorkLimitsAreRefusedWithTheirEstimate) {
                    ": /perturbations/background/0: the periodic background flows reached "
                    "--max-events 2.5 transfers at t = 0.02 s, before the job ended (its "
                    "communication outlasts the estimate from compute); a larger --max-events "
-                   "allows more, each costing about 10-20 us\n");
+                   "allows more, each costing about 5-20 us\n");
   EXPECT_EQ(run("simulate --graph tests/testdata/graph_pipeline_2stage.json --platform " +
                 background + " --max-events 10")
                 .exit_code,
@@ -295,7 +295,7 @@ TEST_F(Issue21, RunsWhoseCommunicationOutlastsTheComputeEnd) {
       "dtsim simulate: " + background +
           ": /perturbations/background/0: a transfer every 0.01 s for at least 3e+09 s (3 "
           "iterations of tests/testdata/sim_three_layers.json): about 3e+11 transfers, more "
-          "than --max-events 5e+07 (--max-events 3.1e+11 allows it)\n");
+          "than --max-events 1e+06 (--max-events 3.1e+11 allows it)\n");
   // A petabyte takes 40,000 s at 25 GB/s; no estimate before the run: the flow stops after
   // --max-events transfers (10 s of it) and the run is refused after it.
   expect_error("collective --platform " + background +
@@ -304,15 +304,15 @@ TEST_F(Issue21, RunsWhoseCommunicationOutlastsTheComputeEnd) {
                    ": /perturbations/background/0: the periodic background flows reached "
                    "--max-events 1000 transfers at t = 10 s, before the job ended (its "
                    "communication outlasts the estimate from compute); a larger --max-events "
-                   "allows more, each costing about 10-20 us\n");
+                   "allows more, each costing about 5-20 us\n");
   // The CLI mutator's hang (experiments/fuzz/README.md): one collective of 1e9 s of software
-  // latency, refused before the run instead of after 5e7 background transfers.
+  // latency, refused before the run instead of after 10^6 background transfers.
   expect_error(
       "collective --platform " + background + " --ranks 3 --bytes 1 --collective-latency 1e9s",
       "dtsim collective: " + background +
           ": /perturbations/background/0: a transfer every 0.01 s for at least 1e+09 s "
           "(the collective latency of one all-reduce): about 1e+11 transfers, more than "
-          "--max-events 5e+07 (--max-events 1e+11 allows it)\n");
+          "--max-events 1e+06 (--max-events 1e+11 allows it)\n");
 }
 
 TEST_F(Issue21, MicroBatchCountsNoJobRunsAreRefusedBeforeTheyAreListed) {
