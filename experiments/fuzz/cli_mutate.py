@@ -4,7 +4,8 @@ mutated copies of the shipped inputs (a trace, a platform spec, a graph, a SimGr
 file) and on mutated flag values, and `dtsim memory` on mutated model flags, and counts what
 each run ended with. dtsim may exit 0 (ran) or 2 (bad
 input, said on stderr); anything else is a finding: exit 1 (internal error), a signal (crash),
-or no end within the timeout (hang).
+or no end within 30 s of CPU time (hang; CPU time, so that a busy machine does not make hangs:
+the wall-clock limit is ten times that).
 
     [DTSIM=path] experiments/fuzz/cli_mutate.py [SECONDS=600] [SEED=0]
 
@@ -16,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -130,12 +133,18 @@ def model_args(rng: random.Random, work: Path) -> list[str]:
     return [str(DTSIM), "simulate", "--job", str(work / "job.json")]
 
 
+def limit_cpu() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (TIMEOUT_SEC, TIMEOUT_SEC + 5))
+
+
 def outcome_of(args: list[str]) -> int | str:
     """dtsim's exit code (negative: the signal that ended it), or "hang"."""
     try:
-        return subprocess.run(args, cwd=ROOT, capture_output=True, timeout=TIMEOUT_SEC).returncode
+        code = subprocess.run(args, cwd=ROOT, capture_output=True, timeout=10 * TIMEOUT_SEC,
+                              preexec_fn=limit_cpu).returncode
     except subprocess.TimeoutExpired:
         return "hang"
+    return "hang" if code in (-signal.SIGXCPU, -signal.SIGKILL) else code
 
 
 def one_run(rng: random.Random, work: Path) -> tuple[list[str], int | str]:
