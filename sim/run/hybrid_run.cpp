@@ -198,11 +198,12 @@ BuiltModel trace(const HybridConfig& c) {
   return b;
 }
 
-// The micro-batches per replica of `c`: global_batch / (micro_batch * dp).
 // More micro-batches per step than any training job runs (README, "Limits"): every pipeline
 // schedule, the memory model's included, lists each one's forward and backward.
 constexpr long long kMaxMicroBatches = 1'000'000;
 
+// The micro-batches per replica of `c`: global_batch / (micro_batch * dp), at most
+// kMaxMicroBatches.
 int micro_batches(const HybridConfig& c, int micro_batch) {
   const long long replica_batch = 1LL * micro_batch * c.job.degrees.dp;
   const long long global = c.global_batch == 0 ? replica_batch : c.global_batch;
