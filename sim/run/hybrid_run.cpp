@@ -319,6 +319,12 @@ PreparedJob prepare(const HybridConfig& config) {
   int seq_len = 0;
   int micro_batch = config.micro_batch;
   const bool zoo_cnn = !config.model.empty() && workloads::is_cnn(config.model);
+  if (config.pytorch_cross_entropy && (zoo_cnn || config.model.empty())) {
+    throw ConfigError("cross_entropy",
+                      "pytorch: the loss's memory is a transformer's (its "
+                      "vocabulary's logits); " +
+                          (zoo_cnn ? config.model : std::string("a trace")) + " has none");
+  }
   if (zoo_cnn) {
     p.built = generated_cnn(config);
   } else if (!config.model.empty()) {

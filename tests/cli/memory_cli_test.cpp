@@ -142,6 +142,9 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
                "or full)\n");
   expect_error(kGpt + " --cross-entropy torch",
                "dtsim memory: --cross-entropy torch: expected fused or pytorch\n");
+  expect_error("--model resnet50 --cross-entropy pytorch",
+               "dtsim memory: --cross-entropy pytorch: the loss's memory is a transformer's (its "
+               "vocabulary's logits); resnet50 has none\n");
   expect_error("--model gpt3-1.3b --graph g.json",
                "dtsim memory: --graph g.json: dtsim memory needs --model NAME (a graph has no "
                "layer shapes)\n");
