@@ -15,6 +15,7 @@
 #include "sim/cli/chakra_cli.h"
 #include "sim/cli/collective_sweep.h"
 #include "sim/cli/error_messages.h"
+#include "sim/cli/flag_scope.h"
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
@@ -129,8 +130,9 @@ void reject_invalid_utf8(const std::vector<std::string>& args) {
 }
 
 // Parses `args` against `flags`; returns false if --help was given (after printing it).
+// `vm`, if given, receives the values parsed.
 bool parse(const std::vector<std::string>& args, const po::options_description& flags,
-           const std::string& verb, const char* what) {
+           const std::string& verb, const char* what, po::variables_map* parsed = nullptr) {
   po::variables_map vm;
   po::store(parse_flags_only(args, flags), vm);
   if (vm.count("help")) {
@@ -139,6 +141,9 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
   }
   reject_empty_values(vm);
   po::notify(vm);
+  if (parsed != nullptr) {
+    *parsed = vm;
+  }
   return true;
 }
 
@@ -186,7 +191,7 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
   add_job("graph", po::value(&graph)->value_name("G.json"),
           "instead of --workload: an execution graph (sim/graph/GRAPH.md), what every rank "
           "computes and communicates, replayed as it is (--ranks, if given, must be its rank "
-          "count; the data-parallel flags below do not apply)");
+          "count; the data-parallel flags below are refused)");
   add_job("chakra", po::value(&chakra)->value_name("PREFIX"),
           "instead of --workload: a Chakra execution trace (workloads/CHAKRA.md), PREFIX.<rank>.et "
           "per rank as ASTRA-sim reads it, replayed as it is (--ranks: its rank count; absent: as "
@@ -215,8 +220,9 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "compute=Kx, network=Kx, latency=Kx; dtsim whatif compares with the run without them");
   dtsim::sim::OutputFlags outputs_flags;
   dtsim::sim::HybridFlags hybrid;
+  const po::options_description hybrid_group = dtsim::sim::hybrid_flags(hybrid);
   flags.add(job)
-      .add(dtsim::sim::hybrid_flags(hybrid))
+      .add(hybrid_group)
       .add(run_flags(f, false, !memory))
       .add(dtsim::sim::output_flags(outputs_flags));
   if (flag_names != nullptr) {
@@ -225,8 +231,9 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
     }
     return 0;
   }
+  po::variables_map vm;
   if (!parse(dtsim::sim::with_job_file(args, flags, job_file), flags,
-             memory ? "memory" : "simulate", memory ? kMemoryWhat : kSimulateWhat)) {
+             memory ? "memory" : "simulate", memory ? kMemoryWhat : kSimulateWhat, &vm)) {
     return 0;
   }
   if (memory) {
@@ -263,6 +270,10 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                       " --workload W.json, --model NAME or --graph G.json (see dtsim simulate "
                       "--help)");
   }
+  dtsim::sim::reject_unused_flags(vm, hybrid_group,
+                                  wants_hybrid       ? dtsim::sim::RunKind::kHybrid
+                                  : workload.empty() ? dtsim::sim::RunKind::kReplay
+                                                     : dtsim::sim::RunKind::kDataParallel);
   dtsim::sim::check_output_path("report", f.report);
   const auto inputs = dtsim::sim::input_files(
       {{"job", job_path}, {"workload", workload}, {"graph", graph}, {"platform", f.platform}});

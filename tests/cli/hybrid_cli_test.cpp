@@ -110,6 +110,46 @@ TEST_F(HybridCli, BadJobsAreLocatedErrors) {
                "do not apply\n");
 }
 
+TEST_F(HybridCli, FlagsTheRunDoesNotUseAreRefusedNotIgnored) {
+  // A flag of one kind of run given to another used to change nothing: --zero 3 on a DDP replay
+  // reported plain data parallelism. Each is now an error naming the flag (flag_scope.h).
+  const std::string hybrid_only =
+      ": applies to a hybrid-parallel run (--model or --parallel), and this one replays "
+      "--workload as data-parallel training (give --parallel dp=N)\n";
+  expect_error(kResnet + " --ranks 8 --zero 3", "dtsim simulate: --zero 3" + hybrid_only);
+  expect_error(kResnet + " --ranks 8 --recompute full",
+               "dtsim simulate: --recompute full" + hybrid_only);
+  expect_error(kResnet + " --ranks 8 --sequence-parallel",
+               "dtsim simulate: --sequence-parallel" + hybrid_only);
+  // Given at its default value, it is still given: the user meant something by it.
+  expect_error(kResnet + " --ranks 8 --schedule 1f1b",
+               "dtsim simulate: --schedule 1f1b" + hybrid_only);
+  expect_error(kGpt + " --parallel tp=2,dp=8 --accumulation-steps 4",
+               "dtsim simulate: --accumulation-steps 4: applies to a data-parallel --workload "
+               "run only (a hybrid run accumulates by --global-batch)\n");
+  expect_error(kGpt + " --parallel tp=2,dp=8 --overlap none",
+               "dtsim simulate: --overlap none: applies to a data-parallel --workload run "
+               "only\n");
+  expect_error(kGpt + " --parallel tp=2,dp=8 --nccl-channels 4",
+               "dtsim simulate: --nccl-channels 4: applies to a data-parallel --workload run "
+               "only\n");
+  const std::string graph =
+      "--graph tests/testdata/graph_pipeline_2stage.json --platform "
+      "tests/testdata/sim_fat_tree16.json";
+  expect_error(graph + " --iterations 2",
+               "dtsim simulate: --iterations 2: does not apply to --graph or --chakra, replayed "
+               "as it is\n");
+  expect_error(graph + " --bucket-mb 1",
+               "dtsim simulate: --bucket-mb 1: does not apply to --graph or --chakra, replayed "
+               "as it is\n");
+  expect_error(graph + " --zero 1",
+               "dtsim simulate: --zero 1: applies to a hybrid-parallel run (--model or "
+               "--parallel), and this one replays a graph as it is\n");
+  // The flags each kind does use still run: the data-parallel replay with its own.
+  const json dp = simulate(kResnet + " --ranks 8 --accumulation-steps 2 --overlap none", "dp.json");
+  EXPECT_GT(dp["result"]["iteration_time_sec"].get<double>(), 0);
+}
+
 TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
   // gpt3-1.3b: 24 layers, 16 heads of 128, hidden 2048 (Brown et al. 2020, table 2.1, with the
   // heads that make its hidden size). Each run: exit 2, the flag named, no report.

@@ -216,6 +216,13 @@ TEST_F(JobCli, ValueErrorsNameTheKeyTheyCameFrom) {
                "", /*report_flag=*/false);
 }
 
+TEST_F(JobCli, AKeyTheRunDoesNotUseIsLocatedInTheFile) {
+  // flag_scope.h: a hybrid run refuses --overlap; set by the file, the error names its key.
+  const std::string j = path("J.json").string();
+  expect_error("{" + example_keys() + ", \"overlap\": \"none\"}",
+               said(j, {"/overlap: none: applies to a data-parallel --workload run only"}));
+}
+
 TEST_F(JobCli, SweepPointsRunAJobFile) {
   // "job" is a flag of dtsim simulate, so a sweep may fix it; each point's flags override it.
   std::ofstream(path("s.json")) << "{\"fixed\": {\"job\": \"" << kJob
