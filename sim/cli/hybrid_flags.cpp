@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "sim/config_error.h"
 
@@ -47,6 +48,12 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("dp-shard", po::value(&f.dp_shard)->default_value(0)->value_name("S"),
       "with --zero 3: shard parameters over groups of S consecutive data-parallel ranks and "
       "replicate across the groups (FSDP's HYBRID_SHARD; 0: one group of all)");
+  add("fsdp-unshard",
+      po::value(&f.fsdp_unshard)->default_value("auto")->value_name("auto|unit|micro-batch|step"),
+      "with --zero 3, how long a unit's gathered weights are kept: unit (FSDP's default: gathered "
+      "again for the backward), micro-batch (reshard_after_forward=False), step (torchtitan "
+      "with pipeline stages: gathered once per step, gradients accumulated unsharded); auto: step "
+      "with pp > 1, else unit");
   add("sequence-parallel", po::bool_switch(&f.sequence_parallel),
       "Megatron-LM's sequence parallelism: TP all-gathers and reduce-scatters in place of "
       "all-reduces");
@@ -123,6 +130,22 @@ std::string take_cnn_keys(const std::string& text, CnnSplit& split) {
     start = end + 1;
   }
   return rest;
+}
+
+std::optional<FsdpUnshard> parse_fsdp_unshard(const std::string& text) {
+  if (text == "auto") {
+    return FsdpUnshard::kAuto;
+  }
+  if (text == "unit") {
+    return FsdpUnshard::kUnit;
+  }
+  if (text == "micro-batch") {
+    return FsdpUnshard::kMicroBatch;
+  }
+  if (text == "step") {
+    return FsdpUnshard::kStep;
+  }
+  return std::nullopt;
 }
 
 // --cp or --ep beside --parallel: the same degree, or only one of them.
@@ -223,6 +246,12 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   }
   c.job.zero_stage = f.zero;
   c.job.dp_shard = f.dp_shard;
+  const auto unshard = parse_fsdp_unshard(f.fsdp_unshard);
+  if (!unshard) {
+    throw ConfigError("--fsdp-unshard " + f.fsdp_unshard +
+                      ": expected auto, unit, micro-batch or step");
+  }
+  c.job.fsdp_unshard = *unshard;
   c.job.sequence_parallel = f.sequence_parallel;
   if (!f.stage_layers.empty()) {
     c.job.stage_units = parse_counts(f.stage_layers);

@@ -209,13 +209,22 @@ double dp_exposed_sec(const HybridJob& job, const PlannerNetwork& net, const Dev
     // is gathered last, so the next step's forward waits for all of them.
     return reduce + ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes);
   }
-  // ZeRO-3: per micro-batch two gathers and a reduce-scatter behind the micro-batch's compute,
-  // and each pass's first unit gathered before anything can run.
-  const double per_micro_batch = 2 * ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes) +
-                                 ring_sec(net, RingOp::kReduceScatter, dp, load.grad_bytes);
+  // ZeRO-3 (HYBRID.md): each gathering pass's first unit is gathered before anything can run,
+  // the rest behind the compute.
+  const double gather = ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes);
+  const double scatter = ring_sec(net, RingOp::kReduceScatter, dp, load.grad_bytes);
   const double first_unit =
       ring_sec(net, RingOp::kAllGather, dp, load.weight_bytes / std::max(1, load.units));
-  return job.micro_batches * (std::max(0.0, per_micro_batch - load.step_sec()) + 2 * first_unit);
+  const FsdpUnshard unshard = fsdp_unshard(job);
+  if (unshard == FsdpUnshard::kStep) {  // once a step: gathered in the first forward, reduced
+                                        // in the last backward
+    return std::max(0.0, gather - load.forward_sec) +
+           std::max(0.0, scatter - (load.step_sec() - load.forward_sec)) + first_unit;
+  }
+  // Per micro-batch a gather for each pass that gathers and a reduce-scatter behind its compute.
+  const int passes = unshard == FsdpUnshard::kUnit ? 2 : 1;
+  return job.micro_batches *
+         (std::max(0.0, passes * gather + scatter - load.step_sec()) + passes * first_unit);
 }
 
 std::string limiter_of(const Estimate& e) {

@@ -31,23 +31,27 @@ void add_job(const HybridReport& report, ordered_json& r) {
                 {"device", report.device},
                 {"precision", report.precision},
                 {"parameters", report.parameters}};
-  r["parallel"] = {{"degrees", report.parallel},
-                   {"order", report.order},
-                   {"schedule", report.schedule},
-                   {"zero_stage", report.zero_stage},
-                   {"sequence_parallel", report.sequence_parallel},
-                   {"recompute", report.recompute},
-                   {"micro_batch", report.micro_batch},
-                   {"global_batch", report.global_batch},
-                   {"micro_batches", report.micro_batches},
-                   {"seq_len", report.seq_len},
-                   {"stage_layers", report.stage_layers}};
+  r["parallel"] = {
+      {"degrees", report.parallel},
+      {"order", report.order},
+      {"schedule", report.schedule},
+      {"zero_stage", report.zero_stage},
+      {"fsdp_unshard",
+       report.fsdp_unshard.empty() ? ordered_json(nullptr) : ordered_json(report.fsdp_unshard)},
+      {"sequence_parallel", report.sequence_parallel},
+      {"recompute", report.recompute},
+      {"micro_batch", report.micro_batch},
+      {"global_batch", report.global_batch},
+      {"micro_batches", report.micro_batches},
+      {"seq_len", report.seq_len},
+      {"stage_layers", report.stage_layers}};
 }
 
 // "gpt3-1.3b (bf16, tp=2,cp=1,dp=4,pp=2,ep=1, 1f1b, ZeRO 0, recompute none)".
 std::string job_line(const HybridReport& report) {
   return report.model + " (" + report.precision + ", " + report.parallel + ", " + report.schedule +
          ", ZeRO " + std::to_string(report.zero_stage) +
+         (report.fsdp_unshard.empty() ? "" : " gathered per " + report.fsdp_unshard) +
          (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " +
          report.recompute + ")";
 }

@@ -39,6 +39,7 @@ struct HybridReport {
   std::string order;
   std::string schedule;
   int zero_stage = 0;
+  std::string fsdp_unshard;  // ZeRO-3's: "unit", "micro-batch" or "step"; else empty
   bool sequence_parallel = false;
   std::string recompute;
   int micro_batch = 0;

@@ -282,6 +282,12 @@ void describe_job(const HybridModel& model, const HybridJob& job, HybridReport& 
   report.order = order_name(job.order);
   report.schedule = pipeline_schedule_name(job.schedule);
   report.zero_stage = job.zero_stage;
+  if (job.zero_stage == 3) {
+    const FsdpUnshard unshard = fsdp_unshard(job);
+    report.fsdp_unshard = unshard == FsdpUnshard::kUnit         ? "unit"
+                          : unshard == FsdpUnshard::kMicroBatch ? "micro-batch"
+                                                                : "step";
+  }
   report.sequence_parallel = job.sequence_parallel;
   report.micro_batches = job.micro_batches;
   report.global_batch = job.micro_batches * report.micro_batch * d.dp;

@@ -108,6 +108,13 @@ std::vector<PieceRange> virtual_stage_pieces(const HybridModel& model, const Hyb
 
 }  // namespace hybrid
 
+FsdpUnshard fsdp_unshard(const HybridJob& job) {
+  if (job.fsdp_unshard != FsdpUnshard::kAuto) {
+    return job.fsdp_unshard;
+  }
+  return job.degrees.pp > 1 ? FsdpUnshard::kStep : FsdpUnshard::kUnit;
+}
+
 std::vector<int> split_units(int units, int parts) {
   std::vector<int> split(static_cast<std::size_t>(parts), units / parts);
   for (int v = 0; v < units % parts; ++v) {
@@ -208,6 +215,9 @@ std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
       (job.zero_stage != 3 || job.dp_shard < 0 || (d.dp * d.cp) % job.dp_shard != 0)) {
     return "dp_shard: " + std::to_string(job.dp_shard) +
            " must divide dp * cp = " + std::to_string(d.dp * d.cp) + ", with ZeRO-3";
+  }
+  if (job.fsdp_unshard != FsdpUnshard::kAuto && job.zero_stage != 3) {
+    return "fsdp_unshard: how long gathered weights are kept applies to ZeRO-3 only";
   }
   if (job.zero_stage == 3 && experts) {
     return "zero: ZeRO-3 of a model with experts is not modelled";

@@ -115,6 +115,22 @@ struct HybridModel {
   double optimizer_sec = 0;  // one rank's optimizer step over all its pieces, unsharded
 };
 
+// ZeRO-3: how long a unit's gathered weights are kept (FSDP2's reshard_after_forward and
+// reshard_after_backward; HYBRID.md, "Data parallelism and ZeRO"; MEMORY.md).
+enum class FsdpUnshard {
+  kAuto,  // kStep with pipeline stages (torchtitan's apply_fsdp), else kUnit
+  // Re-sharded after its forward (FSDP's FULL_SHARD): gathered before every forward and again
+  // before every backward; gradients reduce-scattered every micro-batch.
+  kUnit,
+  // Kept from a micro-batch's forward to its backward (reshard_after_forward=False, FSDP1's
+  // SHARD_GRAD_OP): gathered before every forward; gradients reduce-scattered every micro-batch.
+  kMicroBatch,
+  // Kept all step (torchtitan under pipeline parallelism: no reshard after forward nor after the
+  // backwards before the last, no gradient sync until then): gathered before the step's first
+  // forward; gradients accumulated unsharded in fp32, reduce-scattered in the last backward.
+  kStep,
+};
+
 struct HybridJob {
   ParallelDegrees degrees;
   std::array<Dim, kDims> order{Dim::kTp, Dim::kCp, Dim::kDp, Dim::kPp};
@@ -130,6 +146,7 @@ struct HybridJob {
   // shards are all-reduced after every reduce-scatter. 0: one group, the whole data x context
   // group (plain ZeRO-3).
   int dp_shard = 0;
+  FsdpUnshard fsdp_unshard = FsdpUnshard::kAuto;  // ZeRO-3 only
   bool sequence_parallel = false;
   // CNN spatial split of the context dimension: the grid's height, width and depth (product
   // cp; spatial coordinate h + H * (w + W * d) of the context coordinate). {1, 1, 1}: none.
@@ -139,6 +156,9 @@ struct HybridJob {
   std::uint64_t first_bucket_cap_bytes = kFirstBucketCapBytes;
   int iterations = 3;
 };
+
+// job.fsdp_unshard with kAuto resolved by job.degrees.pp.
+[[nodiscard]] FsdpUnshard fsdp_unshard(const HybridJob& job);
 
 // `units` split into `parts` contiguous runs as evenly as possible, the first ones one longer
 // when they do not divide.

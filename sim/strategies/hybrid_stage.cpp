@@ -320,8 +320,11 @@ class StageWriter {
     const std::vector<PieceRange> units = units_of(range);
     std::vector<std::int32_t> gathers(units.size(), -1);
     std::int32_t before_previous = -1;  // the last node of unit u-2's pass
+    // Kept all step, the weights are gathered for the step's first micro-batch only.
+    const bool gather =
+        job_.zero_stage == 3 && (unshard_ != FsdpUnshard::kStep || micro_batch_ == 0);
     for (std::size_t u = 0; u < units.size(); ++u) {
-      if (job_.zero_stage == 3) {
+      if (gather) {
         if (u == 0) {
           gathers[0] = gather_unit(units[0], {});
         }
@@ -377,8 +380,11 @@ class StageWriter {
     const std::vector<PieceRange> units = units_of(range);
     std::int32_t before_previous = -1;
     std::int32_t next_gather = -1;
+    const bool regather = job_.zero_stage == 3 && unshard_ == FsdpUnshard::kUnit;
+    const bool reduce =
+        job_.zero_stage == 3 && (unshard_ != FsdpUnshard::kStep || last_micro_batch());
     for (std::size_t k = units.size(); k-- > 0;) {
-      if (job_.zero_stage == 3) {
+      if (regather) {
         const std::int32_t gather = k + 1 == units.size() ? gather_unit(units[k], {}) : next_gather;
         next_gather =
             k > 0 ? gather_unit(units[k - 1], before_previous >= 0 ? Deps{before_previous} : Deps{})
@@ -391,7 +397,7 @@ class StageWriter {
         zero3_gather_ = -1;
       }
       before_previous = last_;
-      if (job_.zero_stage == 3) {
+      if (reduce) {
         reduce_scatter_unit(units[k], ready[static_cast<std::size_t>(units[k].begin)]);
       }
     }
@@ -524,6 +530,7 @@ class StageWriter {
   Program program_;
   int iteration_ = 0;
   int micro_batch_ = 0;
+  FsdpUnshard unshard_ = fsdp_unshard(job_);
   Phase phase_ = Phase::kForward;
   Deps wait_;
   std::int32_t last_ = -1;

@@ -214,8 +214,14 @@ void add_states(const Inputs& in, const StageParams& p, StageMemory& m) {
            shard(p.expert, zero >= from_stage, expert_group);
   };
   const bool mixed = in.element == 2;
-  m.parameters_bytes = in.element * held(3);
-  m.gradients_bytes = kGradientBytesPerParam * held(2);
+  // Not re-sharded after forward, every unit of the stage is gathered at the peak; kept all
+  // step, so are their gradients, accumulated unsharded in fp32 (FSDP2's reduce_dtype).
+  const FsdpUnshard unshard = fsdp_unshard(in.job);
+  const bool gathered = zero == 3 && unshard != FsdpUnshard::kUnit;
+  const U64 whole = p.dense + p.expert;
+  m.parameters_bytes = in.element * (gathered ? whole : held(3));
+  m.gradients_bytes =
+      kGradientBytesPerParam * (zero == 3 && unshard == FsdpUnshard::kStep ? whole : held(2));
   m.optimizer_bytes = (mixed ? 12 : 8) * held(1);  // fp32 master + m + v, or m + v
 }
 
@@ -234,7 +240,7 @@ U64 communication_buffers(const Inputs& in, const StageParams& p, int stage) {
   if (in.job.zero_stage == 2) {  // a bucket filling while the previous one is reduced
     bytes += std::min(2 * in.job.bucket_cap_bytes, kGradientBytesPerParam * p.dense);
   }
-  if (in.job.zero_stage == 3) {  // a unit's unsharded gradient before its reduce-scatter
+  if (in.job.zero_stage == 3) {  // a unit's gradient before its reduce-scatter or its fp32 copy
     U64 largest = 0;
     for (const U64 unit : p.units) {
       largest = std::max(largest, unit);
@@ -286,7 +292,7 @@ StageMemory stage_memory(const Inputs& in, int stage) {
   // time, on top of what the stage holds (MEMORY.md).
   m.activations_bytes = peak_held_bytes(order, chunk_bytes) + (p.has_block ? in.block_rebuilt : 0) +
                         (p.has_head ? in.loss_backward : 0);
-  if (in.job.zero_stage == 3) {
+  if (in.job.zero_stage == 3 && fsdp_unshard(in.job) == FsdpUnshard::kUnit) {
     m.fsdp_buffers_bytes = in.element * largest_pair(p.units);
   }
   m.communication_buffers_bytes = communication_buffers(in, p, stage);

@@ -105,6 +105,11 @@ TEST_F(HybridCli, BadJobsAreLocatedErrors) {
                "\"gpipe\", \"1f1b\" or \"interleaved:V\"\n");
   expect_error(kGpt + " --parallel dp=16 --zero 4",
                "dtsim simulate: --zero 4: expected 0, 1, 2 or 3\n");
+  expect_error(kGpt + " --parallel dp=16 --zero 3 --fsdp-unshard layer",
+               "dtsim simulate: --fsdp-unshard layer: expected auto, unit, micro-batch or step\n");
+  expect_error(kGpt + " --parallel dp=16 --zero 1 --fsdp-unshard step",
+               "dtsim simulate: --fsdp-unshard: how long gathered weights are kept applies to "
+               "ZeRO-3 only\n");
   expect_error(kGpt + " --parallel tp=2,dp=8 --graph x.json",
                "dtsim simulate: --graph G.json replays a graph as it is: --model and --parallel "
                "do not apply\n");

@@ -259,6 +259,44 @@ TEST(Hybrid, ZeroThreeMovesOneAndAHalfTimesTheBytesOfDataParallel) {
   EXPECT_DOUBLE_EQ(plain, 2.0 * 7 / 8 * 56000);
 }
 
+TEST(Hybrid, FsdpUnshardSetsHowOftenWeightsAreGatheredAndGradientsReduced) {
+  // pp = 2 over 4 blocks, dp = 4, 4 micro-batches: each stage holds 36000 weight bytes (the
+  // embedding's 4000 or the head's and two blocks of 16000) and as many gradient bytes; summed
+  // over the 8 ranks of iteration 0 (HYBRID.md, "ZeRO-3 / FSDP"):
+  //   unit: gathered for every forward and backward, 8 * 2 * 4 * 36000; reduced every
+  //         micro-batch, 8 * 4 * 36000
+  //   micro-batch: gathered for every forward, 8 * 4 * 36000; reduced as unit
+  //   step: gathered and reduced once, 8 * 36000 each
+  using Moved = std::pair<std::uint64_t, std::uint64_t>;  // all-gathered, reduce-scattered
+  const HybridModel model = toy_model(4);
+  HybridJob job{.degrees = {.dp = 4, .pp = 2}, .micro_batches = 4, .zero_stage = 3};
+  const auto moved = [&](FsdpUnshard u, const PipelineSchedule& schedule = {}) {
+    job.fsdp_unshard = u;
+    job.schedule = schedule;
+    EXPECT_EQ(check_hybrid(model, job), "");
+    const ExecutionGraph g = build_hybrid(model, job);
+    expect_valid(g);
+    return std::pair{bytes_by(g, NodeKind::kCollective, CollectiveOp::kAllGather)["dp_gather"],
+                     bytes_by(g, NodeKind::kCollective, CollectiveOp::kReduceScatter)["dp"]};
+  };
+  EXPECT_EQ(moved(FsdpUnshard::kUnit), Moved(8u * 2 * 4 * 36000, 8u * 4 * 36000));
+  EXPECT_EQ(moved(FsdpUnshard::kMicroBatch), Moved(8u * 4 * 36000, 8u * 4 * 36000));
+  EXPECT_EQ(moved(FsdpUnshard::kStep), Moved(8u * 36000, 8u * 36000));
+  // auto is step with pipeline stages (torchtitan's apply_fsdp), and with two chunks per device
+  // each chunk's weights are still gathered once.
+  EXPECT_EQ(moved(FsdpUnshard::kAuto), Moved(8u * 36000, 8u * 36000));
+  EXPECT_EQ(
+      moved(FsdpUnshard::kStep, {.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2}),
+      Moved(8u * 36000, 8u * 36000));
+  // Without a pipeline auto is FSDP's default, node for node; and only ZeRO-3 takes the policy.
+  HybridJob flat{.degrees = {.dp = 4}, .micro_batches = 2, .zero_stage = 3};
+  const ExecutionGraph automatic = build_hybrid(model, flat);
+  flat.fsdp_unshard = FsdpUnshard::kUnit;
+  EXPECT_EQ(build_hybrid(model, flat), automatic);
+  flat.zero_stage = 1;
+  EXPECT_TRUE(check_hybrid(model, flat).starts_with("fsdp_unshard:"));
+}
+
 TEST(Hybrid, HybridShardingGathersInsideGroupsAndReducesShardsAcross) {
   // FSDP's HYBRID_SHARD (Zhao et al. 2023, sec. 3.2.2): dp = 8 as 2 groups of 4. Parameters
   // are gathered and gradients reduce-scattered inside a group of 4; each gradient shard (a

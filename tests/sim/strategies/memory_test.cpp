@@ -3,6 +3,8 @@
 // (each calculation in the comments, from the rules of sim/strategies/MEMORY.md).
 #include "sim/strategies/memory.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "sim/strategies/transformer_model.h"
@@ -231,6 +233,40 @@ TEST(MemoryModel, ZeroStagesShardStatesOverTheDataGroup) {
   EXPECT_EQ(m[3].optimizer_bytes, 12 * kShard);
   EXPECT_EQ(m[3].fsdp_buffers_bytes, 2u * 98816);
   EXPECT_EQ(m[3].communication_buffers_bytes, 32 * kMiB + 4u * 49408);
+}
+
+// ZeRO-3 with pp = 2, dp = 2, 4 micro-batches (stage 0: embedding + block 0, 57600 parameters;
+// stage 1: block 1 + head, 57728; shards of dp = 2, 28800 and 28864), by how long the gathered
+// weights stay (MEMORY.md, "FSDP buffers"):
+// - unit: bf16 shard 2 * 28800, fp32 gradient shard 4 * 28800, and the two consecutive units
+//   gathered, stage 0's embedding (8192 parameters) and block 0 (49408): 2 * 57600 bytes.
+// - micro-batch: every unit gathered, 2 * 57600 in bf16, no separate buffer; gradients sharded.
+// - step (auto with pp > 1, torchtitan): the same, and the fp32 gradients unsharded, 4 * 57600.
+// The optimizer's 12 bytes per parameter stay sharded in all three.
+TEST(MemoryModel, FsdpKeptLongerHoldsTheStagesWholeWeightsAndGradients) {
+  HybridJob job = tiny_job({.dp = 2, .pp = 2}, 4, 3);
+  std::map<FsdpUnshard, StageMemory> m;
+  for (FsdpUnshard u :
+       {FsdpUnshard::kUnit, FsdpUnshard::kMicroBatch, FsdpUnshard::kStep, FsdpUnshard::kAuto}) {
+    job.fsdp_unshard = u;
+    m[u] = model_of(tiny(), tiny_shard(), job).stages[0];
+    EXPECT_EQ(m[u].optimizer_bytes, 12u * 28800) << static_cast<int>(u);
+  }
+  EXPECT_EQ(m[FsdpUnshard::kUnit].parameters_bytes, 2u * 28800);
+  EXPECT_EQ(m[FsdpUnshard::kUnit].gradients_bytes, 4u * 28800);
+  EXPECT_EQ(m[FsdpUnshard::kUnit].fsdp_buffers_bytes, 2u * 57600);
+  EXPECT_EQ(m[FsdpUnshard::kMicroBatch].parameters_bytes, 2u * 57600);
+  EXPECT_EQ(m[FsdpUnshard::kMicroBatch].gradients_bytes, 4u * 28800);
+  EXPECT_EQ(m[FsdpUnshard::kMicroBatch].fsdp_buffers_bytes, 0u);
+  EXPECT_EQ(m[FsdpUnshard::kStep].parameters_bytes, 2u * 57600);
+  EXPECT_EQ(m[FsdpUnshard::kStep].gradients_bytes, 4u * 57600);
+  EXPECT_EQ(m[FsdpUnshard::kStep].fsdp_buffers_bytes, 0u);
+  EXPECT_EQ(m[FsdpUnshard::kAuto], m[FsdpUnshard::kStep]);
+  // Without a pipeline, auto is FSDP's default.
+  HybridJob flat = tiny_job({.dp = 4}, 1, 3);
+  const StageMemory unit_default = model_of(tiny(), tiny_shard(), flat).stages[0];
+  flat.fsdp_unshard = FsdpUnshard::kUnit;
+  EXPECT_EQ(model_of(tiny(), tiny_shard(), flat).stages[0], unit_default);
 }
 
 TEST(MemoryModel, Fp32KeepsNoMasterCopy) {
