@@ -96,6 +96,9 @@ po::options_description run_flags(RunFlags& f, bool ranks_required, bool platfor
       "work limit: the most transfers periodic background flows may start during the run "
       "(each costs about 5-20 us), estimated from the run's compute and collective latencies "
       "before it runs, and enforced while it runs");
+  add("max-tasks", po::value(&f.max_tasks)->default_value(f.max_tasks)->value_name("N"),
+      "work limit: the most tasks a replay may have (each costs about 2.6 us and 150 bytes), "
+      "counted once the graph is lowered, before any is built or replayed");
   add("report", po::value(&f.report)->value_name("R.json"),
       "write the full JSON report there (nothing is written if the run fails)");
   add("help", "explain the flags");
@@ -170,7 +173,8 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   }
   run.simgrid_cfg = f.cfg;
   for (const auto& [flag, value] :
-       {std::pair{"max-hosts", f.max_hosts}, std::pair{"max-events", f.max_events}}) {
+       {std::pair{"max-hosts", f.max_hosts}, std::pair{"max-events", f.max_events},
+        std::pair{"max-tasks", f.max_tasks}}) {
     if (!(value >= 1) || !std::isfinite(value)) {
       throw ConfigError(std::string("--") + flag + " " +
                         dtsim::parsing::format_number("%g", value) + ": expected a number >= 1");
@@ -178,6 +182,7 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   }
   run.max_hosts = f.max_hosts;
   run.max_events = f.max_events;
+  run.max_tasks = f.max_tasks;
   return run;
 }
 

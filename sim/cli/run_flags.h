@@ -22,6 +22,7 @@ struct RunFlags {
   int ranks_per_node = 0;
   double max_hosts = dtsim::sim::kDefaultMaxHosts;
   double max_events = dtsim::sim::kDefaultMaxEvents;
+  double max_tasks = dtsim::sim::kDefaultMaxTasks;
 };
 
 // The flags, bound to `f`; --ranks and --platform optional where the verb finds them elsewhere.

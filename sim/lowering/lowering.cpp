@@ -14,8 +14,8 @@ namespace dtsim::sim {
 
 TaskLimitError::TaskLimitError(double task_count, double limit)
     : ConfigError("about " + parsing::format_number("%.3g", task_count) +
-                  " tasks to replay (at most " + parsing::format_number("%.3g", limit) +
-                  ", ~10 GB)"),
+                  " tasks to replay, more than --max-tasks " +
+                  parsing::format_number("%.3g", limit) + " (each about 2.6 us and 150 bytes)"),
       tasks(task_count) {}
 
 namespace {

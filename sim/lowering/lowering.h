@@ -53,7 +53,8 @@ struct LoweringOptions {
   double max_tasks = 5e7;              // refuse bigger task graphs (TaskLimitError)
 };
 
-// A task graph of more tasks than LoweringOptions::max_tasks (at about 200 bytes a task).
+// A task graph of more tasks than LoweringOptions::max_tasks (about 150 bytes a task); its
+// message names the flag that sets the bound, --max-tasks.
 class TaskLimitError : public ConfigError {
  public:
   TaskLimitError(double tasks, double limit);

@@ -48,12 +48,11 @@ TrainingResult training_result(const TrainingTimes& t, int batch_per_device) {
   return r;
 }
 
-// Refuses a run of job.iterations whose task graph would exceed 5e7 tasks (about 10 GB), from the
+// Refuses a run of job.iterations whose task graph would exceed options.max_tasks, from the
 // first two iterations (the second as every later one: memoized repeats), before the graph of
 // all of them, which could itself be too big, is built.
 void check_task_limit(const workloads::Workload& workload, DataParallelJob job,
                       const LoweringOptions& options, GroupChooser& choose) {
-  constexpr double kMaxGraphTasks = 5e7;
   const int iterations = job.iterations;
   job.iterations = 1;
   const double first =
@@ -61,11 +60,13 @@ void check_task_limit(const workloads::Workload& workload, DataParallelJob job,
   job.iterations = std::min(2, iterations);
   const double first_two =
       count_lowered_tasks(build_data_parallel(workload, job), options, std::ref(choose));
-  if (const double tasks = first + (iterations - 1) * (first_two - first); tasks > kMaxGraphTasks) {
+  if (const double tasks = first + (iterations - 1) * (first_two - first);
+      tasks > options.max_tasks) {
     throw ConfigError("iterations", std::to_string(iterations) + ": about " +
                                         parsing::format_number("%.3g", tasks) +
-                                        " tasks to replay (at most 5e7, ~10 GB); the last of 3 "
-                                        "iterations is already the steady state");
+                                        " tasks to replay, more than --max-tasks " +
+                                        parsing::format_number("%.3g", options.max_tasks) +
+                                        "; the last of 3 iterations is already the steady state");
   }
 }
 
@@ -161,7 +162,8 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                             .overlap = config.overlap};
   const LoweringOptions options{.compute_factor = engine.compute_factors(),
                                 .fold = config.run.collapse ? FoldMode::kExact : FoldMode::kOff,
-                                .memoize = config.run.collapse && !engine.has_background_traffic()};
+                                .memoize = config.run.collapse && !engine.has_background_traffic(),
+                                .max_tasks = config.run.max_tasks};
   GroupChooser choose(v.chooser, engine, config.run.ranks);
   check_task_limit(workload, job, options, choose);
   ExecutionGraph graph =
@@ -390,7 +392,8 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   LoweringOptions options{.compute_factor = engine.compute_factors(),
                           .fold = fold,
                           .memoize = memoize,
-                          .rank_nodes = v.hints.rank_nodes};
+                          .rank_nodes = v.hints.rank_nodes,
+                          .max_tasks = run.max_tasks};
   if (memoize) {
     options.route_links = [&engine](int src, int dst) {
       std::vector<int> ids;

@@ -47,6 +47,10 @@ void check_simgrid_cfg(const std::string& setting);
 // CLI mutator's "hangs" were 5e7 of them, over 10 minutes).
 inline constexpr double kDefaultMaxHosts = 131072;
 inline constexpr double kDefaultMaxEvents = 1e6;
+// Tasks a replay may have once lowered (sim/lowering/lowering.h), counted before any is built:
+// about 2.6 us and 150 bytes each on the 2-core development machine, so about 2 minutes and
+// 7.5 GB at this bound.
+inline constexpr double kDefaultMaxTasks = 5e7;
 
 // Options shared by both verbs.
 struct RunOptions {
@@ -66,9 +70,10 @@ struct RunOptions {
   NetworkModel network_model = NetworkModel::kExact;
   std::vector<std::string> simgrid_cfg;  // extra SimGrid settings KEY:VALUE (--cfg)
   // Work bounds (work_limits.h): hosts a platform may build, background transfers a run may
-  // start.
+  // start, tasks a replay may have.
   double max_hosts = kDefaultMaxHosts;
   double max_events = kDefaultMaxEvents;
+  double max_tasks = kDefaultMaxTasks;
   // What-if passes (--apply; sim/whatif/WHATIF.md): the platform ones when it is read, the
   // graph ones on the graph before it is lowered. Flag knobs are the caller's to apply.
   std::vector<WhatIf> what_if;

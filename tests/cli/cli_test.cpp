@@ -663,8 +663,12 @@ TEST_F(Cli, TwoOutputsInOneFileAndEndlessIterationsAreRefused) {
   // (collapsed ring) between 2 joins: 107 tasks; every later one 7 + 5 memoized all-reduces of
   // 2 tasks (join, wait): 17. 107 + (2e9 - 1) x 17 = 3.4e10.
   expect_error("simulate " + kResnet + " " + kStar + " --ranks 16 --iterations 2000000000",
-               "dtsim simulate: --iterations 2000000000: about 3.4e+10 tasks to replay (at most "
-               "5e7, ~10 GB); the last of 3 iterations is already the steady state\n");
+               "dtsim simulate: --iterations 2000000000: about 3.4e+10 tasks to replay, more than "
+               "--max-tasks 5e+07; the last of 3 iterations is already the steady state\n");
+  // The bound is the flag's: 107 + 2 x 17 = 141 tasks for 3 iterations, refused under 100.
+  expect_error("simulate " + kResnet + " " + kStar + " --ranks 16 --max-tasks 100",
+               "dtsim simulate: --iterations 3: about 141 tasks to replay, more than --max-tasks "
+               "100; the last of 3 iterations is already the steady state\n");
 }
 
 TEST_F(Cli, BadCollectiveLatency) {

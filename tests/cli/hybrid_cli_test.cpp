@@ -155,6 +155,21 @@ TEST_F(HybridCli, FlagsTheRunDoesNotUseAreRefusedNotIgnored) {
   EXPECT_GT(dp["result"]["iteration_time_sec"].get<double>(), 0);
 }
 
+TEST_F(HybridCli, MaxTasksBoundsTheReplayItCounts) {
+  // The bound is checked on the lowered graph before any task is built (lowering.h): the count
+  // it checks is the count the run then replays, so that count passes and one less is refused.
+  const std::string job = kGpt + " --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 1024";
+  const json ok = simulate(job, "ok.json");
+  const auto tasks = ok["tasks_replayed"].get<std::uint64_t>();
+  ASSERT_GT(tasks, 1u);
+  EXPECT_EQ(simulate(job + " --max-tasks " + std::to_string(tasks), "same.json")["tasks_replayed"],
+            tasks);
+  const Result r = run("simulate " + job + " --max-tasks " + std::to_string(tasks - 1));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.err.starts_with("dtsim simulate: about ")) << r.err;
+  EXPECT_NE(r.err.find(" tasks to replay, more than --max-tasks "), std::string::npos) << r.err;
+}
+
 TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
   // gpt3-1.3b: 24 layers, 16 heads of 128, hidden 2048 (Brown et al. 2020, table 2.1, with the
   // heads that make its hidden size). Each run: exit 2, the flag named, no report.
