@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
+#include <tuple>
 
 #include "sim/collectives/registry.h"
 #include "sim/collectives/schedule_builder.h"
@@ -15,6 +17,25 @@
 namespace dtsim::sim {
 
 namespace {
+
+// The transfers of `schedule` that may all run at once on entry: those after no other transfer
+// (through waits too), one per channel (a channel runs its transfers one after another).
+double transfers_at_once(const Schedule& schedule) {
+  std::vector<bool> after_transfer(schedule.ops.size(), false);
+  std::set<std::tuple<int, int, int>> channels;
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const ScheduleOp& op = schedule.ops[i];
+    for (int d : op.deps) {
+      const auto dep = static_cast<std::size_t>(d);
+      after_transfer[i] = after_transfer[i] || after_transfer[dep] ||
+                          schedule.ops[dep].kind == ScheduleOp::Kind::kTransfer;
+    }
+    if (op.kind == ScheduleOp::Kind::kTransfer && !after_transfer[i]) {
+      channels.emplace(op.src, op.dst, op.channel);
+    }
+  }
+  return static_cast<double>(channels.size());
+}
 
 std::string names_list() {
   std::string names;
@@ -168,8 +189,16 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
     if (c.skipped.empty() && op_bound(name, request, hints, options_) > kMaxAutoCandidateOps) {
       c.skipped = "schedule too large to evaluate (over 4e6 operations)";
     }
+    Schedule built;
     if (c.skipped.empty()) {
-      Schedule schedule = with_entry_latency(candidate.build(request, hints), latency_sec);
+      built = candidate.build(request, hints);
+      if (const double at_once = transfers_at_once(built); at_once > kMaxAutoConcurrentTransfers) {
+        c.skipped = "about " + parsing::format_number("%.3g", at_once) +
+                    " transfers would run at once (over 1e5: the replay holds each, about 40 KB)";
+      }
+    }
+    if (c.skipped.empty()) {
+      Schedule schedule = with_entry_latency(std::move(built), latency_sec);
       c.estimated_sec = estimate_sec(schedule, hints);
       if (*c.estimated_sec < best_sec) {  // ties keep the earlier (display) order
         best_sec = *c.estimated_sec;

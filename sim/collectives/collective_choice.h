@@ -31,6 +31,11 @@ struct CollectiveChoice {
 // Auto skips a candidate whose schedule would exceed this many operations (direct on thousands
 // of ranks): building it would cost more than it could win.
 inline constexpr double kMaxAutoCandidateOps = 4e6;
+// Auto also skips a candidate more of whose transfers than this may run at once on entry (on
+// distinct channels, after no other transfer): SimGrid holds every running flow, about 40 KB
+// each as measured here (direct all-reduce on 512 ranks: 261,632 at once, 11 GB, 44 s; on 1024
+// ranks over 20 GB, killed). Direct on more than ~316 ranks; ring and trees hold O(ranks).
+inline constexpr double kMaxAutoConcurrentTransfers = 1e5;
 // A named algorithm whose schedule would exceed this many operations is refused: at about 240
 // bytes and 30 µs of replay each (a chunked tree, measured here), 2e7 is ~5 GB and ~10 minutes.
 inline constexpr double kMaxScheduleOps = 2e7;

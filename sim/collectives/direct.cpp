@@ -40,10 +40,13 @@ Schedule DirectAlgorithm::build(const CollectiveRequest& request,
           }
         }
       }
-      for (int s = 0; s < p; ++s) {
+      // All-gather: a rank's sends wait for its chunk to be whole, one zero-time join per rank
+      // (p - 1 dependencies once, not on each of its p - 1 sends: p^2 in all, not p^3).
+      for (int s = 0; s < p && p > 1; ++s) {
+        const int whole = b.wait(0, std::move(into[static_cast<std::size_t>(s)]), {s});
         for (int d = 0; d < p; ++d) {
           if (s != d) {
-            b.transfer(s, d, piece(s), into[static_cast<std::size_t>(s)], 0, block(s, false));
+            b.transfer(s, d, piece(s), {whole}, 0, block(s, false));
           }
         }
       }

@@ -69,13 +69,20 @@ bool ScheduleBuilder::involves(const std::vector<int>& ops, int rank) const {
 }
 
 void ScheduleBuilder::touch(int rank, int op, const std::vector<int>& deps) {
-  auto& f = frontier_[static_cast<std::size_t>(rank)];
-  std::erase_if(f, [&deps](int o) { return std::find(deps.begin(), deps.end(), o) != deps.end(); });
-  f.push_back(op);
+  Frontier& f = frontier_[static_cast<std::size_t>(rank)];
+  for (int d : deps) {
+    f.live.erase(d);
+  }
+  f.order.push_back(op);
+  f.live.insert(op);
 }
 
 Schedule ScheduleBuilder::finish() && {
-  schedule_.exit_ops = std::move(frontier_);
+  schedule_.exit_ops.clear();
+  for (Frontier& f : frontier_) {
+    std::erase_if(f.order, [&f](int op) { return !f.live.contains(op); });
+    schedule_.exit_ops.push_back(std::move(f.order));
+  }
   return std::move(schedule_);
 }
 

@@ -142,6 +142,25 @@ TEST(ClosedForm, Torus2dAllReduce) {
   }
 }
 
+TEST(ClosedForm, DirectAllReduceIsTwoStepsWithQuadraticDependencies) {
+  // Every rank sends its chunk n/p to each peer (reduce-scatter), then the reduced chunk to each
+  // (all-gather): 2 (alpha + n/(p B)) when every transfer has its own link. The all-gather waits
+  // on one zero-time join per rank of its p - 1 receipts: 2 p (p - 1) dependencies in all, not
+  // p (p - 1)^2 (which made 1024 ranks a 4 GB schedule).
+  const DirectAlgorithm d;
+  for (int p : {2, 5, 64}) {
+    const auto n = bytes_for(p);
+    expect_close(path_sec(d, CollectiveOp::kAllReduce, p, n),
+                 2 * (kAlpha + static_cast<double>(n) / p / kB), std::to_string(p));
+    const Schedule s = d.build({.op = CollectiveOp::kAllReduce, .ranks = p, .bytes = n}, kHints);
+    std::size_t deps = 0;
+    for (const ScheduleOp& op : s.ops) {
+      deps += op.deps.size();
+    }
+    EXPECT_EQ(deps, 2u * p * (p - 1)) << p;
+  }
+}
+
 TEST(ClosedForm, DirectSendRecvIsOneTransfer) {
   const DirectAlgorithm d;
   expect_close(path_sec(d, CollectiveOp::kSendRecv, 7, 1'000'000), kAlpha + 1e6 / kB, "send-recv");

@@ -43,6 +43,20 @@ TEST(CollectiveChooser, AutoSkipsSchedulesTooLargeToBuild) {
   EXPECT_TRUE(find(c, "ring").estimated_sec.has_value());
 }
 
+TEST(CollectiveChooser, AutoSkipsSchedulesWhoseTransfersAllRunAtOnce) {
+  // Direct on 320 ranks: its reduce-scatter's p(p-1) = 102,080 transfers start on entry, each on
+  // a channel of its own, over the 1e5 the replay can hold (collective_choice.h); the ring's
+  // first step starts p = 320, so it is weighed. On 316 ranks, 99,540: direct is weighed too.
+  const CollectiveChooser chooser("auto:ring,direct", {});
+  const auto big = chooser.choose({.ranks = 320, .bytes = 1 << 20}, kStar);
+  EXPECT_EQ(find(big, "direct").skipped,
+            "about 1.02e+05 transfers would run at once (over 1e5: the replay holds each, about "
+            "40 KB)");
+  EXPECT_TRUE(find(big, "ring").estimated_sec.has_value());
+  const auto fits = chooser.choose({.ranks = 316, .bytes = 1 << 20}, kStar);
+  EXPECT_TRUE(find(fits, "direct").estimated_sec.has_value());
+}
+
 TEST(CollectiveChooser, FastReplayCollapsesOnlyTheTreeAllReduce) {
   // --replay fast collapses tree all-reduces, not broadcasts: a 10 GB tree broadcast on 256
   // ranks is still 20,000 chunks x 255 edges, too large to weigh.
