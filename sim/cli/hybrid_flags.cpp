@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <optional>
 
 #include "sim/config_error.h"
 
@@ -130,22 +129,6 @@ std::string take_cnn_keys(const std::string& text, CnnSplit& split) {
     start = end + 1;
   }
   return rest;
-}
-
-std::optional<FsdpUnshard> parse_fsdp_unshard(const std::string& text) {
-  if (text == "auto") {
-    return FsdpUnshard::kAuto;
-  }
-  if (text == "unit") {
-    return FsdpUnshard::kUnit;
-  }
-  if (text == "micro-batch") {
-    return FsdpUnshard::kMicroBatch;
-  }
-  if (text == "step") {
-    return FsdpUnshard::kStep;
-  }
-  return std::nullopt;
 }
 
 // --cp or --ep beside --parallel: the same degree, or only one of them.

@@ -283,10 +283,7 @@ void describe_job(const HybridModel& model, const HybridJob& job, HybridReport& 
   report.schedule = pipeline_schedule_name(job.schedule);
   report.zero_stage = job.zero_stage;
   if (job.zero_stage == 3) {
-    const FsdpUnshard unshard = fsdp_unshard(job);
-    report.fsdp_unshard = unshard == FsdpUnshard::kUnit         ? "unit"
-                          : unshard == FsdpUnshard::kMicroBatch ? "micro-batch"
-                                                                : "step";
+    report.fsdp_unshard = fsdp_unshard_name(fsdp_unshard(job));
   }
   report.sequence_parallel = job.sequence_parallel;
   report.micro_batches = job.micro_batches;

@@ -115,6 +115,32 @@ FsdpUnshard fsdp_unshard(const HybridJob& job) {
   return job.degrees.pp > 1 ? FsdpUnshard::kStep : FsdpUnshard::kUnit;
 }
 
+namespace {
+constexpr std::array<std::pair<FsdpUnshard, std::string_view>, 4> kUnshardNames{
+    {{FsdpUnshard::kAuto, "auto"},
+     {FsdpUnshard::kUnit, "unit"},
+     {FsdpUnshard::kMicroBatch, "micro-batch"},
+     {FsdpUnshard::kStep, "step"}}};
+}  // namespace
+
+std::string fsdp_unshard_name(FsdpUnshard unshard) {
+  for (const auto& [value, name] : kUnshardNames) {
+    if (value == unshard) {
+      return std::string(name);
+    }
+  }
+  return "auto";
+}
+
+std::optional<FsdpUnshard> parse_fsdp_unshard(std::string_view text) {
+  for (const auto& [value, name] : kUnshardNames) {
+    if (name == text) {
+      return value;
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<int> split_units(int units, int parts) {
   std::vector<int> split(static_cast<std::size_t>(parts), units / parts);
   for (int v = 0; v < units % parts; ++v) {

@@ -23,7 +23,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/graph/execution_graph.h"
@@ -159,6 +161,9 @@ struct HybridJob {
 
 // job.fsdp_unshard with kAuto resolved by job.degrees.pp.
 [[nodiscard]] FsdpUnshard fsdp_unshard(const HybridJob& job);
+// "auto", "unit", "micro-batch" or "step" (--fsdp-unshard), and back; nullopt for other text.
+[[nodiscard]] std::string fsdp_unshard_name(FsdpUnshard unshard);
+[[nodiscard]] std::optional<FsdpUnshard> parse_fsdp_unshard(std::string_view text);
 
 // `units` split into `parts` contiguous runs as evenly as possible, the first ones one longer
 // when they do not divide.

@@ -295,6 +295,12 @@ TEST(Hybrid, FsdpUnshardSetsHowOftenWeightsAreGatheredAndGradientsReduced) {
   EXPECT_EQ(build_hybrid(model, flat), automatic);
   flat.zero_stage = 1;
   EXPECT_TRUE(check_hybrid(model, flat).starts_with("fsdp_unshard:"));
+  for (FsdpUnshard u :
+       {FsdpUnshard::kAuto, FsdpUnshard::kUnit, FsdpUnshard::kMicroBatch, FsdpUnshard::kStep}) {
+    EXPECT_EQ(parse_fsdp_unshard(fsdp_unshard_name(u)), u) << fsdp_unshard_name(u);
+  }
+  EXPECT_EQ(fsdp_unshard_name(FsdpUnshard::kMicroBatch), "micro-batch");
+  EXPECT_FALSE(parse_fsdp_unshard("layer"));
 }
 
 TEST(Hybrid, HybridShardingGathersInsideGroupsAndReducesShardsAcross) {
