@@ -212,10 +212,16 @@ std::string unknown_key(const std::string& key, const po::options_description& f
   std::string nearest;
   std::size_t best = 3;  // suggest only within 2 edits
   for (const auto& option : flags.options()) {
-    const std::size_t d = edit_distance(key, option->long_name());
-    if (d < best && option->long_name() != "job" && option->long_name() != "help") {
+    const std::string& name = option->long_name();
+    // The distance is at least the lengths' difference: a long key (a fuzzer's was 115 KB, and
+    // its distances to every flag took seconds) is compared with no flag.
+    if (std::max(key.size(), name.size()) - std::min(key.size(), name.size()) >= best) {
+      continue;
+    }
+    const std::size_t d = edit_distance(key, name);
+    if (d < best && name != "job" && name != "help") {
       best = d;
-      nearest = option->long_name();
+      nearest = name;
     }
   }
   return "unknown key: not a flag of dtsim simulate " +
