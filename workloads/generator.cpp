@@ -15,6 +15,24 @@ std::string format(const char* fmt, double value) {
   return text;
 }
 
+std::string roofline_source(const DeviceSpec& device, const std::string& precision) {
+  return "roofline on " + device.datasheet + " at " + format("%.2f", kComputeEfficiency) +
+         " of peak " + precision + " compute and " + format("%.2f", kMemoryEfficiency) +
+         " of memory bandwidth; backward = 2x forward FLOPs (1x for the first layer and "
+         "weightless ops) and 2x activation traffic";
+}
+
+std::string op_class_source(const DeviceSpec& device, const std::string& precision,
+                            const GemmEfficiency& e, bool fuse) {
+  return "op-class compute model (workloads/COMPUTE.md) on " + device.datasheet + ", " +
+         std::to_string(device.sm_count) + " SMs, " + precision + ": GEMMs and convolutions at " +
+         format("%.3g", e.tensor_core) + " (tensor cores) or " + format("%.3g", e.cuda_core) +
+         " (CUDA cores) of peak times their tile and wave quantization, memory-bound kernels by "
+         "their bytes at " +
+         format("%.2f", kMemoryEfficiency) + " of memory bandwidth" +
+         (fuse ? "; ReLU and add + ReLU fused into the batch norm before them" : "");
+}
+
 }  // namespace
 
 LayerSeconds layer_seconds(const LayerCost& c, const Roofline& roofline) {
@@ -36,6 +54,20 @@ Workload generate_workload(const GeneratorConfig& config) {
   if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "lamb") {
     throw GeneratorError("optimizer", optimizer + ": expected sgd, adamw or lamb");
   }
+  for (const auto& [field, value] :
+       {std::pair{"tensor_core_efficiency", config.efficiency.tensor_core},
+        std::pair{"cuda_core_efficiency", config.efficiency.cuda_core}}) {
+    if (!(value > 0 && value <= 1)) {
+      throw GeneratorError(field, format("%g", value) + ": expected a fraction in (0, 1]");
+    }
+  }
+  if (config.compute_model != ComputeModel::kOpClass &&
+      (config.efficiency.tensor_core != kTensorCoreEfficiency ||
+       config.efficiency.cuda_core != kCudaCoreEfficiency || config.fuse_norm_relu)) {
+    throw GeneratorError("compute_model",
+                         "roofline: the GEMM efficiencies and fusions are the op-class model's "
+                         "(give --compute-model op-class)");
+  }
   if (config.calibrate_iteration_sec &&
       !(*config.calibrate_iteration_sec > 0 && std::isfinite(*config.calibrate_iteration_sec))) {
     throw GeneratorError("calibrate_iteration_sec", format("%g", *config.calibrate_iteration_sec) +
@@ -48,8 +80,14 @@ Workload generate_workload(const GeneratorConfig& config) {
              .precision = config.precision,
              .batch_per_device = config.shape.batch};
   std::uint64_t params = 0;
-  for (const LayerCost& c : costs) {
-    const LayerSeconds sec = layer_seconds(c, roofline);
+  const bool op_class = config.compute_model == ComputeModel::kOpClass;
+  const std::vector<LayerSeconds> op_class_times =
+      op_class ? op_class_model(costs, device, config.precision, config.efficiency,
+                                config.fuse_norm_relu)
+               : std::vector<LayerSeconds>();
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    const LayerCost& c = costs[i];
+    const LayerSeconds sec = op_class ? op_class_times[i] : layer_seconds(c, roofline);
     w.layers.push_back(
         {.name = c.name,
          .forward_sec = sec.forward_sec,
@@ -83,11 +121,11 @@ Workload generate_workload(const GeneratorConfig& config) {
       "dtsim workload generate (analytical, not measured): per-layer FLOPs and memory "
       "traffic from the " +
       w.model + " architecture (workloads/model_zoo.cpp), " + std::to_string(w.batch_per_device) +
-      " samples; roofline on " + device.datasheet + " at " + format("%.2f", kComputeEfficiency) +
-      " of peak " + config.precision + " compute and " + format("%.2f", kMemoryEfficiency) +
-      " of memory bandwidth; backward = 2x forward FLOPs (1x for the first layer and "
-      "weightless ops) and 2x activation traffic; optimizer " +
-      optimizer + " = " + format("%g", bytes_per_param) +
+      " samples; " +
+      (op_class
+           ? op_class_source(device, config.precision, config.efficiency, config.fuse_norm_relu)
+           : roofline_source(device, config.precision)) +
+      "; optimizer " + optimizer + " = " + format("%g", bytes_per_param) +
       " bytes per parameter at memory speed; activation_bytes = each layer's output elements x " +
       format("%g", element_bytes) + " bytes" +
       (config.calibrate_iteration_sec

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/compute_model.h"
 #include "workloads/generator_error.h"
 #include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
@@ -27,19 +28,19 @@ struct GeneratorConfig {
   std::string device = "v100";
   std::string precision = "fp32";  // fp32, tf32, fp16, bf16 (fp16/bf16: mixed precision)
   std::string optimizer;           // "sgd", "adamw" or "lamb"; empty: sgd for CNNs, else adamw
-  std::optional<double> calibrate_iteration_sec;  // scale to this single-device iteration
+  std::optional<double> calibrate_iteration_sec;         // scale to this single-device iteration
+  ComputeModel compute_model = ComputeModel::kRoofline;  // how layers are timed
+  GemmEfficiency efficiency;                             // op-class only: its GEMM efficiencies
+  bool fuse_norm_relu = false;  // op-class only: ReLU and add + ReLU inside the batch norm
   std::string note;  // appended to the trace's source, e.g. where the calibration time is from
 };
 
 // One layer's forward and backward time on `roofline`, as generate_workload times it.
-struct LayerSeconds {
-  double forward_sec = 0;
-  double backward_sec = 0;
-};
 [[nodiscard]] LayerSeconds layer_seconds(const LayerCost& layer, const Roofline& roofline);
 
 // The trace of `config` (format version 3 without a measurement record: it is modelled).
-// Per layer, on the device's roofline (roofline.h): forward = max(flops / (peak *
+// With ComputeModel::kOpClass, layers are timed by op_class_seconds (compute_model.h); else
+// per layer, on the device's roofline (roofline.h): forward = max(flops / (peak *
 // kComputeEfficiency), bytes / (memory bandwidth * kMemoryEfficiency)),
 // backward the same with backward_factor times the FLOPs and twice the activation traffic;
 // optimizer = bytes per parameter * parameters / (bandwidth * kMemoryEfficiency). With

@@ -304,16 +304,26 @@ LayerCost self_attention(const std::string& name, const TransformerDims& d, bool
       2 * t * h * 3 * h + 2 * t * s * h + kSoftmaxFlopsPerElement * t * d.heads * s + 2 * t * s * h;
   double act = t * h + 3 * t * h + 4 * t * d.heads * s + t * h;
   auto params = static_cast<std::uint64_t>(3 * (h * h + h));
-  if (with_output) {  // output projection and residual add
+  // Per sample and head: scores S x S = Q (S x d) K^T, then context S x d = P (S x S) V.
+  const double heads = (t / s) * d.heads, head_dim = h / d.heads;
+  std::vector<Gemm> gemms{{.m = t, .n = 3 * h, .k = h},
+                          {.m = s, .n = s, .k = head_dim, .count = heads},
+                          {.m = s, .n = head_dim, .k = s, .count = heads}};
+  double elementwise = 2 * t * d.heads * s;  // the softmax reads and writes the scores
+  if (with_output) {                         // output projection and residual add
     flops += 2 * t * h * h + t * h;
     act += 3 * t * h;
     params += static_cast<std::uint64_t>(h * h + h);
+    gemms.push_back({.m = t, .n = h, .k = h});
+    elementwise += 3 * t * h;
   }
   return {.name = name,
           .forward_flops = flops,
           .activation_elements = act,
           .params = params,
-          .output_elements = t * h};  // the context (with_output: after projection and add)
+          .output_elements = t * h,  // the context (with_output: after projection and add)
+          .gemms = std::move(gemms),
+          .elementwise_elements = elementwise};
 }
 
 LayerCost dense(const std::string& name, double rows, double in, double out, double extra_flops,
@@ -322,7 +332,9 @@ LayerCost dense(const std::string& name, double rows, double in, double out, dou
           .forward_flops = 2 * rows * in * out + extra_flops,
           .activation_elements = rows * (in + out) + extra_act,
           .params = static_cast<std::uint64_t>(in * out + out) + extra_params,
-          .output_elements = rows * out};
+          .output_elements = rows * out,
+          .gemms = {{.m = rows, .n = out, .k = in}},
+          .elementwise_elements = extra_act};
 }
 
 LayerCost layer_norm(const std::string& name, double rows, double hidden) {
@@ -330,7 +342,8 @@ LayerCost layer_norm(const std::string& name, double rows, double hidden) {
           .forward_flops = kNormFlopsPerElement * rows * hidden,
           .activation_elements = 2 * rows * hidden,
           .params = static_cast<std::uint64_t>(2 * hidden),
-          .output_elements = rows * hidden};
+          .output_elements = rows * hidden,
+          .elementwise_elements = 2 * rows * hidden};
 }
 
 std::vector<LayerCost> bert_large(const ModelShape& shape) {
@@ -352,7 +365,8 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                  .activation_elements = 5 * t * h,
                  .params = static_cast<std::uint64_t>((kVocab + kPositions + 2) * h + 2 * h),
                  .backward_factor = 1,
-                 .output_elements = t * h});
+                 .output_elements = t * h,
+                 .elementwise_elements = 5 * t * h});
   for (int i = 0; i < kLayers; ++i) {
     const std::string p = "bert.encoder.layer." + std::to_string(i) + ".";
     out.push_back(self_attention(p + "attention.self", d, false));
@@ -371,8 +385,10 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                         static_cast<std::uint64_t>(2 * h));
   mlm.forward_flops += 2 * masked * h * kVocab + kLossFlopsPerLogit * masked * kVocab;
   mlm.activation_elements += masked * (h + 2 * kVocab);
-  mlm.params += kVocab;                   // decoder bias
-  mlm.output_elements = masked * kVocab;  // the logits
+  mlm.params += kVocab;                                     // decoder bias
+  mlm.output_elements = masked * kVocab;                    // the logits
+  mlm.gemms.push_back({.m = masked, .n = kVocab, .k = h});  // the tied decoder
+  mlm.elementwise_elements += 2 * masked * kVocab;          // softmax cross-entropy
   out.push_back(mlm);
   out.push_back(dense("cls.seq_relationship", batch, h, 2, kLossFlopsPerLogit * batch * 2, 0, 0));
   return out;
@@ -395,7 +411,8 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
                  .activation_elements = 3 * t * h,
                  .params = static_cast<std::uint64_t>((kVocab + kPositions) * h),
                  .backward_factor = 1,
-                 .output_elements = t * h});
+                 .output_elements = t * h,
+                 .elementwise_elements = 3 * t * h});
   for (int i = 0; i < kLayers; ++i) {
     const std::string p = "transformer.h." + std::to_string(i) + ".";
     out.push_back(layer_norm(p + "ln_1", t, h));
@@ -407,6 +424,8 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
     mlp.activation_elements += proj.activation_elements;
     mlp.params += proj.params;
     mlp.output_elements = proj.output_elements;
+    mlp.gemms.push_back(proj.gemms[0]);
+    mlp.elementwise_elements += proj.elementwise_elements;
     out.push_back(mlp);
   }
   out.push_back(layer_norm("transformer.ln_f", t, h));
@@ -414,7 +433,9 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
   out.push_back({.name = "lm_head",
                  .forward_flops = 2 * t * h * kVocab + kLossFlopsPerLogit * t * kVocab,
                  .activation_elements = t * h + 2 * t * kVocab,
-                 .output_elements = t * kVocab});
+                 .output_elements = t * kVocab,
+                 .gemms = {{.m = t, .n = kVocab, .k = h}},
+                 .elementwise_elements = 2 * t * kVocab});
   return out;
 }
 

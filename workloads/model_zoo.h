@@ -39,6 +39,18 @@ struct CnnGeometry {
   bool operator==(const CnnGeometry&) const = default;
 };
 
+// One matrix multiply C[m x n] = A[m x k] B[k x n] of a layer's forward pass, `count` times
+// (the heads of a batched attention product). The op-class compute model (compute_model.h)
+// times it by its shape; CNN layers describe theirs with CnnGeometry instead.
+struct Gemm {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double count = 1;
+
+  bool operator==(const Gemm&) const = default;
+};
+
 // One layer's forward pass. Memory traffic and the output are counted in elements so that the
 // precision can be applied later: activations read and written, and the weights read.
 struct LayerCost {
@@ -54,6 +66,12 @@ struct LayerCost {
   // output their logits (the loss folded into them is not an output). Timing does not use it.
   double output_elements = 0;
   CnnGeometry cnn;  // CNN layers: the shapes model parallelism splits
+  // Transformer layers: their matrix multiplies, and the elements the rest of the layer
+  // (normalization, activation, softmax, residual adds) reads and writes. Their sum of FLOPs and
+  // the GEMMs' operands are within forward_flops and activation_elements, which the roofline
+  // uses; the op-class model uses these instead.
+  std::vector<Gemm> gemms;
+  double elementwise_elements = 0;
 
   bool operator==(const LayerCost&) const = default;
 };

@@ -21,6 +21,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 125 * kTera,
        .memory_bytes_per_sec = 900e9,
        .memory_capacity_bytes = 32 * kGiB,  // the 32 GB SXM2 card (a 16 GB one has half)
+       .sm_count = 80,
        .datasheet = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS fp32, 125 TFLOPS tensor, "
                     "900 GB/s HBM2"},
       {.name = "a100",
@@ -31,6 +32,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 312 * kTera,
        .memory_bytes_per_sec = 2039e9,
        .memory_capacity_bytes = 80 * kGiB,
+       .sm_count = 108,
        .datasheet = "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 2039 GB/s HBM2e"},
       {.name = "h100",
@@ -41,6 +43,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 989.4 * kTera,
        .memory_bytes_per_sec = 3350e9,
        .memory_capacity_bytes = 80 * kGiB,
+       .sm_count = 132,
        .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
                     "(dense), 3.35 TB/s HBM3"},
       {.name = "h200",
@@ -51,6 +54,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 989.4 * kTera,
        .memory_bytes_per_sec = 4800e9,
        .memory_capacity_bytes = 141 * kGiB,
+       .sm_count = 132,
        .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
                     "(dense), 4.8 TB/s HBM3e"},
   };

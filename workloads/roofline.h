@@ -23,6 +23,9 @@ struct DeviceSpec {
   // report about that much (nvidia-smi: 81559 MiB on an H100 SXM5 80GB). sim/strategies/
   // MEMORY.md says why and for which card; the memory model's OOM verdict compares with it.
   double memory_capacity_bytes = 0;
+  // Streaming multiprocessors: how many GEMM tiles run at once (compute_model.h). From NVIDIA's
+  // architecture whitepapers: V100 80, A100 108, H100 SXM5 132; H200 is the same GH100 chip.
+  int sm_count = 0;
   std::string datasheet;  // where the figures come from
 };
 

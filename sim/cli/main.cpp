@@ -455,6 +455,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
   GeneratorConfig config;
   std::string output;
   double calibrate_sec = 0;
+  std::string compute_model;
   po::options_description flags("Model and device", kHelpColumns, kHelpColumns / 2);
   std::string models;
   for (const std::string& m : dtsim::workloads::model_names()) {
@@ -478,6 +479,23 @@ int run_workload_generate(const std::vector<std::string>& args) {
             "CNN input height = width");
   add_flags("seq-len", po::value(&config.shape.seq_len)->default_value(128)->value_name("TOKENS"),
             "transformer tokens per sample");
+  add_flags("compute-model",
+            po::value(&compute_model)->default_value("roofline")->value_name("roofline|op-class"),
+            "how layers are timed: one efficiency for every kernel (roofline), or per kernel "
+            "class from its shape, math unit and bytes (op-class; workloads/COMPUTE.md)");
+  add_flags("tensor-core-efficiency",
+            po::value(&config.efficiency.tensor_core)
+                ->default_value(config.efficiency.tensor_core)
+                ->value_name("FRACTION"),
+            "op-class: the fraction of tensor-core peak a full-tile GEMM reaches");
+  add_flags("cuda-core-efficiency",
+            po::value(&config.efficiency.cuda_core)
+                ->default_value(config.efficiency.cuda_core)
+                ->value_name("FRACTION"),
+            "op-class: the fraction of fp32 CUDA-core peak a full-tile GEMM reaches");
+  add_flags("fuse-norm-relu", po::bool_switch(&config.fuse_norm_relu),
+            "op-class: ReLU and residual add + ReLU run inside the batch norm before them (as "
+            "NVIDIA's MXNet ResNet does in float16)");
   add_flags("calibrate-iter-sec", po::value(&calibrate_sec)->value_name("SECONDS"),
             "scale forward and backward so that one single-device iteration (forward + backward + "
             "optimizer) takes this many seconds, e.g. a published single-GPU measurement");
@@ -500,6 +518,12 @@ int run_workload_generate(const std::vector<std::string>& args) {
   if (vm.count("calibrate-iter-sec")) {
     config.calibrate_iteration_sec = calibrate_sec;
   }
+  const auto model = dtsim::workloads::parse_compute_model(compute_model);
+  if (!model) {
+    throw dtsim::workloads::GeneratorError("compute_model",
+                                           compute_model + ": expected roofline or op-class");
+  }
+  config.compute_model = *model;
   dtsim::sim::check_output_path("output", output);
   const auto workload = dtsim::workloads::generate_workload(config);
   dtsim::workloads::write_workload(workload, output);

@@ -266,6 +266,33 @@ TEST_F(Cli, GeneratorRefusesAPrecisionTheDeviceLacks) {
   EXPECT_FALSE(fs::exists(trace));
 }
 
+TEST_F(Cli, GeneratorTimesWithTheOpClassModelWhenAsked) {
+  const std::string trace = (dir_ / "oc.json").string();
+  const std::string base = "workload generate --model resnet50 --batch 8 --device a100 -o " + trace;
+  ASSERT_EQ(run(base + " --compute-model op-class --fuse-norm-relu").exit_code, 0);
+  EXPECT_NE(slurp(trace).find("op-class compute model (workloads/COMPUTE.md)"), std::string::npos);
+  EXPECT_NE(slurp(trace).find("ReLU and add + ReLU fused"), std::string::npos);
+  auto refused = [&](const std::string& flags, const std::string& message) {
+    fs::remove(trace);
+    const Result r = run(base + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags;
+    EXPECT_EQ(r.err, message);
+    EXPECT_FALSE(fs::exists(trace)) << flags;
+  };
+  // The op-class knobs are refused with the roofline; bad values name their flag.
+  const std::string roofline_only =
+      "dtsim workload generate: --compute-model roofline: the GEMM efficiencies and fusions are "
+      "the op-class model's (give --compute-model op-class)\n";
+  refused(" --fuse-norm-relu", roofline_only);
+  refused(" --cuda-core-efficiency 0.6", roofline_only);
+  refused(" --compute-model measured",
+          "dtsim workload generate: --compute-model measured: expected roofline or "
+          "op-class\n");
+  refused(" --compute-model op-class --tensor-core-efficiency 0",
+          "dtsim workload generate: --tensor-core-efficiency 0: expected a fraction in (0, "
+          "1]\n");
+}
+
 TEST_F(Cli, EveryOperationRunsFromTheCommandLine) {
   for (const char* op : {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "reduce",
                          "all-to-all", "send-recv"}) {
