@@ -207,6 +207,18 @@ PRECISIONS = {"fp32": "fp32", "tf32": "tf32", "amp fp16": "fp16", "fp16": "fp16"
               "amp": "fp16", "bf16": "bf16"}
 
 
+def compute_args(row, model, precision):
+    """`dtsim workload generate` flags that time a row's compute without a measurement: the
+    op-class model, and the fusions its framework's recipe turns on. NVIDIA's MXNet ResNet-50
+    runner (DeepLearningExamples MxNet/Classification/RN50v1.5/runner) passes --fuse-bn-relu 1
+    --fuse-bn-add-relu 1 in float16 only."""
+    args = ["--compute-model", "op-class"]
+    mxnet = "mxnet" in row["source"].lower()
+    if mxnet and precision == "fp16" and model.startswith("resnet"):
+        args.append("--fuse-norm-relu")
+    return args
+
+
 def training_case(row, base, workdir):
     if row["model"] not in MODELS:
         raise Skip(f"model '{row['model']}' is not in the generator's zoo")
@@ -252,6 +264,8 @@ def training_case(row, base, workdir):
         generate += ["--seq-len", str(seq)]
     if single_iter_sec > 0:
         generate += ["--calibrate-iter-sec", repr(single_iter_sec)]
+    else:
+        generate += compute_args(row, model, precision)
     return Case(
         case_id=row["case_id"], source=base, kind="training", metric=metric, measured=value,
         compare_unit=unit, grade=row["grade"], ranks=n, generate_args=generate,

@@ -15,4 +15,10 @@ fi
 # The naive closed form on the rows dtsim predicted (results/naive.csv, naive_summary.md),
 # unless another --out or --csv was asked for.
 [ $# -eq 0 ] && /usr/bin/python3 "$here/naive.py" --dtsim "$DTSIM"
+# Single-GPU compute predicted without its measurement (results/single_gpu*), and the
+# efficiencies the repository's H200 profiles imply (results/compute_constants.txt).
+if [ $# -eq 0 ]; then
+  /usr/bin/python3 "$here/single_gpu.py" --dtsim "$DTSIM"
+  /usr/bin/python3 "$here/compute_constants.py" --dtsim "$DTSIM" > "$here/results/compute_constants.txt"
+fi
 exit 0
