@@ -13,6 +13,11 @@ namespace {
 // PyTorch's max pooling also writes (forward) and reads (backward) one int64 index per output.
 constexpr double kPoolIndexBytes = 8;
 
+// 16-bit activations under mixed precision, 4 bytes otherwise (TF32 stores fp32).
+double activation_element_bytes(const std::string& precision) {
+  return (precision == "fp16" || precision == "bf16") ? 2 : 4;
+}
+
 double round_up(double value, int multiple) {
   return std::ceil(value / multiple) * multiple;
 }
@@ -197,7 +202,7 @@ double gemm_seconds(const Gemm& gemm, const MathRate& rate, const DeviceSpec& de
 
 LayerSeconds op_class_seconds(const LayerCost& c, const DeviceSpec& device,
                               const std::string& precision, const GemmEfficiency& e) {
-  const double element_bytes = (precision == "fp16" || precision == "bf16") ? 2 : 4;
+  const double element_bytes = activation_element_bytes(precision);
   (void)math_rate(device, precision, false, e);  // refuses a precision the device lacks
   switch (c.cnn.op) {
     case CnnOp::kConv:
@@ -221,7 +226,7 @@ LayerSeconds op_class_seconds(const LayerCost& c, const DeviceSpec& device,
 std::vector<LayerSeconds> op_class_model(const std::vector<LayerCost>& layers,
                                          const DeviceSpec& device, const std::string& precision,
                                          const GemmEfficiency& efficiency, bool fuse_norm_relu) {
-  const double element_bytes = (precision == "fp16" || precision == "bf16") ? 2 : 4;
+  const double element_bytes = activation_element_bytes(precision);
   std::vector<LayerSeconds> out;
   bool fused_before = false;  // the previous layer ran inside a norm's kernel, or was one
   for (const LayerCost& c : layers) {
