@@ -20,7 +20,10 @@ constexpr double kUs = 1e-6;
 //    over the network; a GPU link carries half of its hop, the NIC links the rest of theirs.
 constexpr double kNvlinkV100A100BytesPerSec = 20 * kGBps;
 constexpr double kNvlinkH100BytesPerSec = 20.6 * kGBps;
+constexpr double kNvlinkB200BytesPerSec = 40 * kGBps;  // SM100, of NVLink5's 50 GB/s line rate
 constexpr double kPcie3x16BytesPerSec = 12 * kGBps;
+// NCCL's bandwidth between the two sockets of a Broadwell-era Xeon (BDW_QPI_BW).
+constexpr double kQpiBytesPerSec = 6 * kGBps;
 constexpr double kNvlinkHopSec = 3.4 * kUs;
 constexpr double kPcieHopSec = 5.7 * kUs;
 constexpr double kNetHopSec = 14 * kUs;
@@ -58,6 +61,13 @@ NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double hop_sec, double ni
           .nvlink = hop_sec == kNvlinkHopSec};
 }
 
+// `n` with one NIC link per GPU (rail-optimized wiring); `nic_bytes_per_sec` was per GPU.
+NodeSpec railed(NodeSpec n) {
+  n.rails = true;
+  n.nvlink_sharp = true;  // every railed preset is an H100-or-later NVSwitch node
+  return n;
+}
+
 // Torus dimensions for `chips`: the most cubic X x Y x Z with X*Y*Z = chips.
 std::vector<unsigned> cube_dims(unsigned chips) {
   std::vector<unsigned> best{chips, 1, 1};
@@ -89,6 +99,27 @@ const std::vector<PresetInfo>& preset_catalog() {
       {"hgx-h200",
        "HGX H200: 8 H200 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand, fat-tree",
        "NVIDIA H200 Tensor Core GPU datasheet; DGX H100/H200 user guide (8 ConnectX-7 NDR)"},
+      {"dgx-h100",
+       "DGX H100: 8 H100 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand on rails, "
+       "fat-tree",
+       "NVIDIA DGX H100/H200 user guide; DGX SuperPOD H100 reference architecture (rails)"},
+      {"dgx-h200",
+       "DGX H200: 8 H200 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand on rails, "
+       "fat-tree",
+       "NVIDIA H200 datasheet; DGX H100/H200 user guide; DGX SuperPOD reference architecture"},
+      {"hgx-b200",
+       "HGX B200: 8 B200 on NVLink5 NVSwitch (1.8 TB/s per GPU), 8x400 Gb/s on rails, fat-tree",
+       "NVIDIA DGX B200 datasheet (NVLink5, 8 ConnectX-7 400 Gb/s)"},
+      {"aws-p4d", "AWS p4d.24xlarge: 8 A100-40GB on NVSwitch, 4x100 Gb/s EFA, fat-tree",
+       "AWS EC2 P4d instance documentation (400 Gbps EFA, NVSwitch 600 GB/s)"},
+      {"aws-p5", "AWS p5.48xlarge: 8 H100 on NVSwitch, 32x100 Gb/s EFA (rails), fat-tree",
+       "AWS EC2 P5 instance documentation (3200 Gbps EFAv2, NVSwitch 900 GB/s)"},
+      {"pcie8-single-root",
+       "8 GPUs on PCIe 3.0 under one CPU (PLX switches, peer-to-peer), 100 Gb/s NIC, fat-tree",
+       "PCIe 3.0 specification; NCCL topo.h PCI_BW"},
+      {"pcie8-dual-root",
+       "8 GPUs on PCIe 3.0, 4 per CPU socket (QPI between them), 100 Gb/s NIC, fat-tree",
+       "PCIe 3.0 specification; NCCL topo.h PCI_BW and BDW_QPI_BW"},
       {"pcie4-25gbe", "4 GPUs on PCIe 3.0 x16 per server, 25 GbE, one switch",
        "PCI Express 3.0 base specification (x16: 15.75 GB/s per direction); IEEE 802.3by"},
       {"pcie8-fdr", "8 GPUs on PCIe 3.0 per server, FDR InfiniBand (56 Gb/s), fat-tree",
@@ -126,17 +157,53 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
     return fat_tree_of(
         nodes, {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec}, hgx);
   }
+  if (name == "dgx-h100" || name == "dgx-h200") {
+    // The DGX SuperPOD node: HGX H100/H200 board (18 NVLink4 links, NVLink SHARP) with eight
+    // 400 Gb/s NDR ports, one per GPU on its own rail of the compute fabric.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
+                       railed(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 400 * kGbps)));
+  }
+  if (name == "hgx-b200") {
+    // NVLink5: 18 links, 1.8 TB/s bidirectional line rate; eight 400 Gb/s ConnectX-7, railed.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
+                       railed(node(8, 18 * kNvlinkB200BytesPerSec, kNvlinkHopSec, 400 * kGbps)));
+  }
+  if (name == "aws-p4d") {
+    // p4d.24xlarge: 8 A100-40GB on NVSwitch, 4 x 100 Gb/s EFA shared by the GPUs.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400 * kGbps));
+  }
+  if (name == "aws-p5") {
+    // p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA (400 Gb/s per GPU), railed.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
+                       railed(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 400 * kGbps)));
+  }
+  if (name == "pcie8-single-root") {
+    // 8 GPUs under one CPU's PCIe root (PLX switches): peer-to-peer at NCCL's x16 rate.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 100 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, kPcie3x16BytesPerSec, kPcieHopSec, 100 * kGbps));
+  }
+  if (name == "pcie8-dual-root") {
+    // 4 GPUs under each socket: a ring crosses the socket link at NCCL's QPI rate.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 100 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, kQpiBytesPerSec, kPcieHopSec, 100 * kGbps));
+  }
   if (name == "pcie4-25gbe") {
     return StarSpec{.hosts = nodes,
                     .link = {.bandwidth_bytes_per_sec = 25 * kGbps, .latency_sec = kFabricLinkSec},
                     .node = node(4, kPcie3x16BytesPerSec, kPcieHopSec, 25 * kGbps)};
   }
   if (name == "pcie8-fdr") {
-    // Dual-root PCIe boxes: 2 GPUs behind each PLX switch share its x16 uplink, and GPU-to-GPU
-    // traffic goes through the uplinks (staged in host memory): each GPU gets half a x16 link.
+    // DeepBench's dual-root PCIe boxes (pcie8-dual-root) on FDR InfiniBand.
     return fat_tree_of(nodes,
                        {.bandwidth_bytes_per_sec = 56 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kPcie3x16BytesPerSec / 2, kPcieHopSec, 56 * kGbps));
+                       node(8, kQpiBytesPerSec, kPcieHopSec, 56 * kGbps));
   }
   if (name == "tpu-torus") {
     return TorusSpec{.dims = cube_dims(nodes),
