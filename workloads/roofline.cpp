@@ -8,8 +8,8 @@ namespace dtsim::workloads {
 
 namespace {
 constexpr double kTera = 1e12;
-// A datasheet "GB" of HBM (roofline.h): V100 32 GB, A100 80 GB, H100 80 GB, H200 141 GB, as
-// NVIDIA's datasheets of the SXM cards give them.
+// A datasheet "GB" of HBM (roofline.h): V100 32 GB, A100 80 or 40 GB, H100 80 GB, H200 141 GB,
+// B200 180 GB, as NVIDIA's datasheets of the SXM cards give them.
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 }  // namespace
 
@@ -35,6 +35,17 @@ const std::vector<DeviceSpec>& device_catalog() {
        .sm_count = 108,
        .datasheet = "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 2039 GB/s HBM2e"},
+      {.name = "a100-40gb",
+       .full_name = "NVIDIA A100-SXM4-40GB",
+       .fp32_flops_per_sec = 19.5 * kTera,
+       .tf32_flops_per_sec = 156 * kTera,
+       .fp16_flops_per_sec = 312 * kTera,
+       .bf16_flops_per_sec = 312 * kTera,
+       .memory_bytes_per_sec = 1555e9,
+       .memory_capacity_bytes = 40 * kGiB,
+       .sm_count = 108,
+       .datasheet = "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
+                    "fp16/bf16 (dense), 1555 GB/s HBM2"},
       {.name = "h100",
        .full_name = "NVIDIA H100-SXM5-80GB",
        .fp32_flops_per_sec = 67 * kTera,
@@ -57,8 +68,28 @@ const std::vector<DeviceSpec>& device_catalog() {
        .sm_count = 132,
        .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
                     "(dense), 4.8 TB/s HBM3e"},
+      {.name = "b200",
+       .full_name = "NVIDIA B200 (HGX/DGX B200)",
+       .fp32_flops_per_sec = 75 * kTera,
+       .tf32_flops_per_sec = 1125 * kTera,
+       .fp16_flops_per_sec = 2250 * kTera,
+       .bf16_flops_per_sec = 2250 * kTera,
+       .memory_bytes_per_sec = 8000e9,
+       .memory_capacity_bytes = 180 * kGiB,
+       .sm_count = 148,
+       .datasheet = "NVIDIA DGX B200 / HGX B200 datasheet, per GPU: 75 TFLOPS fp32, 1.125 PFLOPS "
+                    "TF32, 2.25 fp16/bf16 (dense: half the sparse figures), 8 TB/s HBM3e, "
+                    "180 GB"},
   };
   return kDevices;
+}
+
+std::string device_names(const std::string& separator) {
+  std::string names;
+  for (const DeviceSpec& d : device_catalog()) {
+    names += (names.empty() ? "" : separator) + d.name;
+  }
+  return names;
 }
 
 const DeviceSpec& find_device(const std::string& name) {
@@ -67,11 +98,8 @@ const DeviceSpec& find_device(const std::string& name) {
       return d;
     }
   }
-  std::string names;
-  for (const DeviceSpec& d : device_catalog()) {
-    names += (names.empty() ? "" : ", ") + d.name;
-  }
-  throw GeneratorError("device", name + ": unknown device (expected one of " + names + ")");
+  throw GeneratorError("device",
+                       name + ": unknown device (expected one of " + device_names(", ") + ")");
 }
 
 double Roofline::seconds(double flops, double bytes) const {

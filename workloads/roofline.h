@@ -24,13 +24,17 @@ struct DeviceSpec {
   // MEMORY.md says why and for which card; the memory model's OOM verdict compares with it.
   double memory_capacity_bytes = 0;
   // Streaming multiprocessors: how many GEMM tiles run at once (compute_model.h). From NVIDIA's
-  // architecture whitepapers: V100 80, A100 108, H100 SXM5 132; H200 is the same GH100 chip.
+  // architecture whitepapers: V100 80, A100 108, H100 SXM5 132; H200 is the same GH100 chip;
+  // B200 148 (two dies of 74).
   int sm_count = 0;
   std::string datasheet;  // where the figures come from
 };
 
-// "v100", "a100", "h100", "h200".
+// "v100", "a100", "a100-40gb", "h100", "h200", "b200".
 [[nodiscard]] const std::vector<DeviceSpec>& device_catalog();
+
+// The catalogue's names in order, joined by `separator`: "v100, a100, ...".
+[[nodiscard]] std::string device_names(const std::string& separator);
 
 // Fractions of the datasheet peaks any kernel achieves, applied to every layer, model and device
 // alike (see GENERATOR.md for how they were chosen).

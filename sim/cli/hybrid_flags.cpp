@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sim/config_error.h"
+#include "workloads/roofline.h"
 
 namespace dtsim::sim {
 
@@ -19,7 +20,8 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "mixtral-8x7b, ...) or a CNN of the zoo (workloads/GENERATOR.md: resnet50, vgg16, alexnet, "
       "cosmoflow, ...), its compute modelled on the sharded shapes; instead of --workload");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
-      "--model's GPU, from the generator's datasheets (v100, a100, h100, h200)");
+      ("--model's GPU, from the generator's datasheets (" + workloads::device_names(", ") + ")")
+          .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision)");
   add("parallel", po::value(&f.parallel)->value_name("tp=T,pp=P,dp=D[,cp=C][,ep=E]"),

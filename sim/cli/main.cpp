@@ -461,13 +461,13 @@ int run_workload_generate(const std::vector<std::string>& args) {
   for (const std::string& m : dtsim::workloads::model_names()) {
     models += (models.empty() ? "" : "|") + m;
   }
+  const std::string devices = dtsim::workloads::device_names("|");
   auto add_flags = flags.add_options();
   add_flags("model", po::value(&config.shape.model)->required()->value_name(models.c_str()),
             "the architecture (workloads/GENERATOR.md lists what each one is)");
   add_flags("batch", po::value(&config.shape.batch)->required()->value_name("N"),
             "samples per device per iteration");
-  add_flags("device",
-            po::value(&config.device)->default_value("v100")->value_name("v100|a100|h100|h200"),
+  add_flags("device", po::value(&config.device)->default_value("v100")->value_name(devices.c_str()),
             "the GPU whose datasheet peaks (FLOP/s, memory bytes/s) time the layers");
   add_flags("precision",
             po::value(&config.precision)->default_value("fp32")->value_name("fp32|tf32|fp16|bf16"),

@@ -41,7 +41,9 @@ po::options_description plan_flags(PlanFlags& f) {
       "a transformer of the catalogue (workloads/TRANSFORMER.md) or a CNN of the model zoo "
       "(workloads/GENERATOR.md: resnet50, vgg16, alexnet, cosmoflow, ...)");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
-      "the GPU: v100, a100, h100, h200 (its datasheet times the compute, its memory bounds it)");
+      ("the GPU: " + workloads::device_names(", ") +
+       " (its datasheet times the compute, its memory bounds it)")
+          .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "fp32, tf32, fp16 or bf16 (mixed precision)");
   add("platform", po::value(&f.platform)->required()->value_name("P.json"),

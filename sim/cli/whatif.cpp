@@ -28,7 +28,7 @@ const char* const kHelp =
     "Simulates the job as given (the baseline) and with the what-ifs applied, each in its own\n"
     "process, and prints both side by side: iteration time, speedup, compute, exposed\n"
     "communication, pipeline bubble and peak memory where the run has them.\n"
-    "  --apply WHAT-IF   amp (fp16), bf16, gpu=NAME (v100, a100, h100, h200), compress=R "
+    "  --apply WHAT-IF   amp (fp16), bf16, gpu=NAME (a GPU of the generator), compress=R "
     "(gradient\n"
     "                    bytes x R, encode/decode inserted), compute=Kx, network=Kx (every link's\n"
     "                    bandwidth x K), latency=Kx (latencies / K), or FLAG=VALUE: a flag of\n"

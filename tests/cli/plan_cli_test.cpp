@@ -95,9 +95,10 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
                "dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, filter, channel)\n");
   expect_error(model + " --gpus 8 --seq-len 4096",
                "dtsim plan: --seq-len 4096: gpt3-1.3b has a context of 2048 tokens\n");
-  expect_error(model + " --gpus 8 --device tpu",
-               "dtsim plan: --device tpu: unknown device (expected one of v100, a100, h100, "
-               "h200)\n");
+  expect_error(
+      model + " --gpus 8 --device tpu",
+      "dtsim plan: --device tpu: unknown device (expected one of v100, a100, a100-40gb, h100, "
+      "h200, b200)\n");
   expect_error(
       "--model gpt3-1.3b --platform tests/testdata/pf_torus.json --gpus 8 --global-batch 8",
       "dtsim plan: tests/testdata/pf_torus.json: the planner's estimate supports star and "

@@ -157,7 +157,7 @@ TEST(Generator, RejectsWhatItCannotModel) {
   EXPECT_EQ(error_of(c), "precision bf16: NVIDIA V100-SXM2 does not support it");
   c = resnet50_v100();
   c.device = "tpu";
-  EXPECT_EQ(error_of(c), "device tpu: unknown device (expected one of v100, a100, h100, h200)");
+  EXPECT_EQ(error_of(c), "device tpu: unknown device (expected one of v100, a100, a100-40gb, h100, h200, b200)");
   // Each message names the field at fault (they all said "--model" once); the command line
   // names its flag (tests/cli/cli_test.cpp).
   c = resnet50_v100();
