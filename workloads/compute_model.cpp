@@ -66,15 +66,15 @@ LayerSeconds convolution(const LayerCost& c, const DeviceSpec& device, const std
   const MathRate rate = math_rate(device, precision, /*convolution=*/true, e);
   double window = 1;
   double positions = g.batch;
-  for (int d = 0; d < g.dims; ++d) {
-    window *= g.kernel;
-    positions *= g.out_extent[static_cast<std::size_t>(d)];
+  for (std::size_t d = 0; d < static_cast<std::size_t>(g.dims); ++d) {
+    window *= g.kernel_along(d);
+    positions *= g.out_extent[d];
   }
   const Gemm fwd{.m = positions,
                  .n = round_up(g.out_channels, rate.pad_elements),
                  .k = round_up(g.in_channels, rate.pad_elements) * window};
-  const bool winograd =
-      rate.unit == MathUnit::kCudaCore && g.kernel == 3 && g.stride == 1 && g.dims == 2;
+  const bool winograd = rate.unit == MathUnit::kCudaCore && g.kernel == 3 && g.kernel_width == 0 &&
+                        g.stride == 1 && g.dims == 2;
   const double fraction = winograd ? 1 / kWinogradReduction : 1;
   LayerSeconds s{.forward_sec = timed(fwd, rate, device, fwd_bytes, fraction)};
   s.backward_sec = timed(weight_gradient(fwd), rate, device, grad_bytes, fraction);

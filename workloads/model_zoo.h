@@ -17,6 +17,7 @@ enum class CnnOp : std::uint8_t {
   kNone,
   kConv,         // convolution (kernel, stride, pad, groups)
   kPool,         // max pooling with a window (kernel, stride, pad)
+  kAvgPool,      // average pooling with a window
   kNorm,         // batch normalization: per-channel statistics over batch and space
   kElementwise,  // ReLU, a residual add: no neighbours, no statistics
   kGlobalPool,   // average over all of space: one value per channel
@@ -35,6 +36,18 @@ struct CnnGeometry {
   int pad = 0;
   int groups = 1;
   int dims = 2;  // spatial dimensions of the input: 2 (images) or 3 (volumes)
+  // A rectangular window (Inception's 1x7): the width's side and padding; kernel and pad are
+  // then the height's. kernel_width 0: a square (cubic) window.
+  int kernel_width = 0;
+  int pad_width = 0;
+
+  // The window's side and padding along spatial dimension d (0 height, 1 width, 2 depth).
+  [[nodiscard]] int kernel_along(std::size_t d) const {
+    return d == 1 && kernel_width > 0 ? kernel_width : kernel;
+  }
+  [[nodiscard]] int pad_along(std::size_t d) const {
+    return d == 1 && kernel_width > 0 ? pad_width : pad;
+  }
 
   bool operator==(const CnnGeometry&) const = default;
 };
@@ -79,13 +92,18 @@ struct LayerCost {
 struct ModelShape {
   std::string model;     // one of model_names()
   int batch = 1;         // samples per device
-  int image_size = 224;  // CNNs: input height = width (= depth for a volume)
+  int image_size = 0;  // CNNs: input height = width (= depth for a volume); 0: the model's default
   int seq_len = 128;     // transformers: tokens per sample
 };
 
 // "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
-// "resnext101_32x8d", "wide_resnet50_2", "vgg16", "alexnet", "cosmoflow", "bert_large", "gpt2".
+// "resnext101_32x8d", "wide_resnet50_2", "vgg11" ... "vgg19_bn", "alexnet", "inception_v3",
+// "cosmoflow", "bert_large", "gpt2".
 [[nodiscard]] const std::vector<std::string>& model_names();
+
+// The input a CNN takes when none is given: 299 for inception_v3, 128 (voxels) for cosmoflow,
+// else 224.
+[[nodiscard]] int default_image_size(const std::string& model);
 
 // The model's layers in forward order. Throws GeneratorError naming the field at fault (model,
 // batch, image_size, seq_len; workloads/generator_error.h) for an unknown model

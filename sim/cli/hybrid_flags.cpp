@@ -29,7 +29,7 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "takes one of spatial=HxW[xD], filter=F, channel=C in place of cp or tp "
       "(sim/strategies/CNN.md)");
   add("image-size", po::value(&f.image_size)->default_value(0)->value_name("PIXELS"),
-      "a CNN's input side (0: 224, cosmoflow's cube 128)");
+      "a CNN's input side (0: the model's: 224, inception_v3 299, cosmoflow's cube 128)");
   add("rank-order", po::value(&f.rank_order)->default_value("tp-cp-dp-pp")->value_name("ORDER"),
       "how ranks are numbered, fastest dimension first (Megatron-LM's default: a tensor-parallel "
       "group on consecutive ranks, so on one node)");

@@ -475,8 +475,8 @@ int run_workload_generate(const std::vector<std::string>& args) {
   add_flags("optimizer", po::value(&config.optimizer)->value_name("sgd|adamw|lamb"),
             "optimizer step to model (default: sgd for CNNs, adamw for transformers)");
   add_flags("image-size",
-            po::value(&config.shape.image_size)->default_value(224)->value_name("PIXELS"),
-            "CNN input height = width");
+            po::value(&config.shape.image_size)->default_value(0)->value_name("PIXELS"),
+            "CNN input height = width (0: the model's: 224, inception_v3 299, cosmoflow 128)");
   add_flags("seq-len", po::value(&config.shape.seq_len)->default_value(128)->value_name("TOKENS"),
             "transformer tokens per sample");
   add_flags("compute-model",

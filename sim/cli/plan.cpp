@@ -54,7 +54,8 @@ po::options_description plan_flags(PlanFlags& f) {
   add("seq-len", po::value(&f.seq_len)->default_value(0)->value_name("S"),
       "tokens per sequence (0: the model's context length)");
   add("image-size", po::value(&f.image_size)->default_value(0)->value_name("PX"),
-      "a CNN's input height = width (= depth for cosmoflow); 0: 224, cosmoflow 128");
+      "a CNN's input height = width (= depth for cosmoflow); 0: the model's (224; "
+      "inception_v3 299, cosmoflow 128)");
   add("strategies", po::value(&f.strategies)->value_name("tp,pp,dp,cp,zero,recompute,sp"),
       "the knobs the plan may turn (default: all); those left out stay at 1, ZeRO 0, no "
       "recomputation, no sequence parallelism. A CNN's: dp,pp,spatial,filter,channel");
@@ -122,7 +123,7 @@ CnnSearchSpace cnn_search_space(const PlanFlags& f, const PlannerNetwork& net) {
                       " is a CNN, with no sequence (--image-size sets its input)");
   }
   check_at_least("image-size", f.image_size, 0);
-  const int image_size = f.image_size > 0 ? f.image_size : f.model == "cosmoflow" ? 128 : 224;
+  const int image_size = f.image_size > 0 ? f.image_size : workloads::default_image_size(f.model);
   try {
     (void)workloads::model_layers({.model = f.model, .image_size = image_size});
   } catch (const workloads::GeneratorError& e) {

@@ -101,11 +101,10 @@ bool cnn_split(const HybridConfig& c) {
 // A CNN of the zoo on `w`'s times (generated or measured): the zoo's layers at its batch.
 BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::string& device_name,
                const std::string& source) {
-  const bool volume = w.model == "cosmoflow";
   const workloads::ModelShape shape{
       .model = w.model,
       .batch = w.batch_per_device,
-      .image_size = c.image_size > 0 ? c.image_size : (volume ? 128 : 224)};
+      .image_size = c.image_size > 0 ? c.image_size : workloads::default_image_size(w.model)};
   std::vector<workloads::LayerCost> layers;
   try {
     layers = workloads::model_layers(shape);
@@ -155,11 +154,7 @@ BuiltModel generated_cnn(const HybridConfig& c) {
   workloads::GeneratorConfig g{.shape = {.model = c.model, .batch = c.micro_batch},
                                .device = c.device,
                                .precision = c.precision};
-  if (c.image_size > 0) {
-    g.shape.image_size = c.image_size;
-  } else if (c.model == "cosmoflow") {
-    g.shape.image_size = 128;
-  }
+  g.shape.image_size = c.image_size > 0 ? c.image_size : workloads::default_image_size(c.model);
   workloads::Workload w;
   try {
     w = workloads::generate_workload(g);

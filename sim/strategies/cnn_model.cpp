@@ -160,7 +160,7 @@ class Sharder {
     }
     const double in_tile = tile_fraction(g.in_extent);
     const double out_tile = tile_fraction(g.out_extent);
-    if (g.op == CnnOp::kConv || g.op == CnnOp::kPool) {
+    if (g.op == CnnOp::kConv || g.op == CnnOp::kPool || g.op == CnnOp::kAvgPool) {
       add_halos(g, piece);
       piece.backward_halo = index > 0;
     }
@@ -204,8 +204,9 @@ class Sharder {
         continue;
       }
       const double face = 1.0 * g.batch * g.in_channels * volume(tile) / tile[d];
-      const int up_rows = std::min(g.pad, tile[d]);
-      const int down_rows = std::min(std::max(0, g.kernel - g.stride - g.pad), tile[d]);
+      const int pad = g.pad_along(d);
+      const int up_rows = std::min(pad, tile[d]);
+      const int down_rows = std::min(std::max(0, g.kernel_along(d) - g.stride - pad), tile[d]);
       piece.halo_up_bytes[d] = bytes(up_rows * face);
       piece.halo_down_bytes[d] = bytes(down_rows * face);
     }

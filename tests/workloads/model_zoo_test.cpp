@@ -23,9 +23,7 @@ std::uint64_t total_params(const std::vector<LayerCost>& layers) {
 double conv_fc_macs_per_sample(const std::vector<LayerCost>& layers, int batch) {
   double macs = 0;
   for (const LayerCost& l : layers) {
-    const bool weighted = l.params > 0 && l.name.find("bn") == std::string::npos &&
-                          l.name.find("downsample.1") == std::string::npos;
-    if (weighted) {
+    if (l.cnn.op == CnnOp::kConv || l.cnn.op == CnnOp::kLinear) {
       macs += l.forward_flops / 2;
     }
   }
@@ -40,10 +38,61 @@ TEST(ModelZoo, CnnParameterCountsEqualTorchvision) {
       {"resnet50", 25'557'032},         {"resnet101", 44'549'160},
       {"resnet152", 60'192'808},        {"resnext50_32x4d", 25'028'904},
       {"resnext101_32x8d", 88'791'336}, {"wide_resnet50_2", 68'883'240},
-      {"vgg16", 138'357'544},           {"alexnet", 61'100'840}};
+      {"vgg16", 138'357'544},           {"alexnet", 61'100'840},
+      {"vgg11", 132'863'336},           {"vgg11_bn", 132'868'840},
+      {"vgg13", 133'047'848},           {"vgg13_bn", 133'053'736},
+      {"vgg16_bn", 138'365'992},        {"vgg19", 143'667'240},
+      {"vgg19_bn", 143'678'248}};
   for (const auto& [model, params] : expected) {
     EXPECT_EQ(total_params(model_layers({.model = model, .batch = 1})), params) << model;
   }
+  // inception_v3 with its auxiliary classifier (published.csv PARAM-10, "incl. aux head").
+  EXPECT_EQ(total_params(model_layers({.model = "inception_v3", .batch = 1, .image_size = 299})),
+            27'161'264u);
+}
+
+TEST(ModelZoo, InceptionBlocksBranchAndConcatenate) {
+  const auto layers = model_layers({.model = "inception_v3", .batch = 2, .image_size = 299});
+  const auto find = [&layers](const std::string& name) {
+    for (const LayerCost& l : layers) {
+      if (l.name == name) {
+        return l;
+      }
+    }
+    ADD_FAILURE() << name;
+    return LayerCost{};
+  };
+  // The stem takes 299 to 35 (3x3 s2 valid: 149; 3x3 valid: 147; max pool 3 s2: 73; 3x3 valid:
+  // 71; max pool: 35); Mixed_5b concatenates 64 + 64 + 96 + 32 channels.
+  const LayerCost cat = find("Mixed_5b.cat");
+  EXPECT_EQ(cat.cnn.out_channels, 256);
+  EXPECT_EQ(cat.cnn.out_extent, (std::array<int, 3>{35, 35, 1}));
+  // By hand, MACs per pixel of Mixed_5b's convolutions from 192 channels: 192*64 + 192*48 +
+  // 25*48*64 + 192*64 + 9*64*96 + 9*96*96 + 192*32 = 254,976, on 35 x 35 pixels.
+  double macs = 0;
+  for (const LayerCost& l : layers) {
+    if (l.name.starts_with("Mixed_5b.") && l.cnn.op == CnnOp::kConv) {
+      macs += l.forward_flops / 2 / 2;  // batch 2
+    }
+  }
+  EXPECT_DOUBLE_EQ(macs, 254'976.0 * 35 * 35);
+  // A 1x7 convolution padded (0, 3) keeps 17 x 17: 7 * 128 * 128 MACs per pixel.
+  const LayerCost rect = find("Mixed_6b.branch7x7_2.conv");
+  EXPECT_EQ(rect.cnn.kernel, 1);
+  EXPECT_EQ(rect.cnn.kernel_width, 7);
+  EXPECT_EQ(rect.cnn.kernel_along(1), 7);
+  EXPECT_EQ(rect.cnn.pad_along(0), 0);
+  EXPECT_EQ(rect.cnn.pad_along(1), 3);
+  EXPECT_EQ(rect.cnn.out_extent, (std::array<int, 3>{17, 17, 1}));
+  EXPECT_DOUBLE_EQ(rect.forward_flops, 2.0 * 2 * 7 * 128 * 128 * 17 * 17);
+  EXPECT_EQ(find("Mixed_6b.avg_pool").cnn.op, CnnOp::kAvgPool);
+  EXPECT_EQ(find("Mixed_7c.cat").cnn.out_channels, 2048);
+  EXPECT_EQ(find("Mixed_7c.cat").cnn.out_extent, (std::array<int, 3>{8, 8, 1}));
+  // The auxiliary head pools 17 -> 5 (5x5, stride 3), then a 5x5 conv leaves 1 x 1.
+  EXPECT_EQ(find("AuxLogits.conv1.conv").cnn.out_extent, (std::array<int, 3>{1, 1, 1}));
+  EXPECT_EQ(default_image_size("inception_v3"), 299);
+  EXPECT_THROW((void)model_layers({.model = "inception_v3", .batch = 1, .image_size = 224}),
+               GeneratorError);
 }
 
 TEST(ModelZoo, CosmoflowMatchesTheMlperfReferenceByHand) {
@@ -114,7 +163,7 @@ TEST(ModelZoo, ConvolutionMacsMatchTorchvisionsTable) {
   // torchvision's model table (GFLOPS = multiply-accumulates of one 224x224 image):
   // resnet18 1.81, resnet34 3.66, resnet50 4.09, resnet101 7.80, resnet152 11.51,
   // resnext50_32x4d 4.23, resnext101_32x8d 16.41, wide_resnet50_2 11.40, vgg16 15.47,
-  // alexnet 0.71.
+  // alexnet 0.71; vgg11 7.61, vgg13 11.31, vgg19 19.63 (the _bn variants have the same).
   const std::vector<std::pair<std::string, double>> expected{{"resnet18", 1.81e9},
                                                              {"resnet34", 3.66e9},
                                                              {"resnet50", 4.09e9},
@@ -124,7 +173,11 @@ TEST(ModelZoo, ConvolutionMacsMatchTorchvisionsTable) {
                                                              {"resnext101_32x8d", 16.41e9},
                                                              {"wide_resnet50_2", 11.40e9},
                                                              {"vgg16", 15.47e9},
-                                                             {"alexnet", 0.71e9}};
+                                                             {"alexnet", 0.71e9},
+                                                             {"vgg11", 7.61e9},
+                                                             {"vgg11_bn", 7.61e9},
+                                                             {"vgg13", 11.31e9},
+                                                             {"vgg19_bn", 19.63e9}};
   for (const auto& [model, macs] : expected) {
     const int batch = 4;
     const double got =
@@ -246,7 +299,7 @@ TEST(ModelZoo, EveryLayerOutputsAWholeNumberOfElementsProportionalToTheBatch) {
 }
 
 TEST(ModelZoo, RejectsUnknownModelsAndShapes) {
-  EXPECT_THROW((void)model_layers({.model = "inception_v3"}), std::invalid_argument);
+  EXPECT_THROW((void)model_layers({.model = "googlenet"}), std::invalid_argument);
   EXPECT_THROW((void)model_layers({.model = "resnet50", .batch = 0}), std::invalid_argument);
   EXPECT_THROW((void)model_layers({.model = "gpt2", .seq_len = 2048}), std::invalid_argument);
   EXPECT_THROW((void)model_layers({.model = "vgg16", .image_size = 256}), std::invalid_argument);
