@@ -61,10 +61,9 @@ NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double hop_sec, double ni
           .nvlink = hop_sec == kNvlinkHopSec};
 }
 
-// `n` with one NIC link per GPU (rail-optimized wiring); `nic_bytes_per_sec` was per GPU.
-NodeSpec railed(NodeSpec n) {
-  n.rails = true;
-  n.nvlink_sharp = true;  // every railed preset is an H100-or-later NVSwitch node
+// `n` on an NVSwitch that reduces in the network (NVLink SHARP: H100 and later).
+NodeSpec sharp(NodeSpec n) {
+  n.nvlink_sharp = true;
   return n;
 }
 
@@ -100,19 +99,13 @@ const std::vector<PresetInfo>& preset_catalog() {
        "HGX H200: 8 H200 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand, fat-tree",
        "NVIDIA H200 Tensor Core GPU datasheet; DGX H100/H200 user guide (8 ConnectX-7 NDR)"},
       {"dgx-h100",
-       "DGX H100: 8 H100 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand on rails, "
-       "fat-tree",
-       "NVIDIA DGX H100/H200 user guide; DGX SuperPOD H100 reference architecture (rails)"},
-      {"dgx-h200",
-       "DGX H200: 8 H200 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand on rails, "
-       "fat-tree",
-       "NVIDIA H200 datasheet; DGX H100/H200 user guide; DGX SuperPOD reference architecture"},
-      {"hgx-b200",
-       "HGX B200: 8 B200 on NVLink5 NVSwitch (1.8 TB/s per GPU), 8x400 Gb/s on rails, fat-tree",
+       "DGX H100: 8 H100 on NVSwitch (900 GB/s per GPU), 8x400 Gb/s NDR InfiniBand, fat-tree",
+       "NVIDIA DGX H100/H200 user guide (8 ConnectX-7 NDR)"},
+      {"hgx-b200", "HGX B200: 8 B200 on NVLink5 NVSwitch (1.8 TB/s per GPU), 8x400 Gb/s, fat-tree",
        "NVIDIA DGX B200 datasheet (NVLink5, 8 ConnectX-7 400 Gb/s)"},
       {"aws-p4d", "AWS p4d.24xlarge: 8 A100-40GB on NVSwitch, 4x100 Gb/s EFA, fat-tree",
        "AWS EC2 P4d instance documentation (400 Gbps EFA, NVSwitch 600 GB/s)"},
-      {"aws-p5", "AWS p5.48xlarge: 8 H100 on NVSwitch, 32x100 Gb/s EFA (rails), fat-tree",
+      {"aws-p5", "AWS p5.48xlarge: 8 H100 on NVSwitch, 32x100 Gb/s EFA, fat-tree",
        "AWS EC2 P5 instance documentation (3200 Gbps EFAv2, NVSwitch 900 GB/s)"},
       {"pcie8-single-root",
        "8 GPUs on PCIe 3.0 under one CPU (PLX switches, peer-to-peer), 100 Gb/s NIC, fat-tree",
@@ -157,18 +150,17 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
     return fat_tree_of(
         nodes, {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec}, hgx);
   }
-  if (name == "dgx-h100" || name == "dgx-h200") {
-    // The DGX SuperPOD node: HGX H100/H200 board (18 NVLink4 links, NVLink SHARP) with eight
-    // 400 Gb/s NDR ports, one per GPU on its own rail of the compute fabric.
+  if (name == "dgx-h100") {
+    // HGX H100 board (18 NVLink4 links, NVLink SHARP) with eight 400 Gb/s NDR ports.
     return fat_tree_of(nodes,
                        {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       railed(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 400 * kGbps)));
+                       sharp(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps)));
   }
   if (name == "hgx-b200") {
-    // NVLink5: 18 links, 1.8 TB/s bidirectional line rate; eight 400 Gb/s ConnectX-7, railed.
+    // NVLink5: 18 links, 1.8 TB/s bidirectional line rate; eight 400 Gb/s ConnectX-7.
     return fat_tree_of(nodes,
                        {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       railed(node(8, 18 * kNvlinkB200BytesPerSec, kNvlinkHopSec, 400 * kGbps)));
+                       sharp(node(8, 18 * kNvlinkB200BytesPerSec, kNvlinkHopSec, 3200 * kGbps)));
   }
   if (name == "aws-p4d") {
     // p4d.24xlarge: 8 A100-40GB on NVSwitch, 4 x 100 Gb/s EFA shared by the GPUs.
@@ -177,10 +169,10 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
                        node(8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400 * kGbps));
   }
   if (name == "aws-p5") {
-    // p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA (400 Gb/s per GPU), railed.
+    // p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA.
     return fat_tree_of(nodes,
                        {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       railed(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 400 * kGbps)));
+                       sharp(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps)));
   }
   if (name == "pcie8-single-root") {
     // 8 GPUs under one CPU's PCIe root (PLX switches): peer-to-peer at NCCL's x16 rate.

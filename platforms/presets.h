@@ -18,8 +18,8 @@ struct PresetInfo {
   std::string source;       // the datasheet(s) followed
 };
 
-// "dgx1-v100", "dgx2h", "dgx-a100", "hgx-h200", "dgx-h100", "dgx-h200", "hgx-b200", "aws-p4d",
-// "aws-p5", "pcie8-single-root", "pcie8-dual-root", "pcie4-25gbe", "pcie8-fdr", "tpu-torus".
+// "dgx1-v100", "dgx2h", "dgx-a100", "hgx-h200", "dgx-h100", "hgx-b200", "aws-p4d", "aws-p5",
+// "pcie8-single-root", "pcie8-dual-root", "pcie4-25gbe", "pcie8-fdr", "tpu-torus".
 [[nodiscard]] const std::vector<PresetInfo>& preset_catalog();
 
 // The topology of preset `name` with `nodes` nodes (for tpu-torus: chips), or nothing for an

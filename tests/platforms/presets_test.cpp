@@ -18,11 +18,10 @@ TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
        {Expected{"dgx1-v100", 8, 4 * 100e9 / 8}, Expected{"dgx2h", 16, 8 * 100e9 / 8},
         Expected{"dgx-a100", 8, 8 * 200e9 / 8}, Expected{"hgx-h200", 8, 8 * 400e9 / 8},
         Expected{"pcie4-25gbe", 4, 25e9 / 8}, Expected{"pcie8-fdr", 8, 56e9 / 8},
-        // Railed presets: one 400 Gb/s NIC per GPU (NDR ConnectX-7; p5: 4 x 100 Gb/s EFA).
-        Expected{"dgx-h100", 8, 400e9 / 8}, Expected{"dgx-h200", 8, 400e9 / 8},
-        Expected{"hgx-b200", 8, 400e9 / 8}, Expected{"aws-p5", 8, 400e9 / 8},
-        Expected{"aws-p4d", 8, 4 * 100e9 / 8}, Expected{"pcie8-single-root", 8, 100e9 / 8},
-        Expected{"pcie8-dual-root", 8, 100e9 / 8}}) {
+        // 8 x 400 Gb/s NDR ConnectX-7; p5: 32 x 100 Gb/s EFA.
+        Expected{"dgx-h100", 8, 8 * 400e9 / 8}, Expected{"hgx-b200", 8, 8 * 400e9 / 8},
+        Expected{"aws-p5", 8, 32 * 100e9 / 8}, Expected{"aws-p4d", 8, 4 * 100e9 / 8},
+        Expected{"pcie8-single-root", 8, 100e9 / 8}, Expected{"pcie8-dual-root", 8, 100e9 / 8}}) {
     const PlatformSpec spec{.file = "x", .topology = *make_preset(e.name, 4)};
     EXPECT_EQ(spec.gpus_per_node(), e.gpus) << e.name;
     EXPECT_EQ(spec.host_count(), 4 * e.gpus) << e.name;
@@ -55,21 +54,20 @@ TEST(Presets, DualRootPcieRingsCrossTheSocketLink) {
   EXPECT_DOUBLE_EQ(single.node->gpu_link_bandwidth_bytes_per_sec, 12e9);
 }
 
-TEST(Presets, HopperAndBlackwellSuperPodNodesAreRailed) {
+TEST(Presets, HopperAndBlackwellNodesReduceInTheSwitch) {
   // NCCL topo.h: SM90 20.6 GB/s and SM100 40.0 GB/s per NVLink; 18 links on both.
   const auto h100 = std::get<FatTreeSpec>(*make_preset("dgx-h100", 2));
   EXPECT_DOUBLE_EQ(h100.node->gpu_link_bandwidth_bytes_per_sec, 18 * 20.6e9);
   const auto b200 = std::get<FatTreeSpec>(*make_preset("hgx-b200", 2));
   EXPECT_DOUBLE_EQ(b200.node->gpu_link_bandwidth_bytes_per_sec, 18 * 40e9);
-  for (const char* railed : {"dgx-h100", "dgx-h200", "hgx-b200", "aws-p5"}) {
-    const auto spec = std::get<FatTreeSpec>(*make_preset(railed, 2));
-    EXPECT_TRUE(spec.node->rails) << railed;
-    EXPECT_TRUE(spec.node->nvlink_sharp) << railed;
-    EXPECT_TRUE(spec.node->nvlink) << railed;
+  for (const char* hopper : {"dgx-h100", "hgx-b200", "aws-p5"}) {
+    const auto spec = std::get<FatTreeSpec>(*make_preset(hopper, 2));
+    EXPECT_TRUE(spec.node->nvlink_sharp) << hopper;
+    EXPECT_TRUE(spec.node->nvlink) << hopper;
+    EXPECT_FALSE(spec.node->rails) << hopper;  // PRESETS.md: one NIC link, as NCCL's rings see it
   }
-  // p4d: A100 (second-generation NVSwitch, no NVLink SHARP), one shared EFA link.
+  // p4d: A100 (second-generation NVSwitch, no NVLink SHARP).
   const auto p4d = std::get<FatTreeSpec>(*make_preset("aws-p4d", 2));
-  EXPECT_FALSE(p4d.node->rails);
   EXPECT_FALSE(p4d.node->nvlink_sharp);
   EXPECT_DOUBLE_EQ(p4d.node->gpu_link_bandwidth_bytes_per_sec, 12 * 20e9);
 }
@@ -113,9 +111,9 @@ TEST(Presets, TpuTorusIsTheMostCubicGrid) {
 }
 
 TEST(Presets, ShippedPresetFilesLoad) {
-  for (const char* f : {"dgx1-v100", "dgx2h", "dgx-a100", "hgx-h200", "dgx-h100", "dgx-h200",
-                        "hgx-b200", "aws-p4d", "aws-p5", "pcie8-single-root", "pcie8-dual-root",
-                        "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
+  for (const char* f :
+       {"dgx1-v100", "dgx2h", "dgx-a100", "hgx-h200", "dgx-h100", "hgx-b200", "aws-p4d", "aws-p5",
+        "pcie8-single-root", "pcie8-dual-root", "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
     const PlatformSpec spec =
         read_platform_spec(std::string("platforms/files/presets/") + f + ".json");
     EXPECT_GT(spec.host_count(), 0u) << f;
@@ -132,7 +130,7 @@ TEST(Presets, UnknownPresetListsTheKnownOnes) {
     EXPECT_EQ(std::string(e.what()),
               path +
                   ": /preset: unknown preset \"dgx-z\" (expected one of dgx1-v100, dgx2h, "
-                  "dgx-a100, hgx-h200, dgx-h100, dgx-h200, hgx-b200, aws-p4d, aws-p5, "
+                  "dgx-a100, hgx-h200, dgx-h100, hgx-b200, aws-p4d, aws-p5, "
                   "pcie8-single-root, pcie8-dual-root, pcie4-25gbe, pcie8-fdr, tpu-torus)");
   }
 }
