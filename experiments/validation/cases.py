@@ -7,6 +7,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+import phrasing
+from phrasing import PRESET_GPUS, Skip
+
 # NCCL's fixed cost per collective: the base latency of its Simple protocol (NVIDIA/nccl
 # src/graph/tuning.cc; sim/collectives/NCCL_MODEL.md section 1.1). Global, never per row.
 COLLECTIVE_LATENCY = "8.4us"
@@ -16,12 +19,6 @@ HOROVOD_FUSION_MB = 64
 NCCL_ALGORITHMS = "auto:ring,double-tree"
 # PyTorch DDP's default bucket_cap_mb.
 DDP_BUCKET_MB = 25
-
-UNIT_SEC = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
-
-
-class Skip(Exception):
-    """A row dtsim cannot model, with the reason."""
 
 
 @dataclass
@@ -43,37 +40,7 @@ class Case:
     model: str = ""
     line: int = 0  # in the CSV
     key: str = ""  # names the case's temporary files (not the case_id: any text may be one)
-
-
-# GPUs per node of each preset (platforms/PRESETS.md).
-PRESET_GPUS = {"hgx-h200": 8, "dgx-a100": 8, "dgx2h": 16, "dgx1-v100": 8, "pcie8-fdr": 8}
-
-
-def _system(row):
-    """(preset, generator device) from the row's GPU and intra-node link columns (words matched
-    without regard to case)."""
-    gpu = row["gpu"].lower()
-    text = gpu + " " + row["intra_link"].lower()
-
-    def says(*words):
-        return any(w in text for w in words)
-
-    nvswitch_node = says("nvswitch", "sxm", "dgx", "hgx")
-    if "h200" in gpu and nvswitch_node:
-        return "hgx-h200", "h200"
-    if "a100" in gpu and nvswitch_node:
-        return "dgx-a100", "a100"
-    if "v100" in gpu:
-        if says("dgx-2", "dgx2", "nvswitch"):
-            return "dgx2h", "v100"
-        if says("nvlink", "dgx-1", "dgx1", "sxm"):
-            return "dgx1-v100", "v100"
-    # pcie8-fdr follows DeepBench's boxes: P100 and Maxwell Titan X behind PLX switches.
-    if ("p100" in gpu or "titan x" in gpu) and says("plx", "pcie"):
-        return "pcie8-fdr", None
-    raise Skip(f"no preset for GPU '{row['gpu']}' with intra-node link '{row['intra_link']}' "
-               "(presets: H200/A100 on NVSwitch, V100 on NVLink or NVSwitch, P100/Titan X "
-               "behind PCIe switches)")
+    read_as: list = field(default_factory=list)  # how the row's phrases were interpreted
 
 
 def _gpus(row, preset):
@@ -95,13 +62,29 @@ def _gpus(row, preset):
     return n, nodes
 
 
+# `key=VALUE` in the notes: a number (thousands separated by commas or not), a power of two, or
+# a size with its unit, and what follows if it makes a range ("msg_bytes=1M-1G"), so that a range is refused rather than cut short.
+_VALUE = r"(?:2\s*\^\s*\d+|\d{1,3}(?:,\d{3})+(?![\d.])|[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)(?:\s*(?:[kmgt]i?b|[kmgt]|bytes?|b)\b)?"
+_NOTE_VALUE = rf"({_VALUE}(?:\s*(?:-|–|\.\.|to)\s*{_VALUE})?)"
+
+
+def _note_token(row, key):
+    """The value after `key=` (or `key:`) in the notes, as written, or None."""
+    m = re.search(rf"(?:^|[\s;,(]){key}\s*[=:]\s*{_NOTE_VALUE}", row["notes"], re.IGNORECASE)
+    if m:
+        return m.group(1).strip().replace(",", "")  # "24,000,000": thousands separators
+    if re.search(rf"(?:^|[\s;,(]){key}\s*[=:]", row["notes"], re.IGNORECASE):
+        token = re.split(r"[=:]", row["notes"].split(key, 1)[1], 1)[1].split()[0].rstrip(",.;)")
+        raise Skip(f"notes: {key}={token} is not a number > 0")
+    return None
+
+
 def _note(row, key):
-    """The number after `key=` in the notes (a whole `key`, up to ;, ) or a space), or None.
-    Raises Skip unless it is a finite number > 0."""
-    m = re.search(rf"(?:^|[\s;,(]){key}=([^\s;)]*)", row["notes"])
-    if not m:
+    """The number after `key=` in the notes, or None. Raises Skip unless it is a finite
+    number > 0."""
+    token = _note_token(row, key)
+    if token is None:
         return None
-    token = m.group(1).rstrip(",.")  # "msg_bytes=400000, 20 iters": a comma ends the number
     try:
         value = float(token)
     except ValueError:
@@ -112,13 +95,7 @@ def _note(row, key):
 
 
 def _int(row, column, low=1):
-    try:
-        value = int(row[column])
-    except ValueError:
-        raise Skip(f"column {column} is '{row[column]}', not an integer")
-    if value < low:
-        raise Skip(f"column {column} is {value}, expected at least {low}")
-    return value
+    return phrasing.count(row[column], f"column {column}", low)
 
 
 def _positive(row, column):
@@ -151,108 +128,120 @@ def _platform_arg(preset, nodes, workdir):
     return str(path)
 
 
+def _system(row):
+    """(preset, generator device or None, GPU family) of a row."""
+    family, device = phrasing.gpu(row["gpu"])
+    preset, _ = phrasing.system(row, family)
+    return preset, device, family
+
+
+def _measured_allreduce_sec(row, msg_bytes, n):
+    """The row's all-reduce time in seconds, from a time or a bus or algorithm bandwidth."""
+    metric, unit, value = row["metric"], row["unit"], _positive(row, "value")
+    if metric == "allreduce_time":
+        return value * phrasing.seconds_per(unit)
+    if metric in ("allreduce_busbw", "allreduce_algbw"):
+        # nccl-tests: algbw = S/t, busbw = algbw * 2(n-1)/n.
+        bytes_per_sec = value * phrasing.bandwidth_bytes_per_sec(unit)
+        factor = 2 * (n - 1) / n if metric == "allreduce_busbw" else 1
+        return msg_bytes * factor / bytes_per_sec
+    raise Skip(f"unknown all-reduce metric '{metric}'")
+
+
+def _msg_bytes(row):
+    token = _note_token(row, "msg_bytes")
+    return None if token is None else phrasing.size_bytes(token, "notes: msg_bytes")
+
+
 def allreduce_case(row, base, workdir):
     alg = row["allreduce_alg"].lower()
     # "NVLS ... from N MiB" (or NVLS alone): NCCL reduced inside the NVSwitch from that size on.
     nvls = re.search(r"nvls\S*(?: from (\d+)\s*mib)?", alg)
-    msg = _note(row, "msg_bytes") or 0
-    ran_nvls = bool(nvls) and msg >= int(nvls.group(1) or 0) * 1024 * 1024
+    msg_bytes = _msg_bytes(row)
+    ran_nvls = bool(nvls) and (msg_bytes or 0) >= int(nvls.group(1) or 0) * 1024 * 1024
     if ran_nvls and _int(row, "nodes") > 1:
         raise Skip("NCCL ran NVLS across nodes (NVLink SHARP with SHARP network switches), "
                    "which dtsim does not model")
-    preset, _ = _system(row)
-    msg_bytes = _note(row, "msg_bytes")
+    preset, _, _ = _system(row)
     if msg_bytes is None:
         raise Skip("notes give no msg_bytes")
-    if msg_bytes != int(msg_bytes):
-        raise Skip(f"notes: msg_bytes={msg_bytes!r} is not a whole number of bytes")
     n, nodes = _gpus(row, preset)
     if n < 2:
         raise Skip("an all-reduce on 1 GPU moves nothing")
-    unit = row["unit"]
-    value = _positive(row, "value")
-    if row["metric"] == "allreduce_time":
-        if unit not in UNIT_SEC:
-            raise Skip(f"unknown time unit '{unit}'")
-        measured_sec = value * UNIT_SEC[unit]
-    elif row["metric"] == "allreduce_busbw":
-        if unit != "GB/s":
-            raise Skip(f"unknown bandwidth unit '{unit}'")
-        # nccl-tests: busbw = (S/t) * 2(n-1)/n, so t = S * 2(n-1)/n / busbw.
-        measured_sec = msg_bytes * 2 * (n - 1) / n / (value * 1e9)
-    else:
-        raise Skip(f"unknown all-reduce metric '{row['metric']}'")
+    measured_sec = _measured_allreduce_sec(row, msg_bytes, n)
     # NVLS: dtsim's nvls algorithm, whose 25 us latency replaces NCCL's base latency.
     algorithm = "nvls" if ran_nvls else _algorithm(row)
     latency = "0us" if ran_nvls else COLLECTIVE_LATENCY
     return Case(
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
-        measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=int(msg_bytes),
+        measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=msg_bytes,
         ranks=n,
         dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir),
-                    "--ranks", str(n), "--op", "all-reduce", "--bytes", str(int(msg_bytes)),
+                    "--ranks", str(n), "--op", "all-reduce", "--bytes", str(msg_bytes),
                     "--algorithm", algorithm, "--collective-latency", latency])
 
 
-# Row model names -> the generator's; BERT pre-training rows carry their sequence length.
-MODELS = {
-    "resnet50": ("resnet50", None), "resnet50_v1.5": ("resnet50", None),
-    "resnet101": ("resnet101", None), "resnext50_32x4d": ("resnext50_32x4d", None),
-    "resnext101_32x8d": ("resnext101_32x8d", None),
-    "bert_large_pretrain_seq128": ("bert_large", 128),
-    "bert_large_pretrain_seq512": ("bert_large", 512),
-}
-
-PRECISIONS = {"fp32": "fp32", "tf32": "tf32", "amp fp16": "fp16", "fp16": "fp16",
-              "amp": "fp16", "bf16": "bf16"}
-
-
-def compute_args(row, model, precision):
+def compute_args(row, model, precision, xla=False):
     """`dtsim workload generate` flags that time a row's compute without a measurement: the
     op-class model, and the fusions its framework's recipe turns on. NVIDIA's MXNet ResNet-50
     runner (DeepLearningExamples MxNet/Classification/RN50v1.5/runner) passes --fuse-bn-relu 1
-    --fuse-bn-add-relu 1 in float16 only."""
+    --fuse-bn-add-relu 1 in float16 only; XLA fuses elementwise work into its producers."""
     args = ["--compute-model", "op-class"]
     mxnet = "mxnet" in row["source"].lower()
-    if mxnet and precision == "fp16" and model.startswith("resnet"):
+    if xla or (mxnet and precision == "fp16" and model.startswith("resnet")):
         args.append("--fuse-norm-relu")
     return args
 
 
+def _accumulation_steps(notes):
+    """Micro-batches per optimizer step the notes state ("gradient accumulation 32 steps",
+    "accumulation_steps=4", "grad accum 8"), else 1."""
+    m = re.search(r"accum\w*[\s_=:-]*(?:of\s*)?(\d+)", notes, re.IGNORECASE)
+    return int(m.group(1)) if m else 1
+
+
+def _training_metric(row, batch, seq):
+    """(single-GPU iteration seconds or 0, per-iteration count factor): what converts dtsim's
+    iteration time to the row's metric, from its metric and unit."""
+    metric, unit = row["metric"], row["unit"]
+    single = row["single_gpu_value"].strip()
+    if metric.startswith(("iter_time", "step_time")):
+        seconds = phrasing.seconds_per(unit)
+        return (_positive(row, "single_gpu_value") * seconds if single else 0.0), 1.0
+    if metric == "throughput":
+        items = phrasing.throughput_items(unit)
+        per_sample = seq if items == "tokens" else 1
+        if items == "tokens" and not seq:
+            raise Skip(f"throughput in tokens ('{unit}') of a model without a sequence length")
+        single_sec = batch * per_sample / _positive(row, "single_gpu_value") if single else 0.0
+        return single_sec, per_sample
+    raise Skip(f"metric '{metric}' is not predicted (time_to_train needs epochs and "
+               "convergence, not one iteration)")
+
+
 def training_case(row, base, workdir):
-    if row["model"] not in MODELS:
-        raise Skip(f"model '{row['model']}' is not in the generator's zoo")
-    model, seq = MODELS[row["model"]]
-    preset, device = _system(row)
-    precision = PRECISIONS.get(row["precision"].strip().lower())
-    if precision is None:
-        raise Skip(f"precision '{row['precision']}' not understood")
-    if device == "v100" and precision in ("tf32", "bf16"):
-        raise Skip(f"V100 has no {precision}")
-    if device is None:
-        raise Skip(f"the workload generator has no '{row['gpu']}'")
+    model, seq, model_note = phrasing.model(row["model"], row["notes"])
+    preset, device, family = _system(row)
+    read_as = [model_note] if model_note else []
     batch = _int(row, "batch_per_gpu")
     n, nodes = _gpus(row, preset)
-    m = re.search(r"accumulation (\d+) steps", row["notes"])
-    steps = int(m.group(1)) if m else 1
+    steps = _accumulation_steps(row["notes"])
     if steps < 1:
         raise Skip("notes: accumulation of 0 steps")
-    metric, unit, value = row["metric"], row["unit"], _positive(row, "value")
-    single = row["single_gpu_value"].strip()
-    single_iter_sec = 0.0
-    if metric in ("iter_time_p50", "iter_time_p75"):
-        if unit != "s":
-            raise Skip(f"iteration time in '{unit}'")
-        if single:
-            single_iter_sec = _positive(row, "single_gpu_value")
-    elif metric == "throughput":
-        if "total" not in unit:
-            raise Skip(f"throughput unit '{unit}' is not a total over all GPUs")
-        if single:
-            single_iter_sec = batch / _positive(row, "single_gpu_value")  # per GPU
-    else:
-        raise Skip(f"metric '{metric}' is not predicted (time_to_train needs epochs and "
-                   "convergence, not one iteration)")
+    single_iter_sec, per_sample = _training_metric(row, batch, seq)
+    if device is None:
+        device = phrasing.proxy_device(family) if single_iter_sec > 0 else None
+        if device is None:
+            raise Skip(f"the workload generator has no '{row['gpu']}' and the row gives no "
+                       "single-GPU time to calibrate to")
+        read_as.append(f"layer shares of {device} ('{row['gpu']}' is not in the catalogue; the "
+                       "row's single-GPU time sets the scale)")
+    context = " ".join(row.get(c, "") for c in ("source", "comm_lib", "notes"))
+    precision, precision_note, xla = phrasing.precision(row["precision"], device, context)
+    if precision_note:
+        read_as.append(precision_note)
+    if row["metric"] == "throughput" and phrasing.throughput_scope(row["unit"]) == "per_gpu":
+        per_sample /= n  # per GPU: the run's samples over its GPUs
     bucket_mb = _note(row, "bucket_cap_mb") or DDP_BUCKET_MB
     lib = row["comm_lib"].lower()
     if "horovod" in lib:
@@ -265,28 +254,24 @@ def training_case(row, base, workdir):
     if single_iter_sec > 0:
         generate += ["--calibrate-iter-sec", repr(single_iter_sec)]
     else:
-        generate += compute_args(row, model, precision)
+        generate += compute_args(row, model, precision, xla)
     return Case(
-        case_id=row["case_id"], source=base, kind="training", metric=metric, measured=value,
-        compare_unit=unit, grade=row["grade"], ranks=n, generate_args=generate,
-        samples_per_iteration=n * batch * steps, single_gpu_iter_sec=single_iter_sec,
+        case_id=row["case_id"], source=base, kind="training", metric=row["metric"],
+        measured=_positive(row, "value"), compare_unit=row["unit"], grade=row["grade"], ranks=n,
+        generate_args=generate, samples_per_iteration=n * batch * steps * per_sample,
+        single_gpu_iter_sec=single_iter_sec, read_as=read_as,
         dtsim_args=["simulate", "--platform", _platform_arg(preset, nodes, workdir),
                     "--ranks", str(n), "--algorithm", algorithm, "--bucket-mb", str(bucket_mb),
                     "--accumulation-steps", str(steps),
                     "--collective-latency", COLLECTIVE_LATENCY])
 
 
-PARAM_MODELS = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
-                "resnext101_32x8d", "wide_resnet50_2", "vgg16", "bert_large"}
-
-
 def param_case(row, base, workdir):
-    if row["model"] not in PARAM_MODELS:
-        raise Skip(f"model '{row['model']}' is not in the generator's zoo")
+    model, _, note = phrasing.model(row["model"], row["notes"], need_sequence=False)
     return Case(case_id=row["case_id"], source=base, kind="param_count", metric="param_count",
                 measured=_positive(row, "value"), compare_unit="parameters", grade=row["grade"],
-                model=row["model"],
-                generate_args=["workload", "generate", "--model", row["model"], "--batch", "1",
+                model=model, read_as=[note] if note else [],
+                generate_args=["workload", "generate", "--model", model, "--batch", "1",
                                "--device", "a100", "--precision", "fp32"])
 
 
@@ -295,6 +280,6 @@ def make_case(row, workdir):
     base = row["case_id"].split("-")[0]
     if row["metric"] == "param_count":
         return param_case(row, base, workdir)
-    if row["model"] == "allreduce":
+    if row["model"].strip().lower() in ("allreduce", "all-reduce", "all_reduce"):
         return allreduce_case(row, base, workdir)
     return training_case(row, base, workdir)

@@ -37,6 +37,12 @@ LINE_RATES = {
     "hgx-h200": (450e9, 8 * 400e9 / 8),    # NVLink4 18 x 25 GB/s; 8 x 400 Gb/s NDR
     "pcie8-fdr": (15.75e9 / 2, 56e9 / 8),  # a PCIe 3.0 x16 uplink per 2 GPUs; 56 Gb/s FDR
     "pcie4-25gbe": (15.75e9, 25e9 / 8),    # PCIe 3.0 x16; 25 GbE
+    "dgx-h100": (450e9, 8 * 400e9 / 8),    # as hgx-h200
+    "hgx-b200": (900e9, 8 * 400e9 / 8),    # NVLink5 18 x 50 GB/s; 8 x 400 Gb/s
+    "aws-p4d": (300e9, 4 * 100e9 / 8),     # NVLink3 via NVSwitch; 4 x 100 Gb/s EFA
+    "aws-p5": (450e9, 32 * 100e9 / 8),     # NVLink4 via NVSwitch; 32 x 100 Gb/s EFA
+    "pcie8-single-root": (15.75e9, 100e9 / 8),    # PCIe 3.0 x16; 100 Gb/s
+    "pcie8-dual-root": (15.75e9 / 2, 100e9 / 8),  # as pcie8-fdr; 100 Gb/s
 }
 
 

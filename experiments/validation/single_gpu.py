@@ -24,6 +24,7 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import cases as cases_mod  # noqa: E402
+import phrasing  # noqa: E402
 import validate  # noqa: E402
 
 REPO = validate.REPO
@@ -46,17 +47,20 @@ def distinct_configs(rows):
         if not row["single_gpu_value"].strip() or row["metric"] == "param_count":
             continue
         try:
-            model, seq = cases_mod.MODELS[row["model"]]
-            _, device = cases_mod._system(row)
-            precision = cases_mod.PRECISIONS[row["precision"].strip().lower()]
+            model, seq, _ = phrasing.model(row["model"], row["notes"])
+            _, device, _ = cases_mod._system(row)
+            if device is None:
+                raise cases_mod.Skip(f"the workload generator has no '{row['gpu']}'")
+            context = " ".join(row.get(c, "") for c in ("source", "comm_lib", "notes"))
+            precision, _, xla = phrasing.precision(row["precision"], device, context)
             batch = cases_mod._int(row, "batch_per_gpu")
+            iter_sec, per_sample = cases_mod._training_metric(row, batch, seq)
             value = cases_mod._positive(row, "single_gpu_value")
-        except (KeyError, cases_mod.Skip) as why:
+        except cases_mod.Skip as why:
             skipped.append((row["case_id"], str(why)))
             continue
-        iter_sec = value if row["metric"].startswith("iter_time") else batch / value
-        kind = "iter_time" if row["metric"].startswith("iter_time") else "throughput"
-        flags = tuple(cases_mod.compute_args(row, model, precision))
+        kind = "iter_time" if row["metric"].startswith(("iter_time", "step_time")) else "throughput"
+        flags = tuple(cases_mod.compute_args(row, model, precision, xla))
         key = (model, seq or 0, device, precision, batch, kind, f"{value:.10g}", flags)
         configs.setdefault(key, (iter_sec, value, []))[2].append(row["case_id"])
     return configs, skipped

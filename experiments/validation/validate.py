@@ -285,7 +285,8 @@ def predict_all(cases, dtsim, jobs, work, skipped, replay):
                 "measured": f"{c.measured:.10g}", "predicted": f"{predicted:.10g}",
                 "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
                 "samples": f"{c.samples_per_iteration:g}", "bytes": c.bytes or "",
-                "own_input": "yes" if is_own_input(c) else "no"})
+                "own_input": "yes" if is_own_input(c) else "no",
+                "read_as": "; ".join(c.read_as)})
     return results
 
 

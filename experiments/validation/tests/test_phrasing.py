@@ -1,0 +1,155 @@
+"""The readers of published phrasing (phrasing.py), on phrases written the ways sources write
+them; expected values by hand (unit definitions, NVIDIA's and torchvision's names)."""
+import pathlib
+import sys
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import phrasing  # noqa: E402
+from phrasing import Skip  # noqa: E402
+
+
+def row(**columns):
+    base = {"gpu": "", "intra_link": "", "inter_network": "", "notes": "", "source": "",
+            "nodes": "1"}
+    base.update(columns)
+    return base
+
+
+class Models(unittest.TestCase):
+    def test_aliases_name_the_zoo_model(self):
+        for text, expected in [
+                ("resnet50_v1.5", "resnet50"), ("ResNet-50", "resnet50"),
+                ("RN50 v1.5", "resnet50"), ("ResNet50 (PyTorch examples/imagenet)", "resnet50"),
+                ("ResNet-152", "resnet152"), ("ResNeXt-101 32x8d", "resnext101_32x8d"),
+                ("resnext50", "resnext50_32x4d"), ("WRN-50-2", "wide_resnet50_2"),
+                ("VGG-16", "vgg16"), ("vgg19_bn", "vgg19_bn"), ("VGG 11 BN", "vgg11_bn"),
+                ("AlexNet (OWT)", "alexnet"), ("Inception v3", "inception_v3"),
+                ("InceptionV3", "inception_v3"), ("inception_v3 (incl. aux head)", "inception_v3"),
+                ("GPT-2 small", "gpt2")]:
+            self.assertEqual(phrasing.model(text)[0], expected, text)
+
+    def test_resnet_v1_is_read_as_v15_and_says_so(self):
+        name, _, note = phrasing.model("ResNet-50 v1")
+        self.assertEqual(name, "resnet50")
+        self.assertIn("v1.5", note)
+        self.assertIsNone(phrasing.model("ResNet-50 v1.5")[2])
+
+    def test_bert_needs_its_sequence_length(self):
+        self.assertEqual(phrasing.model("bert_large_pretrain_seq512")[:2], ("bert_large", 512))
+        # NVIDIA's and Google's BERT pre-training: phase 1 at 128 tokens, phase 2 at 512.
+        self.assertEqual(phrasing.model("BERT-Large", "pre-training phase 1")[:2],
+                         ("bert_large", 128))
+        self.assertEqual(phrasing.model("BERT large", "seq_len=384")[:2], ("bert_large", 384))
+        with self.assertRaisesRegex(Skip, "no sequence length"):
+            phrasing.model("BERT-large")
+        self.assertEqual(phrasing.model("BERT-large", need_sequence=False)[:2],
+                         ("bert_large", None))
+
+    def test_models_outside_the_zoo_say_why(self):
+        with self.assertRaisesRegex(Skip, "Transformer-XL"):
+            phrasing.model("Transformer-XL base")
+        with self.assertRaisesRegex(Skip, "32x8d"):
+            phrasing.model("ResNeXt-101")  # 32x4d, 32x8d or 64x4d: not said
+        with self.assertRaisesRegex(Skip, "not in the generator's zoo"):
+            phrasing.model("Llama-3 8B")
+
+
+class Precisions(unittest.TestCase):
+    def test_mixed_precision_spellings(self):
+        for text in ["AMP", "AMP fp16", "apex O1", "O2", "fp16 (apex)", "mixed", "float16",
+                     "Mixed Precision", "half"]:
+            self.assertEqual(phrasing.precision(text, "v100")[0], "fp16", text)
+        self.assertEqual(phrasing.precision("bfloat16", "a100")[0], "bf16")
+        self.assertEqual(phrasing.precision("TF32", "a100")[0], "tf32")
+
+    def test_fp32_on_ampere_is_tf32_where_the_framework_defaults_to_it(self):
+        # TensorFlow 2.4+, NGC containers and PyTorch 1.7-1.11 enable TF32 matmuls by default.
+        for context in ["TensorFlow 2.4", "NGC 21.03", "PyTorch 1.8.0", "mxnet-22.10 NGC"]:
+            precision, note, _ = phrasing.precision("FP32", "a100", context)
+            self.assertEqual(precision, "tf32", context)
+            self.assertIn("tf32", note)
+        # PyTorch 1.12+ keeps fp32 matmuls; a V100 has no TF32 at all.
+        self.assertEqual(phrasing.precision("fp32", "a100", "torch 2.1")[0], "fp32")
+        self.assertEqual(phrasing.precision("fp32", "v100", "TensorFlow 2.4")[0], "fp32")
+        self.assertEqual(phrasing.precision("FP32", "h100", "pytorch 1.11")[0], "tf32")
+
+    def test_xla_is_a_flag_beside_the_precision(self):
+        self.assertEqual(phrasing.precision("fp16 XLA", "v100"), ("fp16", None, True))
+        with self.assertRaisesRegex(Skip, "V100 has no bf16"):
+            phrasing.precision("bf16", "v100")
+        with self.assertRaisesRegex(Skip, "not understood"):
+            phrasing.precision("int8", "a100")
+
+
+class Gpus(unittest.TestCase):
+    def test_skus_name_the_catalogue_gpu(self):
+        self.assertEqual(phrasing.gpu("A100-SXM4-40GB"), ("a100", "a100-40gb"))
+        self.assertEqual(phrasing.gpu("A100 80GB SXM"), ("a100", "a100"))
+        self.assertEqual(phrasing.gpu("NVIDIA H100 80GB HBM3"), ("h100", "h100"))
+        self.assertEqual(phrasing.gpu("Tesla V100-SXM2-16GB"), ("v100", "v100"))
+        self.assertEqual(phrasing.gpu("Tesla P100 (PCIe)"), ("p100", None))
+        self.assertEqual(phrasing.proxy_device("p100"), "v100")
+
+
+class Systems(unittest.TestCase):
+    def test_common_names_pick_the_preset(self):
+        cases = [
+            (row(gpu="A100-SXM4-40GB", intra_link="NVSwitch", inter_network="4x100 Gbps EFA",
+                 source="AWS p4d.24xlarge"), "a100", "aws-p4d"),
+            (row(gpu="H100 SXM5", intra_link="NVLink4 NVSwitch", inter_network="8x400G NDR"),
+             "h100", "dgx-h100"),
+            (row(gpu="H100", source="AWS p5.48xlarge", intra_link="NVSwitch"), "h100", "aws-p5"),
+            (row(gpu="B200", intra_link="NVLink5"), "b200", "hgx-b200"),
+            (row(gpu="V100-SXM3-32GB (DGX-2)", intra_link="NVSwitch"), "v100", "dgx2h"),
+            (row(gpu="V100", intra_link="NVLink2 hybrid cube-mesh"), "v100", "dgx1-v100"),
+            (row(gpu="GTX 1080 Ti", intra_link="8-GPU PCIe, single root (PLX)"), "1080",
+             "pcie8-single-root"),
+            (row(gpu="Titan X", intra_link="8-GPU dual-root PLX PCIe3", inter_network="FDR"),
+             "titan x", "pcie8-fdr"),
+            (row(gpu="V100 PCIe", intra_link="PCIe 3.0, 2 sockets (QPI)"), "v100",
+             "pcie8-dual-root")]
+        for r, family, preset in cases:
+            self.assertEqual(phrasing.system(r, family)[0], preset, r)
+
+    def test_unknown_wiring_is_refused(self):
+        with self.assertRaisesRegex(Skip, "single- or dual-root"):
+            phrasing.system(row(gpu="RTX 2080 Ti", intra_link="PCIe"), "2080")
+        with self.assertRaisesRegex(Skip, "no preset"):
+            phrasing.system(row(gpu="A100 PCIe", intra_link="PCIe 4.0"), "a100")
+
+
+class Units(unittest.TestCase):
+    def test_sizes(self):
+        self.assertEqual(phrasing.size_bytes("400000", "x"), 400000)
+        self.assertEqual(phrasing.size_bytes("256MB", "x"), 256 * 10**6)  # SI
+        self.assertEqual(phrasing.size_bytes("256 MiB", "x"), 256 * 2**20)
+        self.assertEqual(phrasing.size_bytes("128M", "x"), 128 * 2**20)  # nccl-tests' -e 128M
+        self.assertEqual(phrasing.size_bytes("2^28", "x"), 2**28)
+        self.assertEqual(phrasing.size_bytes("4e8", "x"), 4 * 10**8)
+        with self.assertRaisesRegex(Skip, "range"):
+            phrasing.size_bytes("1M-1G", "x")
+        with self.assertRaisesRegex(Skip, "whole number"):
+            phrasing.size_bytes("0.5", "x")
+
+    def test_bandwidth_bits_are_an_eighth_of_bytes(self):
+        self.assertEqual(phrasing.bandwidth_bytes_per_sec("GB/s"), 1e9)
+        self.assertEqual(phrasing.bandwidth_bytes_per_sec("Gb/s"), 1e9 / 8)
+        self.assertEqual(phrasing.bandwidth_bytes_per_sec("Gbps"), 1e9 / 8)
+        self.assertEqual(phrasing.bandwidth_bytes_per_sec("GiB/s"), 2**30)
+
+    def test_times_counts_and_throughputs(self):
+        self.assertEqual(phrasing.seconds_per("µs"), 1e-6)
+        self.assertEqual(phrasing.seconds_per("msec"), 1e-3)
+        self.assertEqual(phrasing.count("256 (per GPU)", "batch"), 256)
+        with self.assertRaisesRegex(Skip, "range"):
+            phrasing.count("64-256", "batch")
+        self.assertEqual(phrasing.throughput_scope("images/s (total)"), "total")
+        self.assertEqual(phrasing.throughput_scope("img/s per GPU"), "per_gpu")
+        self.assertEqual(phrasing.throughput_scope("images/sec"), "total")
+        self.assertEqual(phrasing.throughput_items("tokens/s"), "tokens")
+        self.assertEqual(phrasing.throughput_items("sequences/s (total)"), "samples")
+
+
+if __name__ == "__main__":
+    unittest.main()
