@@ -151,5 +151,42 @@ class Units(unittest.TestCase):
         self.assertEqual(phrasing.throughput_items("sequences/s (total)"), "samples")
 
 
+class RowsInOtherWords(unittest.TestCase):
+    """The runner end to end on rows written as other sources write them (cases_phrasing.csv)."""
+
+    @classmethod
+    def setUpClass(cls):
+        from test_validate import run_validation
+        _, results, skipped = run_validation("cases_phrasing.csv")
+        cls.results = {r["case_id"]: r for r in results}
+        cls.skipped = {r["case_id"]: r["reason"] for r in skipped}
+
+    def test_bandwidths_in_bus_algorithm_and_bit_terms_become_times(self):
+        s = 2**28  # 256 MiB, "256 MiB" and "2^28"
+        # nccl-tests: busbw = algbw * 2(n-1)/n; algbw = S / t; 800 Gb/s = 100 GB/s.
+        self.assertAlmostEqual(float(self.results["P-BUS"]["measured"]), s * 2 * 7 / 8 / 175e9)
+        self.assertAlmostEqual(float(self.results["P-ALG"]["measured"]), s / 100e9)
+        self.assertAlmostEqual(float(self.results["P-BITS"]["measured"]), s / 100e9)
+        # The same all-reduce each time: one prediction.
+        self.assertEqual(len({self.results[c]["predicted"] for c in ("P-BUS", "P-ALG", "P-BITS")}),
+                         1)
+
+    def test_token_throughput_of_one_calibrated_gpu_is_its_own_input(self):
+        # One GPU calibrated to 20480 tokens/s at 16 sequences of 128 (phase 1): the iteration is
+        # 16 * 128 / 20480 = 0.1 s, so the prediction is the input, in tokens/s.
+        r = self.results["P-TOK"]
+        self.assertAlmostEqual(float(r["predicted"]), 20480, places=3)
+        self.assertEqual(r["own_input"], "yes")
+
+    def test_per_gpu_throughput_is_the_total_over_the_gpus(self):
+        total = float(self.results["P-TOT"]["predicted"])
+        self.assertAlmostEqual(float(self.results["P-PER"]["predicted"]), total / 8, places=6)
+        # A P100 is not in the catalogue: its calibrated rows borrow V100's layer shares.
+        self.assertIn("layer shares of v100", self.results["P-TOT"]["read_as"])
+
+    def test_a_batch_range_is_refused(self):
+        self.assertIn("range", self.skipped["P-RANGE"])
+
+
 if __name__ == "__main__":
     unittest.main()
