@@ -15,6 +15,11 @@ std::string format(const char* fmt, double value) {
   return text;
 }
 
+// Phrases of the source text that compute_timing reads back.
+constexpr const char* kGeneratedSource = "dtsim workload generate (analytical, not measured)";
+constexpr const char* kCalibratedSource = " so the iteration takes the given ";
+constexpr const char* kOpClassSource = "op-class compute model";
+
 std::string roofline_source(const DeviceSpec& device, const std::string& precision) {
   return "roofline on " + device.datasheet + " at " + format("%.2f", kComputeEfficiency) +
          " of peak " + precision + " compute and " + format("%.2f", kMemoryEfficiency) +
@@ -24,7 +29,7 @@ std::string roofline_source(const DeviceSpec& device, const std::string& precisi
 
 std::string op_class_source(const DeviceSpec& device, const std::string& precision,
                             const GemmEfficiency& e, bool fuse) {
-  return "op-class compute model (workloads/COMPUTE.md) on " + device.datasheet + ", " +
+  return std::string(kOpClassSource) + " (workloads/COMPUTE.md) on " + device.datasheet + ", " +
          std::to_string(device.sm_count) + " SMs, " + precision + ": GEMMs and convolutions at " +
          format("%.3g", e.tensor_core) + " (tensor cores) or " + format("%.3g", e.cuda_core) +
          " (CUDA cores) of peak times their tile and wave quantization, memory-bound kernels by "
@@ -118,9 +123,8 @@ Workload generate_workload(const GeneratorConfig& config) {
     }
   }
   w.source =
-      "dtsim workload generate (analytical, not measured): per-layer FLOPs and memory "
-      "traffic from the " +
-      w.model + " architecture (workloads/model_zoo.cpp), " + std::to_string(w.batch_per_device) +
+      std::string(kGeneratedSource) + ": per-layer FLOPs and memory traffic from the " + w.model +
+      " architecture (workloads/model_zoo.cpp), " + std::to_string(w.batch_per_device) +
       " samples; " +
       (op_class
            ? op_class_source(device, config.precision, config.efficiency, config.fuse_norm_relu)
@@ -129,8 +133,7 @@ Workload generate_workload(const GeneratorConfig& config) {
       " bytes per parameter at memory speed; activation_bytes = each layer's output elements x " +
       format("%g", element_bytes) + " bytes" +
       (config.calibrate_iteration_sec
-           ? "; forward and backward scaled by " + format("%.6g", scale) +
-                 " so the iteration takes the given " +
+           ? "; forward and backward scaled by " + format("%.6g", scale) + kCalibratedSource +
                  format("%.6g", *config.calibrate_iteration_sec) + " s"
            : std::string()) +
       " (see workloads/GENERATOR.md).";
@@ -138,6 +141,19 @@ Workload generate_workload(const GeneratorConfig& config) {
     w.source += " " + config.note;
   }
   return w;
+}
+
+std::string compute_timing(const Workload& w) {
+  if (w.measurement) {
+    return "measured";
+  }
+  if (!w.source.starts_with(kGeneratedSource)) {
+    return "unknown";
+  }
+  if (w.source.find(kCalibratedSource) != std::string::npos) {
+    return "calibrated";
+  }
+  return w.source.find(kOpClassSource) != std::string::npos ? "op-class" : "roofline";
 }
 
 }  // namespace dtsim::workloads

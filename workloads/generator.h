@@ -50,6 +50,11 @@ struct GeneratorConfig {
 // LayerCost::output_elements * the precision's element bytes (4 fp32/tf32, 2 fp16/bf16).
 [[nodiscard]] Workload generate_workload(const GeneratorConfig& config);
 
+// How `w`'s compute times were obtained: "measured" (a profiler's trace), "calibrated"
+// (generated, then scaled to a given iteration time), "op-class" or "roofline" (generated),
+// or "unknown" (a trace from elsewhere). Reads the source text generate_workload writes.
+[[nodiscard]] std::string compute_timing(const Workload& w);
+
 }  // namespace dtsim::workloads
 
 #endif  // DTSIM_WORKLOADS_GENERATOR_H_

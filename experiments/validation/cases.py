@@ -37,6 +37,7 @@ class Case:
     single_gpu_iter_sec: float = 0.0
     bytes: int = 0
     ranks: int = 0
+    nodes: int = 1
     model: str = ""
     line: int = 0  # in the CSV
     key: str = ""  # names the case's temporary files (not the case_id: any text may be one)
@@ -175,7 +176,7 @@ def allreduce_case(row, base, workdir):
     return Case(
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
         measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=msg_bytes,
-        ranks=n,
+        ranks=n, nodes=nodes,
         dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir),
                     "--ranks", str(n), "--op", "all-reduce", "--bytes", str(msg_bytes),
                     "--algorithm", algorithm, "--collective-latency", latency])
@@ -258,6 +259,7 @@ def training_case(row, base, workdir):
     return Case(
         case_id=row["case_id"], source=base, kind="training", metric=row["metric"],
         measured=_positive(row, "value"), compare_unit=row["unit"], grade=row["grade"], ranks=n,
+        nodes=nodes,
         generate_args=generate, samples_per_iteration=n * batch * steps * per_sample,
         single_gpu_iter_sec=single_iter_sec, read_as=read_as,
         dtsim_args=["simulate", "--platform", _platform_arg(preset, nodes, workdir),

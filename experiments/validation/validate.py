@@ -75,6 +75,16 @@ def error_pct(predicted, measured):
     return 100.0 * (predicted - measured) / measured
 
 
+def timing(case):
+    """How a training case's compute was timed: "calibrated" (the row's single-GPU time),
+    "op-class" or "roofline"; "" for other kinds."""
+    if case.kind != "training":
+        return ""
+    if case.single_gpu_iter_sec > 0:
+        return "calibrated"
+    return "op-class" if "op-class" in case.generate_args else "roofline"
+
+
 def is_own_input(case):
     """A one-GPU training row calibrated to its own single-GPU time: it proves nothing, and is
     counted in no figure."""
@@ -285,7 +295,8 @@ def predict_all(cases, dtsim, jobs, work, skipped, replay):
                 "measured": f"{c.measured:.10g}", "predicted": f"{predicted:.10g}",
                 "error_pct": f"{error_pct(predicted, c.measured):.2f}", "ran": ran,
                 "samples": f"{c.samples_per_iteration:g}", "bytes": c.bytes or "",
-                "own_input": "yes" if is_own_input(c) else "no",
+                "own_input": "yes" if is_own_input(c) else "no", "nodes": c.nodes,
+                "timing": timing(c),
                 "read_as": "; ".join(c.read_as)})
     return results
 

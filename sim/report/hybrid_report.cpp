@@ -142,7 +142,7 @@ std::string report_summary(const HybridReport& report) {
          format_number("%.6f s", st.compute_sec) + " (" + st.first_layer + " .. " + st.last_layer +
          ")\n";
   }
-  return s + busiest_links(g.links);
+  return s + busiest_links(g.links) + error_bars_summary(g.error_bars);
 }
 
 }  // namespace dtsim::sim

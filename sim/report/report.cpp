@@ -116,6 +116,7 @@ ordered_json report_json(const SimulateReport& report) {
   r["all_reduces_memoized"] = report.all_reduces_memoized;
   r["result"] = result_json(report.result);
   r["links"] = link_levels_json(report.links);
+  r["error_bars"] = error_bars_json(report.error_bars);
   return r;
 }
 
@@ -133,6 +134,7 @@ ordered_json report_json(const CollectiveReport& report) {
   r["algorithm_bandwidth_bytes_per_sec"] = report.algorithm_bandwidth_bytes_per_sec;
   r["bus_bandwidth_bytes_per_sec"] = report.bus_bandwidth_bytes_per_sec;
   r["transfers"] = report.transfers;
+  r["error_bars"] = error_bars_json(report.error_bars);
   return r;
 }
 
@@ -170,6 +172,7 @@ ordered_json report_json(const GraphReport& report) {
                  {"transfers", report.transfers},
                  {"transfer_bytes", report.transfer_bytes}};
   r["links"] = link_levels_json(report.links);
+  r["error_bars"] = error_bars_json(report.error_bars);
   return r;
 }
 
@@ -188,7 +191,7 @@ std::string report_summary(const GraphReport& report) {
        std::to_string(report.collectives.size() + report.last_iteration_left_out) +
        " collectives, " + std::to_string(report.transfers) +
        " send/recv transfers in the last iteration\n";
-  return s + busiest_links(report.links);
+  return s + busiest_links(report.links) + error_bars_summary(report.error_bars);
 }
 
 std::string fold_note(const GraphReport& report) {
@@ -221,14 +224,15 @@ std::string report_summary(const SimulateReport& report) {
          " after the backward pass" +
          (report.overlap == "none" ? " (--overlap none: all start after it)" : "") + "\n";
   }
-  return s + limits_summary(report);
+  return s + limits_summary(report) + error_bars_summary(report.error_bars);
 }
 
 std::string report_summary(const CollectiveReport& report) {
   return "dtsim collective: " + report.op + " of " + parsing::format_bytes(report.bytes) + " on " +
          std::to_string(report.run.ranks) + " ranks, " + report.run.algorithm + ": " +
          format_number("%.9g s", report.time_sec) + " (bus bandwidth " +
-         format_number("%.4g GB/s", report.bus_bandwidth_bytes_per_sec / 1e9) + ")\n";
+         format_number("%.4g GB/s", report.bus_bandwidth_bytes_per_sec / 1e9) + ")\n" +
+         error_bars_summary(report.error_bars);
 }
 
 }  // namespace dtsim::sim

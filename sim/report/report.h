@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/collectives/collective_choice.h"
+#include "sim/report/error_bars.h"
 #include "sim/report/limiter.h"
 #include "sim/report/link_report.h"
 
@@ -88,6 +89,7 @@ struct SimulateReport {
   int all_reduces_memoized = 0;
   TrainingResult result;
   std::vector<LinkLoad> links;  // every loaded link (the JSON lists the busiest per level)
+  std::vector<ErrorBar> error_bars;
 };
 
 // What `dtsim collective` reports.
@@ -101,6 +103,7 @@ struct CollectiveReport {
   double algorithm_bandwidth_bytes_per_sec = 0;  // nccl-tests' algbw = bytes / time
   double bus_bandwidth_bytes_per_sec = 0;        // and busbw
   std::size_t transfers = 0;
+  std::vector<ErrorBar> error_bars;
   // With CollectiveConfig::dump_algorithm: the algorithm as a file (not part of the report).
   std::optional<nlohmann::ordered_json> algorithm_file;
 };
@@ -144,6 +147,7 @@ struct GraphReport {
   std::size_t transfers = 0;                  // send/recv pairs in the last iteration
   std::uint64_t transfer_bytes = 0;
   std::vector<LinkLoad> links;
+  std::vector<ErrorBar> error_bars;
 };
 
 // The --report documents (README, "Report").

@@ -13,6 +13,7 @@
 #include "sim/strategies/transformer_model.h"
 #include "workloads/generator.h"
 #include "workloads/generator_error.h"
+#include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
 #include "workloads/trace_reader.h"
 
@@ -372,6 +373,7 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
       [&](const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
           const TrainingTimes& t) { measure_stages(g, lowered, times, t, model, job, report); });
   add_throughput(report);
+  report.replay.error_bars = hybrid_error_bars(!workloads::is_cnn(report.model));
   return report;
 }
 

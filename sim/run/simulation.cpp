@@ -13,6 +13,7 @@
 #include "sim/graph/graph_reader.h"
 #include "sim/lowering/lowering.h"
 #include "sim/replay/replay.h"
+#include "sim/report/error_bars.h"
 #include "sim/report/link_report.h"
 #include "sim/report/measure.h"
 #include "sim/report/timeline.h"
@@ -22,12 +23,24 @@
 #include "sim/strategies/data_parallel.h"
 #include "sim/whatif/bucket_cost.h"
 #include "sim/whatif/op_classes.h"
+#include "sim/whatif/what_if.h"
+#include "workloads/generator.h"
 #include "workloads/parsing/units.h"
 #include "workloads/trace_reader.h"
 
 namespace dtsim::sim {
 
 namespace {
+
+// Whether ranks 0..ranks-1 sit on more than one node.
+bool spans_nodes(const TopologyHints& hints, int ranks) {
+  for (int r = 1; r < ranks; ++r) {
+    if (hints.node_of(r) != hints.node_of(0)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The iteration and compute figures of `t` (buckets, limiter and costs are added by the caller).
 TrainingResult training_result(const TrainingTimes& t, int batch_per_device) {
@@ -213,6 +226,9 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   report.result.limiter =
       find_limiter(t.iteration_time_sec, report.result.compute_sec, report.result.comm_cost,
                    report.links, straggler, level_oversubscription(v.platform));
+  report.error_bars = training_error_bars(workloads::compute_timing(workload),
+                                          spans_nodes(v.hints, config.run.ranks),
+                                          catalogue_device(workload.device));
   if (outputs != nullptr) {
     outputs->links = report.links;
     if (outputs->want_graph) {
@@ -433,6 +449,7 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   for (const Program& p : graph.programs) {
     report.nodes += p.nodes.size();
   }
+  report.error_bars = {error_bar("graph", "an execution graph read from a file")};
   const auto last = static_cast<std::int32_t>(t.iteration_end_sec.size()) - 1;
   std::tie(report.compute_sec, report.busiest_rank) = busiest_compute(graph, lowered, last);
   report.exposed_comm_sec = std::max(0.0, t.iteration_time_sec - report.compute_sec);
@@ -551,6 +568,7 @@ CollectiveReport simulate_collective(const CollectiveConfig& config, SimulateOut
     report.auto_choice = choice;
   }
   report.algorithm_file = std::move(algorithm_file);
+  report.error_bars = collective_error_bars(config.op, spans_nodes(v.hints, p));
   // nccl-tests conventions: algbw = S/t; busbw = algbw * factor(op, p).
   report.algorithm_bandwidth_bytes_per_sec =
       time_sec > 0 ? static_cast<double>(config.bytes) / time_sec : 0.0;

@@ -89,7 +89,12 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
 std::string catalogue_device(const std::string& device_text) {
   const std::string text = lower(device_text);
   for (const workloads::DeviceSpec& d : workloads::device_catalog()) {
-    if (text == d.name || text.find(d.name) != std::string::npos) {
+    if (text == d.name || text == lower(d.full_name)) {  // exactly: a100-40gb before a100
+      return d.name;
+    }
+  }
+  for (const workloads::DeviceSpec& d : workloads::device_catalog()) {
+    if (text.find(d.name) != std::string::npos) {
       return d.name;
     }
   }

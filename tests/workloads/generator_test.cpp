@@ -157,7 +157,8 @@ TEST(Generator, RejectsWhatItCannotModel) {
   EXPECT_EQ(error_of(c), "precision bf16: NVIDIA V100-SXM2 does not support it");
   c = resnet50_v100();
   c.device = "tpu";
-  EXPECT_EQ(error_of(c), "device tpu: unknown device (expected one of v100, a100, a100-40gb, h100, h200, b200)");
+  EXPECT_EQ(error_of(c),
+            "device tpu: unknown device (expected one of v100, a100, a100-40gb, h100, h200, b200)");
   // Each message names the field at fault (they all said "--model" once); the command line
   // names its flag (tests/cli/cli_test.cpp).
   c = resnet50_v100();
@@ -172,6 +173,21 @@ TEST(Generator, RejectsWhatItCannotModel) {
   EXPECT_EQ(error_of(resnet50_v100(0.0001)),
             "calibrate_iteration_sec 0.0001: shorter than the modelled optimizer step "
             "(0.000631038 s)");
+}
+
+TEST(Generator, ComputeTimingSaysHowTheTimesWereObtained) {
+  GeneratorConfig c{.shape = {.model = "resnet50", .batch = 8}, .device = "a100"};
+  EXPECT_EQ(compute_timing(generate_workload(c)), "roofline");
+  c.compute_model = ComputeModel::kOpClass;
+  EXPECT_EQ(compute_timing(generate_workload(c)), "op-class");
+  c.calibrate_iteration_sec = 0.5;  // calibrated wins: the model only shares out the time
+  EXPECT_EQ(compute_timing(generate_workload(c)), "calibrated");
+  Workload measured = generate_workload(c);
+  measured.measurement = Measurement{.tool = "dtsim_profile"};
+  EXPECT_EQ(compute_timing(measured), "measured");
+  Workload other;
+  other.source = "written by hand";
+  EXPECT_EQ(compute_timing(other), "unknown");
 }
 
 }  // namespace
