@@ -73,7 +73,7 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
 }
 
 Topology read_preset(JsonFields& f) {
-  f.reject_unknown({"preset", "nodes", "perturbations"});
+  f.reject_unknown({"preset", "nodes", "sharp", "perturbations"});
   const std::string name = f.string("preset").value_or("");
   auto nodes = f.unsigned_integer("nodes");
   if (nodes && (*nodes < 1 || *nodes > 65536)) {
@@ -91,6 +91,12 @@ Topology read_preset(JsonFields& f) {
                               names + ")");
     }
     return StarSpec{};
+  }
+  if (auto* tree = std::get_if<FatTreeSpec>(&*topology)) {
+    read_flag(f, "sharp", tree->sharp);
+  } else if (f.has("sharp")) {
+    f.problem("sharp", "in-network reduction needs a fat-tree fabric, and preset \"" + name +
+                           "\" is not one");
   }
   return *topology;
 }
@@ -117,6 +123,7 @@ Topology read_topology(JsonFields& f, const std::string& spec_path) {
   if (name == "fat-tree") {
     FatTreeSpec tree = read_fat_tree(f);
     tree.node = read_node(f);
+    read_flag(f, "sharp", tree.sharp);
     return tree;
   }
   if (name == "torus") {
@@ -184,6 +191,11 @@ unsigned PlatformSpec::gpus_per_node() const {
 bool PlatformSpec::nvlink_sharp() const {
   const auto* node = node_of(topology);
   return node != nullptr && node->has_value() && (*node)->nvlink_sharp;
+}
+
+bool PlatformSpec::network_sharp() const {
+  const auto* tree = std::get_if<FatTreeSpec>(&topology);
+  return tree != nullptr && tree->sharp;
 }
 
 unsigned PlatformSpec::host_count() const {

@@ -87,6 +87,9 @@ struct FatTreeSpec {
   std::vector<LinkSpec> level_links;
   // Set: every host of the topology is a multi-GPU node (hosts = nodes x gpus).
   std::optional<NodeSpec> node;
+  // The switches reduce in the network (InfiniBand SHARP), so that with NVLink SHARP nodes the
+  // nvls all-reduce may span nodes ("sharp"; sim/collectives/nvls.h).
+  bool sharp = false;
   bool operator==(const FatTreeSpec&) const = default;
 };
 
@@ -202,6 +205,8 @@ struct PlatformSpec {
   [[nodiscard]] unsigned gpus_per_node() const;
   // Whether the nodes' switches reduce in the network ("nvlink_sharp"; false without nodes).
   [[nodiscard]] bool nvlink_sharp() const;
+  // Whether the fabric's switches reduce in the network (a fat-tree's "sharp").
+  [[nodiscard]] bool network_sharp() const;
   // "star", "fat-tree", "torus", "xml" or "dragonfly".
   [[nodiscard]] std::string topology_name() const;
 };

@@ -250,7 +250,7 @@ void read_tree_links(JsonFields& f, FatTreeSpec& tree) {
 
 FatTreeSpec read_fat_tree(JsonFields& f) {
   f.reject_unknown({"topology", "levels", "down", "up", "parallel", "k", "n", "taper",
-                    "link_bandwidth", "link_latency", "node", "perturbations"});
+                    "link_bandwidth", "link_latency", "node", "sharp", "perturbations"});
   FatTreeSpec tree;
   if (f.has("k") || f.has("n")) {
     read_k_ary_tree(f, tree);

@@ -123,9 +123,10 @@ def _algorithm(row):
     return "auto"
 
 
-def _platform_arg(preset, nodes, workdir):
-    path = workdir / f"{preset}_{nodes}.json"
-    path.write_text(f'{{"preset": "{preset}", "nodes": {nodes}}}\n')
+def _platform_arg(preset, nodes, workdir, sharp=False):
+    path = workdir / f"{preset}_{nodes}{'_sharp' if sharp else ''}.json"
+    extra = ', "sharp": true' if sharp else ""
+    path.write_text(f'{{"preset": "{preset}", "nodes": {nodes}{extra}}}\n')
     return str(path)
 
 
@@ -160,9 +161,15 @@ def allreduce_case(row, base, workdir):
     nvls = re.search(r"nvls\S*(?: from (\d+)\s*mib)?", alg)
     msg_bytes = _msg_bytes(row)
     ran_nvls = bool(nvls) and (msg_bytes or 0) >= int(nvls.group(1) or 0) * 1024 * 1024
-    if ran_nvls and _int(row, "nodes") > 1:
-        raise Skip("NCCL ran NVLS across nodes (NVLink SHARP with SHARP network switches), "
+    # Across nodes NCCL's NVLS needs SHARP switches (CollNet); NVLS_TREE runs a tree instead.
+    sharp = ran_nvls and _int(row, "nodes") > 1
+    text = " ".join(row.get(c, "") for c in ("allreduce_alg", "inter_network", "notes")).lower()
+    if sharp and re.search(r"nvls[\s_-]*tree", text):
+        raise Skip("NCCL ran NVLS_TREE across nodes (NVLS inside nodes, a tree between them), "
                    "which dtsim does not model")
+    if sharp and not re.search(r"sharp|collnet", text.replace("nvlink sharp", "")):
+        raise Skip("NCCL ran NVLS across nodes, and the row does not say the network switches "
+                   "reduced (SHARP, CollNet), which that needs")
     preset, _, _ = _system(row)
     if msg_bytes is None:
         raise Skip("notes give no msg_bytes")
@@ -177,7 +184,7 @@ def allreduce_case(row, base, workdir):
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
         measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=msg_bytes,
         ranks=n, nodes=nodes,
-        dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir),
+        dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir, sharp),
                     "--ranks", str(n), "--op", "all-reduce", "--bytes", str(msg_bytes),
                     "--algorithm", algorithm, "--collective-latency", latency])
 

@@ -57,6 +57,8 @@ struct TopologyHints {
   int ranks_per_node = 1;
   // The nodes' switches reduce in the network (NVLink SHARP), as nvls needs.
   bool in_switch_reduction = false;
+  // The fabric's switches do too (InfiniBand SHARP), as nvls across nodes needs.
+  bool in_network_reduction = false;
   // The node each rank runs on, under the run's placement. Empty: rank / ranks_per_node.
   std::vector<int> rank_nodes;
   // Torus 2-D algorithm: ranks form a grid[0] x grid[1] grid, rank = x + grid[0] * y.

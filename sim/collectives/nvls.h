@@ -1,7 +1,7 @@
 // NVLS: NCCL's NVLink SHARP all-reduce, for ranks on one node whose NVSwitch reduces in the
 // network (NVSwitch of the third generation or later: H100, H200, B200 HGX/DGX nodes; not V100
 // or A100): platforms whose "node" says
-// "nvlink_sharp": true (the hgx-h200 preset does).
+// "nvlink_sharp": true (the hgx-h200 preset does), and across nodes with SHARP switches.
 //
 // NCCL runs it as a reduce-scatter where each GPU loads its 1/n shard through the switch, which
 // reads that shard from every GPU and returns the sum (multimem.ld_reduce), then an all-gather
@@ -19,10 +19,21 @@
 //  - efficiency 0.85 on Hopper: the links carry 1/0.85 of those bytes (NCCL's NVLS bandwidth is
 //    the NVLink bandwidth times 0.85).
 // On an idle node with GPU links of B per direction: t = 25 us + S (n+1) / (0.85 n B).
-// Across nodes NCCL needs SHARP network switches (CollNet), which dtsim does not model.
-// Limits: the ranks are assumed to share a node when they are no more than its GPUs (as the
-// hierarchical algorithm assumes; random placement can break it). The link report counts the
-// 1/0.85 padding as bytes.
+//
+// Across nodes NCCL runs NVLS with SHARP network switches (CollNet: the InfiniBand switches
+// reduce too), on platforms whose fat-tree says "sharp": true: NVLS inside every node as above,
+// and each GPU's reduced shard S/g (g GPUs per node) goes up to the switches once and comes back
+// summed once, so a node's NIC carries S each way against a ring's 2 S (N g - 1) / (N g). NCCL
+// pipelines the two in chunks, so the schedule starts both at once (collapsed): S / (g (N-1))
+// from each GPU to the same-index GPU of each of the other N-1 nodes, beside the node's own
+// transfers. Every node must hold as many ranks. Idle, on NVLink nodes (the NIC path apart from
+// the GPU links), NIC links of B_nic per node, routes of L_in inside a node and L_out between:
+// t = 25 us - L_out + max(L_in + S (g+1) / (0.85 g B), L_out + S / B_nic).
+// NCCL's NVLS_TREE (NVLS inside nodes, a tree between them, no SHARP) is not modelled.
+//
+// Limits: the ranks' nodes are the placement's (hints.node_of). The link report counts the
+// 1/0.85 padding as bytes; SHARP's reduction in the switches is emulated by forwarding, so
+// links above the leaves carry what a real in-network reduction would spare them.
 #ifndef DTSIM_SIM_COLLECTIVES_NVLS_H_
 #define DTSIM_SIM_COLLECTIVES_NVLS_H_
 

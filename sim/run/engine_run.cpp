@@ -116,6 +116,7 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* reques
   v.hints.ranks_per_node =
       run.ranks_per_node > 0 ? run.ranks_per_node : static_cast<int>(v.platform.gpus_per_node());
   v.hints.in_switch_reduction = v.platform.nvlink_sharp();
+  v.hints.in_network_reduction = v.platform.network_sharp();
   if (hosts != 0) {  // an XML platform's hosts are known once SimGrid has loaded it
     const PlacementShape shape = placement_shape(v.platform, hosts);
     for (std::size_t host : place_ranks(run.placement, shape, run.ranks)) {

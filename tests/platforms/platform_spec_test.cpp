@@ -473,6 +473,21 @@ TEST(PlatformSpec, NvlinkSharpIsABooleanOfTheNode) {
   EXPECT_FALSE(read_platform_spec("tests/testdata/sim_two_nodes.json").nvlink_sharp());
 }
 
+TEST(PlatformSpec, SharpSwitchesAreAFatTreesOrAFatTreePresetsFlag) {
+  EXPECT_TRUE(read_platform_spec("tests/testdata/sim_two_nodes_sharp.json").network_sharp());
+  EXPECT_FALSE(read_platform_spec("tests/testdata/sim_two_nodes_nvls.json").network_sharp());
+  const TempSpec preset(R"({"preset": "dgx-h100", "nodes": 4, "sharp": true})");
+  EXPECT_TRUE(read_platform_spec(preset.path()).network_sharp());
+  const TempSpec star_preset(R"({"preset": "pcie4-25gbe", "nodes": 4, "sharp": true})");
+  EXPECT_EQ(read_error(star_preset.path()),
+            star_preset.path() +
+                ": /sharp: in-network reduction needs a fat-tree fabric, and preset "
+                "\"pcie4-25gbe\" is not one");
+  const TempSpec not_bool(R"({"preset": "dgx-h100", "nodes": 4, "sharp": "on"})");
+  EXPECT_EQ(read_error(not_bool.path()),
+            not_bool.path() + ": /sharp: expected true or false, got string \"on\"");
+}
+
 TEST(PlatformSpec, RejectsRailsWithFewerNicsThanGpus) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",

@@ -117,9 +117,21 @@ TEST(Nodes, NvlsAcrossNodesIsAnError) {
   } catch (const std::exception& e) {
     EXPECT_STREQ(e.what(),
                  "algorithm nvls: nvls needs every rank on one NVSwitch node, and 8 ranks do "
-                 "not fit in a node of 4 GPUs (across nodes NCCL needs SHARP switches, which "
-                 "dtsim does not model)");
+                 "not fit in a node of 4 GPUs (across nodes it needs SHARP switches: a fat-tree "
+                 "with \"sharp\": true)");
   }
+}
+
+TEST(Nodes, NvlsAcrossSharpSwitchesReducesInTheNetwork) {
+  // sim/collectives/nvls.h on 2 nodes of 4 GPUs whose fat-tree reduces (SHARP), both parts at
+  // once: NVLS inside each node, and each GPU's shard S/g up to the switches and back, so the
+  // node's NIC link (25 GB/s) carries g x S/g = S each way, the bottleneck here: the node's GPU
+  // links carry S (g+1) / (0.85 g) + S/g = 1.72 S at 300 GB/s. The 25 us wait less the slowest
+  // route, then that route: 25 us + S / B_nic.
+  const double n = 600'000'000;
+  const double expected = 25e-6 + n / kNicBytesPerSec;
+  EXPECT_NEAR(time_sec("all-reduce", 8, 600'000'000, "nvls", "sim_two_nodes_sharp.json"), expected,
+              1e-9 * expected);
 }
 
 TEST(Nodes, AllToAllSharesTheNicAmongTheNodesGpus) {

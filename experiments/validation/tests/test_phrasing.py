@@ -184,6 +184,18 @@ class RowsInOtherWords(unittest.TestCase):
         # A P100 is not in the catalogue: its calibrated rows borrow V100's layer shares.
         self.assertIn("layer shares of v100", self.results["P-TOT"]["read_as"])
 
+    def test_nvls_across_sharp_switches(self):
+        # 2 DGX H100 nodes (dgx-h100: 18 x 20.6 GB/s GPU links, 400 GB/s NIC and fabric links,
+        # 3.4 us inside a node, 14 us between), 1 GiB, nvls with "sharp": t = 25 us - 14 us +
+        # max(3.4 us + S (g+1) / (0.85 g B), 14 us + S / B_nic) (sim/collectives/nvls.h).
+        s, g = 2**30, 8
+        expected = 25e-6 - 14e-6 + max(3.4e-6 + s * (g + 1) / (0.85 * g * 18 * 20.6e9),
+                                       14e-6 + s / 400e9)
+        r = self.results["P-SHARP"]
+        self.assertEqual(r["ran"], "nvls")
+        self.assertAlmostEqual(float(r["predicted"]) / expected, 1, places=5)
+        self.assertIn("NVLS_TREE", self.skipped["P-NVLSTREE"])
+
     def test_a_batch_range_is_refused(self):
         self.assertIn("range", self.skipped["P-RANGE"])
 
