@@ -72,8 +72,33 @@ std::optional<NodeSpec> read_node(JsonFields& parent) {
   return node;
 }
 
+// A preset's "nic_bandwidth": the node's NICs, summed, in place of the datasheet's, and the
+// fabric's links with them (the presets' fabrics are sized to their nodes: non-blocking).
+void set_node_nics(JsonFields& f, Topology& topology, const std::string& name) {
+  const double bytes_per_sec = read_bandwidth(f, "nic_bandwidth");
+  const auto set = [bytes_per_sec](LinkSpec& link, std::optional<NodeSpec>& node) {
+    if (!node || node->rails) {
+      return false;
+    }
+    node->nic_bandwidth_bytes_per_sec = bytes_per_sec;
+    link.bandwidth_bytes_per_sec = bytes_per_sec;
+    return true;
+  };
+  bool done = false;
+  if (auto* tree = std::get_if<FatTreeSpec>(&topology)) {
+    done = tree->level_links.empty() && set(tree->link, tree->node);
+  } else if (auto* star = std::get_if<StarSpec>(&topology)) {
+    done = set(star->link, star->node);
+  }
+  if (!done) {
+    f.problem("nic_bandwidth", "preset \"" + name +
+                                   "\" has no multi-GPU nodes whose NICs it "
+                                   "could change");
+  }
+}
+
 Topology read_preset(JsonFields& f) {
-  f.reject_unknown({"preset", "nodes", "sharp", "perturbations"});
+  f.reject_unknown({"preset", "nodes", "sharp", "nic_bandwidth", "perturbations"});
   const std::string name = f.string("preset").value_or("");
   auto nodes = f.unsigned_integer("nodes");
   if (nodes && (*nodes < 1 || *nodes > 65536)) {
@@ -91,6 +116,9 @@ Topology read_preset(JsonFields& f) {
                               names + ")");
     }
     return StarSpec{};
+  }
+  if (f.has("nic_bandwidth")) {
+    set_node_nics(f, *topology, name);
   }
   if (auto* tree = std::get_if<FatTreeSpec>(&*topology)) {
     read_flag(f, "sharp", tree->sharp);

@@ -123,11 +123,28 @@ def _algorithm(row):
     return "auto"
 
 
-def _platform_arg(preset, nodes, workdir, sharp=False):
-    path = workdir / f"{preset}_{nodes}{'_sharp' if sharp else ''}.json"
+def _platform_arg(preset, nodes, workdir, sharp=False, nic_gbps=None):
+    """A platform file of `nodes` nodes of `preset`, its switches reducing with `sharp`, its
+    nodes' NICs `nic_gbps` in all where a row says they differ from the datasheet's."""
     extra = ', "sharp": true' if sharp else ""
+    if nic_gbps is not None:
+        extra += f', "nic_bandwidth": "{nic_gbps:g}Gbps"'
+    path = workdir / f"{preset}_{nodes}{'_sharp' if sharp else ''}_{nic_gbps or 0:g}.json"
     path.write_text(f'{{"preset": "{preset}", "nodes": {nodes}{extra}}}\n')
     return str(path)
+
+
+def _nics(row, preset, nodes, read_as):
+    """The row's NICs per node in Gb/s where it states ones other than the preset's, else None
+    (one node: the NICs carry nothing)."""
+    if nodes == 1 or preset not in phrasing.PRESET_NIC_GBPS:
+        return None
+    stated = phrasing.node_nic_gbps(row.get("inter_network", ""), phrasing.PRESET_GPUS[preset])
+    if stated is None or stated == phrasing.PRESET_NIC_GBPS[preset]:
+        return None
+    read_as.append(f"NICs {stated:g} Gb/s per node as the row states ({preset}'s datasheet: "
+                   f"{phrasing.PRESET_NIC_GBPS[preset]} Gb/s)")
+    return stated
 
 
 def _system(row):
@@ -177,14 +194,17 @@ def allreduce_case(row, base, workdir):
     if n < 2:
         raise Skip("an all-reduce on 1 GPU moves nothing")
     measured_sec = _measured_allreduce_sec(row, msg_bytes, n)
+    read_as = []
+    nic_gbps = _nics(row, preset, nodes, read_as)
     # NVLS: dtsim's nvls algorithm, whose 25 us latency replaces NCCL's base latency.
     algorithm = "nvls" if ran_nvls else _algorithm(row)
     latency = "0us" if ran_nvls else COLLECTIVE_LATENCY
     return Case(
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",
         measured=measured_sec, compare_unit="s", grade=row["grade"], bytes=msg_bytes,
-        ranks=n, nodes=nodes,
-        dtsim_args=["collective", "--platform", _platform_arg(preset, nodes, workdir, sharp),
+        ranks=n, nodes=nodes, read_as=read_as,
+        dtsim_args=["collective", "--platform",
+                    _platform_arg(preset, nodes, workdir, sharp, nic_gbps),
                     "--ranks", str(n), "--op", "all-reduce", "--bytes", str(msg_bytes),
                     "--algorithm", algorithm, "--collective-latency", latency])
 
@@ -269,7 +289,9 @@ def training_case(row, base, workdir):
         nodes=nodes,
         generate_args=generate, samples_per_iteration=n * batch * steps * per_sample,
         single_gpu_iter_sec=single_iter_sec, read_as=read_as,
-        dtsim_args=["simulate", "--platform", _platform_arg(preset, nodes, workdir),
+        dtsim_args=["simulate", "--platform",
+                    _platform_arg(preset, nodes, workdir, nic_gbps=_nics(row, preset, nodes,
+                                                                         read_as)),
                     "--ranks", str(n), "--algorithm", algorithm, "--bucket-mb", str(bucket_mb),
                     "--accumulation-steps", str(steps),
                     "--collective-latency", COLLECTIVE_LATENCY])

@@ -46,18 +46,22 @@ LINE_RATES = {
 }
 
 
-def allreduce_sec(msg_bytes, gpus_per_node, nodes, preset):
+def allreduce_sec(msg_bytes, gpus_per_node, nodes, preset, nic_bytes_per_sec=None):
     b_gpu, b_nic = LINE_RATES[preset]
+    b_nic = nic_bytes_per_sec or b_nic
     g, n = gpus_per_node, nodes
     return (2 * (g - 1) * (ALPHA_SEC + msg_bytes / (g * b_gpu)) +
             2 * (n - 1) * (ALPHA_SEC + msg_bytes / (n * b_nic)))
 
 
 def platform_of(case):
-    """(preset, nodes) of the case's --platform file."""
+    """(preset, nodes, NIC bytes/s per node where the row overrides the preset's, else None) of
+    the case's --platform file."""
     path = case.dtsim_args[case.dtsim_args.index("--platform") + 1]
     spec = json.loads(pathlib.Path(path).read_text())
-    return spec["preset"], spec["nodes"]
+    nic = spec.get("nic_bandwidth")
+    nic_bytes_per_sec = float(nic.removesuffix("Gbps")) * 1e9 / 8 if nic else None
+    return spec["preset"], spec["nodes"], nic_bytes_per_sec
 
 
 def gradient_bytes(dtsim, case, work, cache):
@@ -77,14 +81,14 @@ def predict(dtsim, case, work, cache):
     """The naive value in the case's unit, or None where it has no prediction."""
     if case.kind not in ("allreduce", "training"):
         return None  # parameter counts
-    preset, nodes = platform_of(case)
+    preset, nodes, nic = platform_of(case)
     per_node = case.ranks // nodes
     if case.kind == "allreduce":
-        return allreduce_sec(case.bytes, per_node, nodes, preset)
+        return allreduce_sec(case.bytes, per_node, nodes, preset, nic)
     if case.kind != "training" or case.single_gpu_iter_sec <= 0:
         return None  # needs the row's single-GPU time
     steps = int(case.dtsim_args[case.dtsim_args.index("--accumulation-steps") + 1])
-    comm = allreduce_sec(gradient_bytes(dtsim, case, work, cache), per_node, nodes, preset) \
+    comm = allreduce_sec(gradient_bytes(dtsim, case, work, cache), per_node, nodes, preset, nic) \
         if case.ranks > 1 else 0.0
     iteration = steps * case.single_gpu_iter_sec + comm
     if case.metric.startswith("iter_time"):

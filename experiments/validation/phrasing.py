@@ -346,3 +346,36 @@ def system(row, family):
 def int_or_none(text):
     m = re.match(r"^\s*(\d+)", text or "")
     return int(m.group(1)) if m else None
+
+
+# Each preset's NICs per node, summed, in Gb/s (platforms/PRESETS.md).
+PRESET_NIC_GBPS = {"dgx1-v100": 400, "dgx2h": 800, "dgx-a100": 1600, "hgx-h200": 3200,
+                   "dgx-h100": 3200, "hgx-b200": 3200, "aws-p4d": 400, "aws-p5": 3200,
+                   "pcie8-fdr": 56, "pcie8-single-root": 100, "pcie8-dual-root": 100,
+                   "pcie4-25gbe": 25}
+# InfiniBand generations' 4x port rates, Gb/s.
+_IB_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
+
+
+def node_nic_gbps(text, gpus_per_node):
+    """A node's NICs summed, in Gb/s, as a row's network column states them, or None: 'N x R
+    Gb/s' (or Gbps, GbE), 'R Gb/s per GPU' (x the node's GPUs), one 'R Gb/s', or an InfiniBand
+    generation with a count ('4x EDR'). A generation alone ('HDR InfiniBand': one port or
+    eight?) is None: the preset's datasheet stands. Bits, not bytes."""
+    t = text.lower()
+    rate = r"(\d+(?:\.\d+)?)\s*g(?:b/s|bps|bit/s|be|b\b|\b)"
+    # "8x 200Gb/s", "2x InfiniBand EDR 100 Gb/s", "8x ConnectX-7 400 Gb/s": a few words between.
+    m = re.search(rf"(\d+)\s*[x×]\s*(?:[a-z][a-z0-9-]*\s+){{0,3}}{rate}", t)
+    if m:
+        return int(m.group(1)) * float(m.group(2))
+    m = re.search(rf"{rate}\s*(?:per|/|each)\s*gpu", t)
+    if m:
+        return float(m.group(1)) * gpus_per_node
+    m = re.search(rate, t)
+    if m:
+        return float(m.group(1))
+    for name, gbps in _IB_GBPS.items():
+        m = re.search(rf"(\d+)\s*[x×]\s*(?:infiniband\s*)?{name}\b", t)
+        if m:
+            return int(m.group(1)) * gbps
+    return None

@@ -488,6 +488,19 @@ TEST(PlatformSpec, SharpSwitchesAreAFatTreesOrAFatTreePresetsFlag) {
             not_bool.path() + ": /sharp: expected true or false, got string \"on\"");
 }
 
+TEST(PlatformSpec, APresetsNicsCanBeWhatAMachineHas) {
+  // A DGX-1 with one 100 Gb/s EDR port instead of four: 12.5 GB/s per node, fabric links too.
+  const TempSpec one_port(R"({"preset": "dgx1-v100", "nodes": 2, "nic_bandwidth": "100Gbps"})");
+  const auto tree = std::get<FatTreeSpec>(read_platform_spec(one_port.path()).topology);
+  EXPECT_DOUBLE_EQ(tree.node->nic_bandwidth_bytes_per_sec, 100e9 / 8);
+  EXPECT_DOUBLE_EQ(tree.link.bandwidth_bytes_per_sec, 100e9 / 8);
+  const TempSpec torus(R"({"preset": "tpu-torus", "nodes": 8, "nic_bandwidth": "100Gbps"})");
+  EXPECT_EQ(read_error(torus.path()),
+            torus.path() +
+                ": /nic_bandwidth: preset \"tpu-torus\" has no multi-GPU nodes whose NICs it "
+                "could change");
+}
+
 TEST(PlatformSpec, RejectsRailsWithFewerNicsThanGpus) {
   const TempSpec spec_file(
       R"({"topology": "star", "hosts": 2, "link_bandwidth": "1GBps", "link_latency": "1us",

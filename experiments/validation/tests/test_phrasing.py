@@ -119,6 +119,23 @@ class Systems(unittest.TestCase):
             phrasing.system(row(gpu="A100 PCIe", intra_link="PCIe 4.0"), "a100")
 
 
+class Networks(unittest.TestCase):
+    def test_a_nodes_nics_in_gigabits(self):
+        for text, gbps in [
+                ("8x 200Gb/s HDR InfiniBand ConnectX-6 per node", 1600),
+                ("4x 100Gb/s InfiniBand per machine", 400),
+                ("ABCI: 2x InfiniBand EDR 100 Gb/s per node (12.5 GB/s)", 200),
+                ("DGX H100 spec: 8x ConnectX-7 400 Gb/s NDR IB", 3200),
+                ("RDMA 400 Gb/s per GPU (Mellanox CX-7)", 3200),  # 8 GPUs
+                ("1600 Gbps node-node interconnect (RoCE)", 1600),
+                ("InfiniBand FDR (56 Gb/s) between nodes", 56), ("2x EDR", 200),
+                ("25GbE", 25)]:
+            self.assertEqual(phrasing.node_nic_gbps(text, 8), gbps, text)
+        # One port or eight? Not said: the preset's datasheet stands.
+        for text in ["not stated", "n/a (single node)", "HDR InfiniBand", "InfiniBand FDR"]:
+            self.assertIsNone(phrasing.node_nic_gbps(text, 8), text)
+
+
 class Units(unittest.TestCase):
     def test_sizes(self):
         self.assertEqual(phrasing.size_bytes("400000", "x"), 400000)
@@ -195,6 +212,15 @@ class RowsInOtherWords(unittest.TestCase):
         self.assertEqual(r["ran"], "nvls")
         self.assertAlmostEqual(float(r["predicted"]) / expected, 1, places=5)
         self.assertIn("NVLS_TREE", self.skipped["P-NVLSTREE"])
+
+    def test_a_network_other_than_the_datasheets_is_modelled_as_stated(self):
+        # Two DGX-1 nodes, a ring of 16 over their NICs: 4 x 100 Gb/s is the preset's own (no
+        # note); with one 100 Gb/s port the ring's cross-node steps run 4x slower, so the
+        # prediction grows by at least 2x (the NVLink steps do not slow down).
+        four, one = self.results["P-NIC4"], self.results["P-NIC1"]
+        self.assertEqual(four["read_as"], "")
+        self.assertIn("NICs 100 Gb/s per node", one["read_as"])
+        self.assertGreater(float(one["predicted"]), 2 * float(four["predicted"]))
 
     def test_a_batch_range_is_refused(self):
         self.assertIn("range", self.skipped["P-RANGE"])
