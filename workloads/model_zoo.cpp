@@ -75,16 +75,17 @@ LayerCost layer_norm(const std::string& name, double rows, double hidden) {
           .elementwise_elements = 2 * rows * hidden};
 }
 
-std::vector<LayerCost> bert_large(const ModelShape& shape) {
-  constexpr int kLayers = 24, kPositions = 512, kVocab = 30522;
+// BERT pre-training (Devlin et al. 2019) of `layers` layers, `hidden` wide, `heads` heads.
+std::vector<LayerCost> bert(const ModelShape& shape, int layers, double hidden, double heads) {
+  constexpr int kPositions = 512, kVocab = 30522;
   const TransformerDims d{.tokens = 1.0 * shape.batch * shape.seq_len,
                           .seq = 1.0 * shape.seq_len,
-                          .hidden = 1024,
-                          .heads = 16,
-                          .ffn = 4096};
+                          .hidden = hidden,
+                          .heads = heads,
+                          .ffn = 4 * hidden};
   if (shape.seq_len > kPositions) {
     throw GeneratorError("seq_len",
-                         std::to_string(shape.seq_len) + ": bert_large has 512 positions");
+                         std::to_string(shape.seq_len) + ": " + shape.model + " has 512 positions");
   }
   const double t = d.tokens, h = d.hidden, f = d.ffn;
   std::vector<LayerCost> out;
@@ -96,7 +97,7 @@ std::vector<LayerCost> bert_large(const ModelShape& shape) {
                  .backward_factor = 1,
                  .output_elements = t * h,
                  .elementwise_elements = 5 * t * h});
-  for (int i = 0; i < kLayers; ++i) {
+  for (int i = 0; i < layers; ++i) {
     const std::string p = "bert.encoder.layer." + std::to_string(i) + ".";
     out.push_back(self_attention(p + "attention.self", d, false));
     out.push_back(dense(p + "attention.output", t, h, h, (1 + kNormFlopsPerElement) * t * h,
@@ -173,7 +174,7 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
 const std::vector<std::string>& model_names() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> names = zoo::cnn_names();
-    names.insert(names.end(), {"bert_large", "gpt2"});
+    names.insert(names.end(), {"bert_base", "bert_large", "gpt2"});
     return names;
   }();
   return kNames;
@@ -208,8 +209,10 @@ std::vector<LayerCost> model_layers(const ModelShape& given) {
   if (std::optional<std::vector<LayerCost>> layers = zoo::cnn_layers(shape)) {
     return *std::move(layers);
   }
+  if (m == "bert_base")
+    return bert(shape, 12, 768, 12);
   if (m == "bert_large")
-    return bert_large(shape);
+    return bert(shape, 24, 1024, 16);
   if (m == "gpt2")
     return gpt2(shape);
   std::string names;

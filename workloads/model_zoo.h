@@ -98,7 +98,7 @@ struct ModelShape {
 
 // "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
 // "resnext101_32x8d", "wide_resnet50_2", "vgg11" ... "vgg19_bn", "alexnet", "inception_v3",
-// "cosmoflow", "bert_large", "gpt2".
+// "cosmoflow", "bert_base", "bert_large", "gpt2".
 [[nodiscard]] const std::vector<std::string>& model_names();
 
 // The input a CNN takes when none is given: 299 for inception_v3, 128 (voxels) for cosmoflow,

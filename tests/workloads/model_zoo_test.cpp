@@ -157,6 +157,11 @@ TEST(ModelZoo, TransformerParameterCountsEqualTheReferenceModels) {
   // MLM transform 1024*1024+1024 + LayerNorm 2048 + decoder bias 30522, NSP 1024*2+2.
   EXPECT_EQ(total_params(model_layers({.model = "bert_large", .batch = 1, .seq_len = 128})),
             335'141'888u + 1'049'600u + 2'048u + 30'522u + 2'050u);
+  // BERT-base: BertModel 109,482,240 (bert-base-uncased) + heads 768*768+768 + 1536 + 30522 +
+  // 768*2+2 = 110,106,428, BertForPreTraining's count.
+  EXPECT_EQ(total_params(model_layers({.model = "bert_base", .batch = 1, .seq_len = 128})),
+            109'482'240u + 590'592u + 1'536u + 30'522u + 1'538u);
+  EXPECT_EQ(109'482'240u + 590'592u + 1'536u + 30'522u + 1'538u, 110'106'428u);
 }
 
 TEST(ModelZoo, ConvolutionMacsMatchTorchvisionsTable) {

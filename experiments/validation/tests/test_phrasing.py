@@ -45,6 +45,8 @@ class Models(unittest.TestCase):
             phrasing.model("BERT-large")
         self.assertEqual(phrasing.model("BERT-large", need_sequence=False)[:2],
                          ("bert_large", None))
+        self.assertEqual(phrasing.model("BERT-Base", "seq 128")[:2], ("bert_base", 128))
+        self.assertIn("task head", phrasing.model("BERT-large SQuAD", "seq_len 384")[2])
 
     def test_models_outside_the_zoo_say_why(self):
         with self.assertRaisesRegex(Skip, "Transformer-XL"):
