@@ -309,8 +309,10 @@ def param_case(row, base, workdir):
 def make_case(row, workdir):
     """A Case for `row`, or raises Skip."""
     base = row["case_id"].split("-")[0]
+    allreduce = row["model"].strip().lower() in ("allreduce", "all-reduce", "all_reduce")
+    row = dict(row, metric=phrasing.metric(row["metric"], allreduce))
     if row["metric"] == "param_count":
         return param_case(row, base, workdir)
-    if row["model"].strip().lower() in ("allreduce", "all-reduce", "all_reduce"):
+    if allreduce:
         return allreduce_case(row, base, workdir)
     return training_case(row, base, workdir)

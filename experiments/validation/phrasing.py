@@ -197,6 +197,34 @@ def precision(text, device, context=""):
     return p, note, xla
 
 
+# --- metrics --------------------------------------------------------------------------------
+
+def metric(text, allreduce):
+    """The runner's name of a row's metric: iteration times keep theirs (iter_time_p50, ...),
+    others ('step_time', 'time_per_iteration') become iter_time; 'images_per_sec',
+    'samples/s', 'tokens_per_sec', 'throughput_total' ... become throughput; for an all-reduce,
+    a time or latency becomes allreduce_time, a bus bandwidth allreduce_busbw, an algorithm
+    bandwidth allreduce_algbw. Anything else is returned as written (and refused later)."""
+    t = re.sub(r"[\s-]+", "_", text.strip().lower())
+    if allreduce:
+        if re.search(r"bus_?b(?:w|andwidth)", t):
+            return "allreduce_busbw"
+        if re.search(r"alg(?:orithm)?_?b(?:w|andwidth)", t):
+            return "allreduce_algbw"
+        if re.search(r"time|latency", t):
+            return "allreduce_time"
+        return text
+    if t == "param_count" or re.fullmatch(r"param(?:eter)?s?(?:_count)?", t):
+        return "param_count"
+    if t.startswith("iter_time"):
+        return t
+    if re.search(r"(?:iter|step)\w*_?time|time_per_(?:iter|step)", t):
+        return "iter_time"
+    if re.search(r"throughput|per_sec|/s\b|_ps\b|^ips$", t):
+        return "throughput"
+    return text
+
+
 # --- counts, sizes and units ----------------------------------------------------------------
 
 _RANGE = re.compile(r"\d\s*[a-z]{0,3}\s*(?:-|–|\.\.|\bto\b)\s*\d", re.IGNORECASE)

@@ -44,6 +44,7 @@ def distinct_configs(rows):
     [case ids])}; rows that cannot be modelled are left out with their reason."""
     configs, skipped = {}, []
     for row in rows:
+        row = dict(row, metric=phrasing.metric(row["metric"], row["model"].lower() == "allreduce"))
         if not row["single_gpu_value"].strip() or row["metric"] == "param_count":
             continue
         try:

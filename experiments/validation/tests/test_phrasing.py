@@ -121,6 +121,18 @@ class Systems(unittest.TestCase):
             phrasing.system(row(gpu="A100 PCIe", intra_link="PCIe 4.0"), "a100")
 
 
+class Metrics(unittest.TestCase):
+    def test_metric_names(self):
+        for text, allreduce, expected in [
+                ("iter_time_p75", False, "iter_time_p75"), ("step_time", False, "iter_time"),
+                ("time per iteration", False, "iter_time"), ("images_per_sec", False, "throughput"),
+                ("tokens/s", False, "throughput"), ("throughput_total", False, "throughput"),
+                ("busbw", True, "allreduce_busbw"), ("bus bandwidth", True, "allreduce_busbw"),
+                ("algbw", True, "allreduce_algbw"), ("latency", True, "allreduce_time"),
+                ("parameters", False, "param_count"), ("time_to_train", False, "time_to_train")]:
+            self.assertEqual(phrasing.metric(text, allreduce), expected, text)
+
+
 class Networks(unittest.TestCase):
     def test_a_nodes_nics_in_gigabits(self):
         for text, gbps in [
