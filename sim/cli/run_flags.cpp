@@ -99,6 +99,10 @@ po::options_description run_flags(RunFlags& f, bool ranks_required, bool platfor
   add("max-tasks", po::value(&f.max_tasks)->default_value(f.max_tasks)->value_name("N"),
       "work limit: the most tasks a replay may have (each costs about 2.6 us and 150 bytes), "
       "counted once the graph is lowered, before any is built or replayed");
+  add("max-concurrent",
+      po::value(&f.max_concurrent)->default_value(f.max_concurrent)->value_name("N"),
+      "work limit: the most transfers of one collective a named --algorithm may start at once "
+      "(each holds about 40 KB in the replay), counted on its schedule before it runs");
   add("report", po::value(&f.report)->value_name("R.json"),
       "write the full JSON report there (nothing is written if the run fails)");
   add("help", "explain the flags");
@@ -174,7 +178,7 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   run.simgrid_cfg = f.cfg;
   for (const auto& [flag, value] :
        {std::pair{"max-hosts", f.max_hosts}, std::pair{"max-events", f.max_events},
-        std::pair{"max-tasks", f.max_tasks}}) {
+        std::pair{"max-tasks", f.max_tasks}, std::pair{"max-concurrent", f.max_concurrent}}) {
     if (!(value >= 1) || !std::isfinite(value)) {
       throw ConfigError(std::string("--") + flag + " " +
                         dtsim::parsing::format_number("%g", value) + ": expected a number >= 1");
@@ -183,6 +187,7 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   run.max_hosts = f.max_hosts;
   run.max_events = f.max_events;
   run.max_tasks = f.max_tasks;
+  run.max_concurrent = f.max_concurrent;
   return run;
 }
 

@@ -23,6 +23,7 @@ struct RunFlags {
   double max_hosts = dtsim::sim::kDefaultMaxHosts;
   double max_events = dtsim::sim::kDefaultMaxEvents;
   double max_tasks = dtsim::sim::kDefaultMaxTasks;
+  double max_concurrent = dtsim::sim::kDefaultMaxConcurrent;
 };
 
 // The flags, bound to `f`; --ranks and --platform optional where the verb finds them elsewhere.

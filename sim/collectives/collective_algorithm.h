@@ -95,6 +95,9 @@ struct AlgorithmOptions {
   // Software latency every rank pays once per collective before its first transfer (kernel
   // launch and the communication library's fixed cost; NCCL's base latency is 8.4 us).
   double collective_latency_sec = 0;
+  // A named algorithm whose schedule would start more transfers at once is refused (the
+  // replay holds each, about 40 KB); auto skips such a candidate from 1e5 on.
+  double max_concurrent_transfers = 3e5;
 };
 
 class CollectiveAlgorithm {

@@ -177,9 +177,20 @@ CollectiveChoice CollectiveChooser::choose(const CollectiveRequest& request,
                             " transfers to schedule (at most 2e7, ~5 GB); use a larger --chunk, " +
                             (rooted_or_tree_hint(algorithm_, request.op)) + "or auto");
     }
-    return {
-        .algorithm = algorithm_,
-        .schedule = with_entry_latency(algorithm(algorithm_).build(request, hints), latency_sec)};
+    Schedule built = algorithm(algorithm_).build(request, hints);
+    if (const double at_once = transfers_at_once(built);
+        at_once > options_.max_concurrent_transfers) {
+      throw ConfigError("algorithm",
+                        algorithm_ + ": " + std::string(op_name(request.op)) + " on " +
+                            std::to_string(request.ranks) + " ranks starts about " +
+                            parsing::format_number("%.3g", at_once) +
+                            " transfers at once, more than --max-concurrent " +
+                            parsing::format_number("%.3g", options_.max_concurrent_transfers) +
+                            " (the replay holds each, about 40 KB: " +
+                            parsing::format_number("%.3g", at_once * 40e3 / 1e9) +
+                            " GB); use ring, a tree or auto, or raise --max-concurrent");
+    }
+    return {.algorithm = algorithm_, .schedule = with_entry_latency(std::move(built), latency_sec)};
   }
   CollectiveChoice best{.algorithm = ""};
   double best_sec = std::numeric_limits<double>::infinity();

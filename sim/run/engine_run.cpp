@@ -101,7 +101,8 @@ ValidatedRun validate_run(const RunOptions& run, const CollectiveRequest* reques
                             AlgorithmOptions{.collapse = run.collapse,
                                              .collapse_pipelines = run.collapse_pipelines,
                                              .chunk_bytes = run.chunk_bytes,
-                                             .collective_latency_sec = run.collective_latency_sec});
+                                             .collective_latency_sec = run.collective_latency_sec,
+                                             .max_concurrent_transfers = run.max_concurrent});
   ValidatedRun v{.platform = platforms::read_platform_spec(run.platform_path),
                  .chooser = std::move(chooser)};
   apply_platform_what_ifs(v.platform, run.what_if);

@@ -51,6 +51,10 @@ inline constexpr double kDefaultMaxEvents = 1e6;
 // about 2.6 us and 150 bytes each on the 2-core development machine, so about 2 minutes and
 // 7.5 GB at this bound.
 inline constexpr double kDefaultMaxTasks = 5e7;
+// Transfers of one named algorithm's collective that may run at once (each holds about 40 KB in
+// the replay: 3e5 is about 12 GB; measured, a direct all-reduce of 512 ranks, 261,632 at once,
+// peaked at 10.0 GB).
+inline constexpr double kDefaultMaxConcurrent = 3e5;
 
 // Options shared by both verbs.
 struct RunOptions {
@@ -70,10 +74,11 @@ struct RunOptions {
   NetworkModel network_model = NetworkModel::kExact;
   std::vector<std::string> simgrid_cfg;  // extra SimGrid settings KEY:VALUE (--cfg)
   // Work bounds (work_limits.h): hosts a platform may build, background transfers a run may
-  // start, tasks a replay may have.
+  // start, tasks a replay may have, transfers of one collective at once.
   double max_hosts = kDefaultMaxHosts;
   double max_events = kDefaultMaxEvents;
   double max_tasks = kDefaultMaxTasks;
+  double max_concurrent = kDefaultMaxConcurrent;
   // What-if passes (--apply; sim/whatif/WHATIF.md): the platform ones when it is read, the
   // graph ones on the graph before it is lowered. Flag knobs are the caller's to apply.
   std::vector<WhatIf> what_if;

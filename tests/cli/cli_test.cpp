@@ -698,6 +698,21 @@ TEST_F(Cli, TwoOutputsInOneFileAndEndlessIterationsAreRefused) {
                "100; the last of 3 iterations is already the steady state\n");
 }
 
+TEST_F(Cli, ANamedAlgorithmStartingTooManyTransfersAtOnceIsRefused) {
+  // A direct all-reduce of p ranks starts a reduce-scatter transfer from every rank to every
+  // other at once: 16 x 15 = 240 (on 1024 ranks 1.05e6, 40 GB in the replay: it was killed).
+  expect_error(
+      "collective " + kStar + " --ranks 16 --bytes 1MB --algorithm direct --max-concurrent 100",
+      "dtsim collective: --algorithm direct: all-reduce on 16 ranks starts about 240 "
+      "transfers at once, more than --max-concurrent 100 (the replay holds each, about "
+      "40 KB: 0.0096 GB); use ring, a tree or auto, or raise --max-concurrent\n");
+  const Result r = run("collective " + kStar +
+                       " --ranks 16 --bytes 1MB --algorithm direct --max-concurrent 240");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --max-concurrent 0",
+               "dtsim collective: --max-concurrent 0: expected a number >= 1\n");
+}
+
 TEST_F(Cli, BadCollectiveLatency) {
   expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --collective-latency -1us",
                "dtsim collective: --collective-latency -1us: expected a duration >= 0 such as "
