@@ -20,6 +20,8 @@ fi
 if [ $# -eq 0 ]; then
   /usr/bin/python3 "$here/single_gpu.py" --dtsim "$DTSIM"
   /usr/bin/python3 "$here/compute_constants.py" --dtsim "$DTSIM" > "$here/results/compute_constants.txt"
+  # DeepBench's PCIe rows with 6 and with 12 GB/s GPU links (results/pcie_both_ways.md).
+  /usr/bin/python3 "$here/pcie_both_ways.py" --dtsim "$DTSIM" > /dev/null
   # Every report's error bars (sim/report/error_bars_table.inc): rebuild dtsim to quote new ones.
   /usr/bin/python3 "$here/error_bars.py"
 fi
