@@ -25,12 +25,14 @@ struct DeviceSpec {
   double memory_capacity_bytes = 0;
   // Streaming multiprocessors: how many GEMM tiles run at once (compute_model.h). From NVIDIA's
   // architecture whitepapers: V100 80, A100 108, H100 SXM5 132; H200 is the same GH100 chip;
-  // B200 148 (two dies of 74).
+  // B200 148 (two dies of 74); the PCIe and Ada/Ampere cards' from their datasheets (T4 40,
+  // A10 72, L4 58, L40S 142, H100 PCIe 114).
   int sm_count = 0;
   std::string datasheet;  // where the figures come from
 };
 
-// "v100", "a100", "a100-40gb", "h100", "h200", "b200".
+// "v100", "v100-pcie", "t4", "a100", "a100-40gb", "a100-pcie", "a10", "l40s", "l4",
+// "h100-pcie", "h100", "h200", "b200".
 [[nodiscard]] const std::vector<DeviceSpec>& device_catalog();
 
 // The catalogue's names in order, joined by `separator`: "v100, a100, ...".

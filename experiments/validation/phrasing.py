@@ -108,26 +108,37 @@ def model(text, notes="", need_sequence=True):
 # --- GPUs -----------------------------------------------------------------------------------
 
 # GPU families by generation; `device` is the generator's catalogue entry (None: not in it).
-_AMPERE_OR_LATER = {"a100", "a100-40gb", "h100", "h200", "b200"}
+_AMPERE_OR_LATER = {"a100", "a100-40gb", "a100-pcie", "a10", "l4", "l40s", "h100", "h100-pcie",
+                    "h200", "b200"}
 
 
 def gpu(text):
     """(family, generator device or None) for a row's GPU column: 'A100-SXM4-40GB' ->
     ('a100', 'a100-40gb'); 'Tesla P100 (PCIe)' -> ('p100', None)."""
     t = text.lower()
+    pcie = re.search(r"pcie|pci-e|\bpci\b", t) is not None
     if "b200" in t or "gb200" in t:
         return "b200", "b200"
     if "h200" in t:
         return "h200", "h200"
     if "h100" in t:
-        return "h100", "h100"
+        return "h100", "h100-pcie" if pcie else "h100"
     if "a100" in t:
-        return "a100", "a100-40gb" if re.search(r"40\s*gb", t) else "a100"
+        if re.search(r"40\s*gb", t):
+            return "a100", "a100-40gb"  # SXM4 and PCIe 40GB: the same peaks and 1555 GB/s
+        return "a100", "a100-pcie" if pcie else "a100"
     if "v100" in t:
-        return "v100", "v100"
+        return "v100", "v100-pcie" if pcie else "v100"
+    if "l40s" in t:
+        return "l40s", "l40s"
+    if re.search(r"\bl4\b", t):
+        return "l4", "l4"
+    if re.search(r"\ba10\b", t):
+        return "a10", "a10"
+    if re.search(r"\bt4\b", t):
+        return "t4", "t4"
     for family in ("p100", "titan x", "titan v", "titan rtx", "1080", "2080", "3090", "4090",
-                   "t4", "k80", "a10", "a40", "a6000", "l4", "l40", "mi100", "mi250", "mi300",
-                   "gaudi"):
+                   "k80", "a40", "a6000", "l40", "mi100", "mi250", "mi300", "gaudi"):
         if family in t:
             return family, None
     raise Skip(f"GPU '{text}' not recognised")
@@ -140,9 +151,8 @@ def is_ampere_or_later(device):
 # Calibrated rows need a catalogue GPU only for each layer's share of the measured single-GPU
 # time: a GPU outside the catalogue borrows the shares of its generation's.
 _PROXY = {"p100": "v100", "titan x": "v100", "titan v": "v100", "titan rtx": "v100",
-          "1080": "v100", "2080": "v100", "t4": "v100", "k80": "v100", "3090": "a100",
-          "a10": "a100", "a40": "a100", "a6000": "a100", "4090": "h100", "l4": "h100",
-          "l40": "h100"}
+          "1080": "v100", "2080": "v100", "k80": "v100", "3090": "a100", "a40": "a100",
+          "a6000": "a100", "4090": "h100", "l40": "h100"}
 
 
 def proxy_device(family):

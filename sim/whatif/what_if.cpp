@@ -88,17 +88,16 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
 
 std::string catalogue_device(const std::string& device_text) {
   const std::string text = lower(device_text);
+  std::string best;  // the longest name the text holds: "v100-pcie" over "v100"
   for (const workloads::DeviceSpec& d : workloads::device_catalog()) {
-    if (text == d.name || text == lower(d.full_name)) {  // exactly: a100-40gb before a100
+    if (text == d.name || text == lower(d.full_name)) {
       return d.name;
     }
-  }
-  for (const workloads::DeviceSpec& d : workloads::device_catalog()) {
-    if (text.find(d.name) != std::string::npos) {
-      return d.name;
+    if (text.find(d.name) != std::string::npos && d.name.size() > best.size()) {
+      best = d.name;
     }
   }
-  return "";
+  return best;
 }
 
 namespace {

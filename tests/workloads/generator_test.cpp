@@ -158,7 +158,8 @@ TEST(Generator, RejectsWhatItCannotModel) {
   c = resnet50_v100();
   c.device = "tpu";
   EXPECT_EQ(error_of(c),
-            "device tpu: unknown device (expected one of v100, a100, a100-40gb, h100, h200, b200)");
+            "device tpu: unknown device (expected one of v100, v100-pcie, t4, a100, a100-40gb, "
+            "a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200)");
   // Each message names the field at fault (they all said "--model" once); the command line
   // names its flag (tests/cli/cli_test.cpp).
   c = resnet50_v100();

@@ -511,7 +511,8 @@ TEST(TransformerPieces, RejectsShardsItCannotRun) {
   EXPECT_EQ(error_of(a, {.ep = 2}), "ep: ep 2: toy-llama is dense (experts 1)");
   EXPECT_EQ(error_of(toy_moe(), {.ep = 3}), "ep: ep 3: does not divide experts 4");
   EXPECT_EQ(error_of(a, {.device = "tpu"}),
-            "device: device tpu: unknown device (expected one of v100, a100, a100-40gb, h100, h200, b200)");
+            "device: device tpu: unknown device (expected one of v100, v100-pcie, t4, a100, "
+            "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200)");
   EXPECT_EQ(error_of(a, {.device = "v100"}),
             "precision: precision bf16: NVIDIA V100-SXM2 does not support it");
   EXPECT_EQ(error_of(a, {.precision = "int8"}),

@@ -91,6 +91,11 @@ class Gpus(unittest.TestCase):
         self.assertEqual(phrasing.gpu("NVIDIA H100 80GB HBM3"), ("h100", "h100"))
         self.assertEqual(phrasing.gpu("Tesla V100-SXM2-16GB"), ("v100", "v100"))
         self.assertEqual(phrasing.gpu("Tesla P100 (PCIe)"), ("p100", None))
+        for text, device in [("Tesla V100-PCIE-16GB", "v100-pcie"), ("A100 PCIe 80GB", "a100-pcie"),
+                             ("A100-PCIE-40GB", "a100-40gb"), ("H100 PCIe", "h100-pcie"),
+                             ("NVIDIA L4", "l4"), ("L40S", "l40s"), ("NVIDIA A10", "a10"),
+                             ("Tesla T4", "t4"), ("A40", None)]:
+            self.assertEqual(phrasing.gpu(text)[1], device, text)
         self.assertEqual(phrasing.proxy_device("p100"), "v100")
 
 
@@ -235,6 +240,14 @@ class RowsInOtherWords(unittest.TestCase):
         self.assertEqual(four["read_as"], "")
         self.assertIn("NICs 100 Gb/s per node", one["read_as"])
         self.assertGreater(float(one["predicted"]), 2 * float(four["predicted"]))
+
+    def test_one_gpu_needs_no_preset(self):
+        # A T4 in a cloud VM: no preset describes the machine, and one GPU needs none; its compute
+        # comes from the op-class model on the T4's datasheet.
+        r = self.results["P-T4"]
+        self.assertIn("one GPU: no preset", r["read_as"])
+        self.assertEqual(r["timing"], "op-class")
+        self.assertGreater(float(r["predicted"]), 0)
 
     def test_a_batch_range_is_refused(self):
         self.assertIn("range", self.skipped["P-RANGE"])
