@@ -64,8 +64,10 @@ def _gpus(row, preset):
 
 
 # `key=VALUE` in the notes: a number (thousands separated by commas or not), a power of two, or
-# a size with its unit, and what follows if it makes a range ("msg_bytes=1M-1G"), so that a range is refused rather than cut short.
-_VALUE = r"(?:2\s*\^\s*\d+|\d{1,3}(?:,\d{3})+(?![\d.])|[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)(?:\s*(?:[kmgt]i?b|[kmgt]|bytes?|b)\b)?"
+# a size with its unit, and what follows if it makes a range ("msg_bytes=1M-1G"), so that a
+# range is refused rather than cut short.
+_VALUE = (r"(?:2\s*\^\s*\d+|\d{1,3}(?:,\d{3})+(?![\d.])|[0-9]*\.?[0-9]+(?:e[+-]?\d+)?)"
+          r"(?:\s*(?:[kmgt]i?b|[kmgt]|bytes?|b)\b)?")
 _NOTE_VALUE = rf"({_VALUE}(?:\s*(?:-|–|\.\.|to)\s*{_VALUE})?)"
 
 
@@ -74,9 +76,9 @@ def _note_token(row, key):
     m = re.search(rf"(?:^|[\s;,(]){key}\s*[=:]\s*{_NOTE_VALUE}", row["notes"], re.IGNORECASE)
     if m:
         return m.group(1).strip().replace(",", "")  # "24,000,000": thousands separators
-    if re.search(rf"(?:^|[\s;,(]){key}\s*[=:]", row["notes"], re.IGNORECASE):
-        token = re.split(r"[=:]", row["notes"].split(key, 1)[1], 1)[1].split()[0].rstrip(",.;)")
-        raise Skip(f"notes: {key}={token} is not a number > 0")
+    m = re.search(rf"(?:^|[\s;,(]){key}\s*[=:]\s*([^\s;)]*)", row["notes"], re.IGNORECASE)
+    if m:
+        raise Skip(f"notes: {key}={m.group(1).rstrip(',.')} is not a number > 0")
     return None
 
 

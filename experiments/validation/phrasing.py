@@ -14,7 +14,7 @@ class Skip(Exception):
 
 
 def _squash(text):
-    """Lower case, parentheses dropped, only letters and digits: 'ResNet-50 (v1.5)' -> 'resnet50'."""
+    """Lower case, parentheses dropped, letters and digits only: "ResNet-50 (v1.5)" -> resnet50."""
     return re.sub(r"[^a-z0-9]", "", re.sub(r"\([^)]*\)", "", text.lower()))
 
 
