@@ -90,10 +90,10 @@ struct LayerCost {
 };
 
 struct ModelShape {
-  std::string model;     // one of model_names()
-  int batch = 1;         // samples per device
+  std::string model;   // one of model_names()
+  int batch = 1;       // samples per device
   int image_size = 0;  // CNNs: input height = width (= depth for a volume); 0: the model's default
-  int seq_len = 128;     // transformers: tokens per sample
+  int seq_len = 128;   // transformers: tokens per sample
 };
 
 // "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",

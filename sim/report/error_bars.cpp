@@ -61,8 +61,9 @@ ErrorBar error_bar(const std::string& error_class, const std::string& descriptio
 std::vector<ErrorBar> training_error_bars(const std::string& timing, bool multi_node,
                                           const std::string& device) {
   const std::string where = multi_node ? "across nodes" : "on one node";
-  std::vector<ErrorBar> bars{error_bar("dp-" + timing + "-" + scope(multi_node),
-                                       "data-parallel training " + where + ", compute " + timing_phrase(timing))};
+  std::vector<ErrorBar> bars{
+      error_bar("dp-" + timing + "-" + scope(multi_node),
+                "data-parallel training " + where + ", compute " + timing_phrase(timing))};
   if (timing == "op-class" || timing == "roofline") {
     const std::string gpu = device.empty() ? "unknown" : device;
     bars.push_back(error_bar("compute-" + timing + "-" + gpu,
