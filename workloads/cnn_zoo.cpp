@@ -68,6 +68,19 @@ std::vector<LayerCost> resnet(const ModelShape& shape, const ResNetShape& net) {
   return b.take();
 }
 
+// VGG's and AlexNet's classifier: 4096, ReLU, 4096, ReLU, 1000, as torchvision's Sequential
+// numbers them from `first` (its dropouts, which cost nothing here, take the gaps).
+void classifier(CnnBuilder& b, int first) {
+  const auto name = [](int index) {
+    return "classifier." + std::to_string(index);
+  };
+  b.linear(name(first), 4096);
+  b.relu(name(first + 1));
+  b.linear(name(first + 3), 4096);
+  b.relu(name(first + 4));
+  b.linear(name(6), 1000);
+}
+
 // torchvision's VGG configurations "A" (vgg11), "B" (vgg13), "D" (vgg16), "E" (vgg19): the
 // filters of each 3x3 convolution, kPool for a 2x2 max pool; with BN, a batch norm after each
 // convolution. features.<index> follows torchvision's Sequential numbering.
@@ -108,11 +121,7 @@ std::vector<LayerCost> vgg(const ModelShape& shape, int depth, bool batch_norm) 
                                            shape.model +
                                            " on 224x224 inputs only (a 7x7 feature map)");
   }
-  b.linear("classifier.0", 4096);
-  b.relu("classifier.1");
-  b.linear("classifier.3", 4096);
-  b.relu("classifier.4");
-  b.linear("classifier.6", 1000);
+  classifier(b, 0);
   return b.take();
 }
 
@@ -137,11 +146,7 @@ std::vector<LayerCost> alexnet(const ModelShape& shape) {
   b.conv("features.10", 256, 3, 1, 1, true);
   b.relu("features.11");
   b.max_pool("features.12", 3, 2, 0);
-  b.linear("classifier.1", 4096);
-  b.relu("classifier.2");
-  b.linear("classifier.4", 4096);
-  b.relu("classifier.5");
-  b.linear("classifier.6", 1000);
+  classifier(b, 1);
   return b.take();
 }
 
