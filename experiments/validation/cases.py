@@ -249,9 +249,14 @@ def _training_metric(row, batch, seq):
                "convergence, not one iteration)")
 
 
-def _single_gpu_system(row, read_as):
-    """(preset, device, family) of a one-GPU row whose machine no preset describes: any preset
-    serves, its interconnect carries nothing."""
+def training_system(row, read_as):
+    """(preset, device, family) of a training row; a one-GPU row whose machine no preset
+    describes gets any preset (its interconnect carries nothing), said in `read_as`."""
+    try:
+        return _system(row)
+    except Skip:
+        if phrasing.int_or_none(row.get("total_gpus", "")) != 1:
+            raise
     family, device = phrasing.gpu(row["gpu"])
     read_as.append(f"one GPU: no preset for '{row['gpu']}' in '{row['intra_link']}', and none "
                    "is needed (pcie8-single-root's node, its links unused)")
@@ -261,12 +266,7 @@ def _single_gpu_system(row, read_as):
 def training_case(row, base, workdir):
     model, seq, model_note = phrasing.model(row["model"], row["notes"])
     read_as = [model_note] if model_note else []
-    try:
-        preset, device, family = _system(row)
-    except Skip:
-        if phrasing.int_or_none(row.get("total_gpus", "")) != 1:
-            raise
-        preset, device, family = _single_gpu_system(row, read_as)
+    preset, device, family = training_system(row, read_as)
     batch = _int(row, "batch_per_gpu")
     n, nodes = _gpus(row, preset)
     steps = _accumulation_steps(row["notes"])

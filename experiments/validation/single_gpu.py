@@ -49,12 +49,7 @@ def distinct_configs(rows):
             continue
         try:
             model, seq, _ = phrasing.model(row["model"], row["notes"])
-            try:
-                _, device, _ = cases_mod._system(row)
-            except cases_mod.Skip:
-                if phrasing.int_or_none(row.get("total_gpus", "")) != 1:
-                    raise
-                _, device, _ = cases_mod._single_gpu_system(row, [])
+            _, device, _ = cases_mod.training_system(row, [])
             if device is None:
                 raise cases_mod.Skip(f"the workload generator has no '{row['gpu']}'")
             context = " ".join(row.get(c, "") for c in ("source", "comm_lib", "notes"))
