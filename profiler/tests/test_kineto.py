@@ -383,6 +383,18 @@ class RealCpuRuns(unittest.TestCase):
                 self.assertAlmostEqual(collective["duration_sec"],
                                        4e-6 + collective["bytes"] / 1e9, delta=1e-8)
             self.assertGreaterEqual(result["iteration_time_sec"], result["compute_sec"])
+            # Kineto in, Chakra out: the graph written as Chakra and read back is the same job.
+            prefix = self.tmp / "chakra" / "ddp"
+            prefix.parent.mkdir(exist_ok=True)
+            runs = [[str(DTSIM), "simulate", "--graph", str(graph_path), "--platform",
+                     str(PLATFORM), "--dump-chakra", str(prefix)],
+                    [str(DTSIM), "simulate", "--chakra", str(prefix), "--platform",
+                     str(PLATFORM), "--report", str(self.tmp / "chakra.json")]]
+            for command in runs:
+                run = subprocess.run(command, capture_output=True, text=True)
+                self.assertEqual(run.returncode, 0, run.stderr)
+            again = json.loads((self.tmp / "chakra.json").read_text())["result"]
+            self.assertEqual(again["iteration_time_sec"], result["iteration_time_sec"])
 
 
 if __name__ == "__main__":
