@@ -271,6 +271,13 @@ JobFile::JobFile(const std::string& path, const po::options_description& flags,
                   "line only)");
       continue;
     }
+    // Boost matches "" to every flag without a short name, and "-o" to a short one.
+    if (key.empty() || key.front() == '-') {
+      reader.fail(pointer, std::string(key.empty() ? "the empty key" : "a key with dashes") +
+                               " is not a flag name (a key is a flag without its dashes, "
+                               "such as \"ranks\")");
+      continue;
+    }
     const po::option_description* option = flags.find_nothrow(key, /*approx=*/false);
     if (option == nullptr) {
       reader.fail(pointer, unknown_key(key, flags));

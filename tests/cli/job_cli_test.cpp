@@ -172,6 +172,14 @@ TEST_F(JobCli, BadFilesAreLocatedErrorsWithNoReport) {
                "{\"tp\": 8, \"pp\": 4, \"dp\": 8}, got number 8",
                "/ranks: expected an integer from -2147483648 to 2147483647, got number "
                "4294967296"}));
+  // Keys that are no flag's name (issue #21: Boost threw on "", which libFuzzer found).
+  expect_error("{\"\": {\"tp\": 2}, \"-o\": \"x.json\", \"--ranks\": 4}",
+               said(j, {"/: the empty key is not a flag name (a key is a flag without its "
+                        "dashes, such as \"ranks\")",
+                        "/--ranks: a key with dashes is not a flag name (a key is a flag "
+                        "without its dashes, such as \"ranks\")",
+                        "/-o: a key with dashes is not a flag name (a key is a flag without its "
+                        "dashes, such as \"ranks\")"}));
   // Nesting is bounded in messages as in every reader.
   expect_error("{\"ranks\": " + std::string(40, '[') + std::string(40, ']') + "}",
                said(j, {"/ranks: expected an integer from -2147483648 to 2147483647, got array "
