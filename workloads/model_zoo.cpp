@@ -1,6 +1,7 @@
 #include "workloads/model_zoo.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -169,12 +170,135 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
   return out;
 }
 
+// The share of a corpus's tokens whose word has frequency rank first+1 .. end (of `vocab`
+// words), by Zipf's law with exponent 1: a word's frequency is proportional to 1 / rank.
+double zipf_share(int first, int end, int vocab) {
+  double part = 0, all = 0;
+  for (int rank = 1; rank <= vocab; ++rank) {
+    all += 1.0 / rank;
+    if (rank > first && rank <= end) {
+      part += 1.0 / rank;
+    }
+  }
+  return part / all;
+}
+
 }  // namespace
+
+// NVIDIA DeepLearningExamples' Transformer-XL (PyTorch, WikiText-103; mem_transformer.py):
+// an adaptive embedding and softmax over 267,735 words in four clusters, and `layers` decoder
+// layers of relative-position attention over the segment of T = seq_len tokens and a memory of
+// M = T earlier tokens (DLE trains with mem_len = tgt_len), post-layer-norm.
+std::vector<LayerCost> transformer_xl(const ModelShape& shape, const TransformerXlShape& x) {
+  constexpr int kVocab = 267735;
+  constexpr std::array<int, 5> kBounds{0, 19997, 39997, 199997, kVocab};  // the cutoffs
+  const double b = shape.batch, seq = shape.seq_len, mem = seq, t = b * seq;
+  const double d = x.d_model, hd = 1.0 * x.heads * x.d_head, f = x.d_inner;
+  const double scores = b * x.heads * seq * (mem + seq);  // T x (M+T) per sample and head
+  std::array<double, 4> width{}, tokens{}, words{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    width[i] = d / std::pow(x.div_val, static_cast<double>(i));
+    tokens[i] = t * zipf_share(kBounds[i], kBounds[i + 1], kVocab);
+    words[i] = kBounds[i + 1] - kBounds[i];
+  }
+  std::vector<LayerCost> out;
+  // Adaptive embedding: a lookup per cluster, scaled by sqrt(d_model), dropout; with
+  // div_val > 1 each cluster's rows are then projected to d_model (word_emb.proj, whose input
+  // gradient reaches the table). The two relative-position biases, shared by every layer, are
+  // counted here.
+  LayerCost emb{.name = "word_emb",
+                .forward_flops = t * d,
+                .activation_elements = 3 * t * d,
+                .params = static_cast<std::uint64_t>(2 * hd),
+                .backward_factor = 1,
+                .output_elements = t * d,
+                .elementwise_elements = 4 * t * d};
+  LayerCost proj{.name = "word_emb.proj", .output_elements = t * d};
+  for (std::size_t i = 0; i < 4; ++i) {
+    emb.params += static_cast<std::uint64_t>(words[i] * width[i]);
+    proj.params += static_cast<std::uint64_t>(d * width[i]);
+    proj.forward_flops += 2 * tokens[i] * d * width[i];
+    proj.activation_elements += tokens[i] * (d + width[i]);
+    proj.gemms.push_back({.m = tokens[i], .n = d, .k = width[i]});
+  }
+  out.push_back(emb);
+  if (x.div_val > 1) {
+    out.push_back(proj);
+  }
+  for (int i = 0; i < x.layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    // The memory's and the positions' projections (qkv_net over the M memory rows, r_net over
+    // the M+T positions): neither input needs a gradient, only the weights do.
+    out.push_back(
+        {.name = p + "dec_attn.mem",
+         .forward_flops = 2 * mem * b * 3 * hd * d + 2 * (mem + seq) * hd * d,
+         .activation_elements = mem * b * (d + 3 * hd) + (mem + seq) * (d + hd),
+         .backward_factor = 1,
+         .output_elements = t * d,
+         .gemms = {{.m = mem * b, .n = 3 * hd, .k = d}, {.m = mem + seq, .n = hd, .k = d}},
+         .elementwise_elements = (mem + seq) * d});
+    // qkv over the segment, the content (AC) and position (BD) scores, their shift, mask and
+    // softmax, the weighted values, o_net, dropout, residual add and LayerNorm.
+    const double per = b * x.heads;
+    const double score_passes = 9 + (x.dropatt > 0 ? 2 : 0);
+    out.push_back(
+        {.name = p + "dec_attn",
+         .forward_flops = 2 * t * 3 * hd * d + 6 * scores * x.d_head + 2 * t * d * hd +
+                          kSoftmaxFlopsPerElement * scores + (1 + kNormFlopsPerElement) * t * d,
+         .activation_elements = t * d + 3 * t * hd + 2 * mem * b * hd + 6 * scores + 5 * t * d,
+         .params = static_cast<std::uint64_t>(5 * hd * d + 2 * d),  // qkv, o, r nets; LN
+         .output_elements = t * d,
+         .gemms = {{.m = t, .n = 3 * hd, .k = d},
+                   {.m = seq, .n = mem + seq, .k = 1.0 * x.d_head, .count = per},
+                   {.m = seq, .n = mem + seq, .k = 1.0 * x.d_head, .count = per},
+                   {.m = seq, .n = 1.0 * x.d_head, .k = mem + seq, .count = per},
+                   {.m = t, .n = d, .k = hd}},
+         .elementwise_elements = score_passes * scores + 4 * t * hd + 7 * t * d});
+    LayerCost ff = dense(p + "pos_ff", t, d, f, t * f, 4 * t * f, 0);  // ReLU, dropout
+    const LayerCost down = dense("", t, f, d, (2 + kNormFlopsPerElement) * t * d, 7 * t * d,
+                                 static_cast<std::uint64_t>(2 * d));  // dropout, add, LN
+    ff.forward_flops += down.forward_flops;
+    ff.activation_elements += down.activation_elements;
+    ff.params += down.params;
+    ff.output_elements = down.output_elements;
+    ff.gemms.push_back(down.gemms[0]);
+    ff.elementwise_elements += down.elementwise_elements;
+    out.push_back(ff);
+  }
+  // Adaptive log-softmax: every token through the head (the 19,997 most frequent words and 3
+  // cluster logits), the others' tokens through their cluster too. Word weights are tied to
+  // the embedding; with div_val > 1 the head has its own projection, the tails share the
+  // embedding's. Own parameters: the word biases, the cluster logits, the head projection.
+  LayerCost crit{
+      .name = "crit",
+      .params = static_cast<std::uint64_t>(kVocab + 3 * d + 3 + (x.div_val > 1 ? d * d : 0)),
+      .output_elements = t * (words[0] + 3)};
+  double logits = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const double rows = i == 0 ? t : tokens[i];
+    const double cols = i == 0 ? words[0] + 3 : words[i];
+    if (x.div_val > 1) {
+      crit.gemms.push_back({.m = rows, .n = width[i], .k = d});
+    }
+    crit.gemms.push_back({.m = rows, .n = cols, .k = width[i]});
+    logits += rows * cols;
+  }
+  for (const Gemm& g : crit.gemms) {
+    crit.forward_flops += 2 * g.m * g.n * g.k;
+    crit.activation_elements += g.m * (g.k + g.n);
+  }
+  crit.forward_flops += kLossFlopsPerLogit * logits;
+  crit.activation_elements += 2 * logits;
+  crit.elementwise_elements = 2 * logits;  // log-softmax reads and writes the logits
+  out.push_back(crit);
+  return out;
+}
 
 const std::vector<std::string>& model_names() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> names = zoo::cnn_names();
-    names.insert(names.end(), {"bert_base", "bert_large", "gpt2"});
+    names.insert(names.end(), {"bert_base", "bert_large", "gpt2", "transformer_xl_base",
+                               "transformer_xl_large"});
     return names;
   }();
   return kNames;
@@ -215,6 +339,10 @@ std::vector<LayerCost> model_layers(const ModelShape& given) {
     return bert(shape, 24, 1024, 16);
   if (m == "gpt2")
     return gpt2(shape);
+  if (m == "transformer_xl_base")
+    return transformer_xl(shape, kTransformerXlBase);
+  if (m == "transformer_xl_large")
+    return transformer_xl(shape, kTransformerXlLarge);
   std::string names;
   for (const std::string& name : model_names()) {
     names += (names.empty() ? "" : ", ") + name;

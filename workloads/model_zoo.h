@@ -96,9 +96,23 @@ struct ModelShape {
   int seq_len = 128;   // transformers: tokens per sample
 };
 
+// A Transformer-XL's hyperparameters (NVIDIA DeepLearningExamples' names in comments).
+struct TransformerXlShape {
+  int layers = 16;     // n_layer
+  int d_model = 512;   // d_model = d_embed
+  int heads = 8;       // n_head
+  int d_head = 64;     // d_head
+  int d_inner = 2048;  // d_inner
+  int div_val = 1;     // adaptive embedding: cluster i has d_model / div_val^i dimensions
+  double dropatt = 0;  // dropout on the attention probabilities (0: no pass over them)
+};
+// DLE's WikiText-103 base and large models (wt103_base.yaml, wt103_large.yaml).
+inline constexpr TransformerXlShape kTransformerXlBase{16, 512, 8, 64, 2048, 1, 0.0};
+inline constexpr TransformerXlShape kTransformerXlLarge{18, 1024, 16, 64, 4096, 4, 0.2};
+
 // "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
 // "resnext101_32x8d", "wide_resnet50_2", "vgg11" ... "vgg19_bn", "alexnet", "inception_v3",
-// "cosmoflow", "bert_base", "bert_large", "gpt2".
+// "cosmoflow", "bert_base", "bert_large", "gpt2", "transformer_xl_base", "transformer_xl_large".
 [[nodiscard]] const std::vector<std::string>& model_names();
 
 // The input a CNN takes when none is given: 299 for inception_v3, 128 (voxels) for cosmoflow,
@@ -120,7 +134,17 @@ struct ModelShape {
 //    runs on the masked 15% of tokens only; the decoder weight is tied to the word embeddings.
 //  - gpt2: GPT-2 small (12 layers, hidden 768, 12 heads, vocab 50257, 1024 positions), lm_head
 //    tied to the token embeddings.
+//  - transformer_xl_base, transformer_xl_large: NVIDIA DeepLearningExamples' Transformer-XL on
+//    WikiText-103 (transformer_xl below); seq_len is the segment (tgt_len = mem_len; DLE trains
+//    base at 192, large at 384).
 [[nodiscard]] std::vector<LayerCost> model_layers(const ModelShape& shape);
+
+// A Transformer-XL of any hyperparameters on WikiText-103's 267,735 words: the adaptive
+// embedding and softmax (cutoffs 19,997 / 39,997 / 199,997; the words' token shares by Zipf's
+// law, workloads/GENERATOR.md), relative-position attention over seq_len tokens and as many of
+// memory. Layers: word_emb, then per layer dec_attn.mem, dec_attn, pos_ff, then crit.
+[[nodiscard]] std::vector<LayerCost> transformer_xl(const ModelShape& shape,
+                                                    const TransformerXlShape& hyper);
 
 // Whether `model` is one of the zoo's CNNs (its layers carry CnnGeometry).
 [[nodiscard]] bool is_cnn(const std::string& model);

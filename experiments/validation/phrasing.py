@@ -26,8 +26,6 @@ _RESNEXT = re.compile(r"^(?:resnext|rnx)(50|101)(32x4d|32x8d)?")
 _VGG = re.compile(r"^vgg(11|13|16|19)(bn)?")
 _BERT = re.compile(r"^bert(large|base)")
 _UNMODELLED = {
-    "transformerxl": "Transformer-XL (segment recurrence with a memory of past segments, "
-                     "relative positions, adaptive softmax) is not in the zoo",
     "googlenet": "GoogLeNet (Inception v1) is not in the zoo",
     "inceptionv4": "Inception v4 is not in the zoo",
     "mobilenet": "MobileNets are not in the zoo",
@@ -99,10 +97,38 @@ def model(text, notes="", need_sequence=True):
         return f"bert_{m.group(1)}", seq, note
     if key.startswith("gpt2"):
         return "gpt2", sequence_length(text) or sequence_length(notes), None
+    if key.startswith("transformerxl"):
+        return _transformer_xl(text, notes)
     for prefix, why in _UNMODELLED.items():
         if key.startswith(prefix):
             raise Skip(f"model '{text}': {why}")
     raise Skip(f"model '{text}' is not in the generator's zoo")
+
+
+# DLE's segment lengths (tgt_len = mem_len) of its WikiText-103 training recipes.
+_XL_SEGMENT = {"transformer_xl_base": 192, "transformer_xl_large": 384}
+
+
+def _transformer_xl(text, notes):
+    """NVIDIA DeepLearningExamples' Transformer-XL on WikiText-103, base or large."""
+    both = f"{text} {notes}".lower()
+    corpus = re.search(r"enwik8|text8|lm1b|one billion|billion word", both)
+    if corpus:
+        raise Skip(f"model '{text}': Transformer-XL on {corpus.group(0)}; the zoo has the "
+                   "WikiText-103 models (267,735 words)")
+    size = re.search(r"\b(base|large)\b", both)
+    if size is None:
+        raise Skip(f"model '{text}': Transformer-XL base or large is not said")
+    name = f"transformer_xl_{size.group(1)}"
+    stated = re.search(r"tgt[\s_-]*len\D{0,3}(\d+)", both)
+    seq = sequence_length(text) or sequence_length(notes) or (
+        int(stated.group(1)) if stated else None)
+    note = None
+    if seq is None:
+        seq = _XL_SEGMENT[name]
+        note = f"'{text}': segment of {seq} tokens and a memory of as many assumed (DLE's " \
+               "WikiText-103 recipe)"
+    return name, seq, note
 
 
 # --- GPUs -----------------------------------------------------------------------------------

@@ -30,6 +30,17 @@ double conv_fc_macs_per_sample(const std::vector<LayerCost>& layers, int batch) 
   return macs / batch;
 }
 
+// The layer of `layers` named `name` (a failed expectation and a blank cost if there is none).
+LayerCost layer_named(const std::vector<LayerCost>& layers, const std::string& name) {
+  for (const LayerCost& l : layers) {
+    if (l.name == name) {
+      return l;
+    }
+  }
+  ADD_FAILURE() << "no layer " << name;
+  return {};
+}
+
 TEST(ModelZoo, CnnParameterCountsEqualTorchvision) {
   // torchvision weights meta "num_params" (experiments/validation/data/published.csv rows
   // PARAM-01..09).
@@ -164,6 +175,72 @@ TEST(ModelZoo, TransformerParameterCountsEqualTheReferenceModels) {
   EXPECT_EQ(109'482'240u + 590'592u + 1'536u + 30'522u + 1'538u, 110'106'428u);
 }
 
+TEST(ModelZoo, TransformerXlParameterCountsFollowItsModules) {
+  // NVIDIA DeepLearningExamples' mem_transformer.py, module by module. Per layer: qkv_net
+  // 3*H*Dh x D, r_net and o_net H*Dh x D (no biases), two LayerNorms 2D each, the FFN D x F + F
+  // and F x D + D. Base (div_val 1): one 267,735 x 512 embedding, tied to the softmax; the
+  // softmax's word biases 267,735, cluster logits 3 x 512 + 3; r_w_bias and r_r_bias 8 x 64
+  // each, shared by all layers.
+  const std::uint64_t base_layer =
+      3 * 512 * 512 + 2 * 512 * 512 + 2 * 1024 + 512 * 2048 + 2048 + 2048 * 512 + 512;
+  EXPECT_EQ(base_layer, 3'412'480u);  // train.py logs 16 x this as "#non emb params"
+  const std::uint64_t base = 16 * base_layer + 267'735ull * 512 + 267'735 + 3 * 512 + 3 + 1024;
+  EXPECT_EQ(base, 191'950'298u);
+  EXPECT_EQ(
+      total_params(model_layers({.model = "transformer_xl_base", .batch = 1, .seq_len = 192})),
+      base);
+  // The same modules with the paper's base hyperparameters (D 410, 10 heads of 41, F 2100,
+  // 16 layers) give 151,107,538: Dai et al. 2019, Table 1, "Transformer-XL Standard: 151M".
+  EXPECT_EQ(total_params(transformer_xl({.model = "x", .batch = 1, .seq_len = 150},
+                                        {16, 410, 10, 41, 2100, 1, 0.0})),
+            151'107'538u);
+  // Large (div_val 4): clusters of 19,997 x 1024, 20,000 x 256, 160,000 x 64 and 67,738 x 16,
+  // each projected to 1024 (1024 x d_i, shared with the softmax's tails); the softmax head's
+  // own 1024 x 1024 projection; biases and cluster logits as above; 18 layers of D 1024,
+  // 16 heads of 64, F 4096. (The paper's large, 257M, has the same layers; the difference is
+  // not explained by the code: 16 layers would give 257.9M.)
+  const std::uint64_t large_layer =
+      5ull * 1024 * 1024 + 2 * 2048 + 1024ull * 4096 + 4096 + 4096ull * 1024 + 1024;
+  const std::uint64_t clusters = 19'997ull * 1024 + 20'000 * 256 + 160'000 * 64 + 67'738 * 16;
+  const std::uint64_t projections = 1024ull * (1024 + 256 + 64 + 16);
+  const std::uint64_t large = 18 * large_layer + clusters + projections + 1024ull * 1024 + 267'735 +
+                              3 * 1024 + 3 + 2 * 1024;
+  EXPECT_EQ(large, 285'167'482u);
+  EXPECT_EQ(
+      total_params(model_layers({.model = "transformer_xl_large", .batch = 1, .seq_len = 384})),
+      large);
+}
+
+TEST(ModelZoo, TransformerXlAttendsOverTheMemoryToo) {
+  // Base, batch 2, segment 192 and a memory of 192: per layer the scores are 2 x 8 heads of
+  // 192 x 384; the segment's qkv is 384 rows, the memory's 384 rows more, r_net 384 positions.
+  const auto layers = model_layers({.model = "transformer_xl_base", .batch = 2, .seq_len = 192});
+  const LayerCost attn = layer_named(layers, "layers.3.dec_attn");
+  ASSERT_EQ(attn.gemms.size(), 5u);
+  EXPECT_EQ(attn.gemms[0], (Gemm{.m = 384, .n = 1536, .k = 512}));
+  EXPECT_EQ(attn.gemms[1], (Gemm{.m = 192, .n = 384, .k = 64, .count = 16}));
+  EXPECT_EQ(attn.gemms[3], (Gemm{.m = 192, .n = 64, .k = 384, .count = 16}));
+  const LayerCost mem = layer_named(layers, "layers.3.dec_attn.mem");
+  EXPECT_EQ(mem.backward_factor, 1);  // detached memory, fixed positions: weight gradients only
+  EXPECT_EQ(mem.gemms[0], (Gemm{.m = 384, .n = 1536, .k = 512}));
+  EXPECT_EQ(mem.gemms[1], (Gemm{.m = 384, .n = 512, .k = 512}));
+  // The softmax: every token through the head (19,997 words + 3 clusters); the tails take the
+  // tokens Zipf's law gives their words (ranks 19,998-39,997: H(39997) - H(19997) over
+  // H(267735) = 0.6931 / 13.0754 = 5.30 %).
+  const LayerCost crit = layer_named(layers, "crit");
+  ASSERT_EQ(crit.gemms.size(), 4u);
+  EXPECT_EQ(crit.gemms[0], (Gemm{.m = 384, .n = 20000, .k = 512}));
+  EXPECT_NEAR(crit.gemms[1].m / 384, 0.0530, 0.0002);
+  EXPECT_EQ(crit.gemms[1].n, 20000);
+  // The three tails together: the words past rank 19,997, 1 - H(19997) / H(267735) =
+  // 1 - 10.4806 / 13.0750 = 19.84 % of the tokens (H(n) = ln n + 0.5772 + 1/2n).
+  double tails = 0;
+  for (std::size_t i = 1; i < crit.gemms.size(); ++i) {
+    tails += crit.gemms[i].m / 384;
+  }
+  EXPECT_NEAR(tails, 0.1984, 0.0002);
+}
+
 TEST(ModelZoo, ConvolutionMacsMatchTorchvisionsTable) {
   // torchvision's model table (GFLOPS = multiply-accumulates of one 224x224 image):
   // resnet18 1.81, resnet34 3.66, resnet50 4.09, resnet101 7.80, resnet152 11.51,
@@ -227,17 +304,6 @@ TEST(ModelZoo, LayerNamesAreUniqueAndFirstLayerNeedsNoInputGradient) {
     }
     EXPECT_EQ(layers.front().backward_factor, 1) << model;
   }
-}
-
-// The layer of `layers` named `name` (a failed expectation and a blank cost if there is none).
-LayerCost layer_named(const std::vector<LayerCost>& layers, const std::string& name) {
-  for (const LayerCost& l : layers) {
-    if (l.name == name) {
-      return l;
-    }
-  }
-  ADD_FAILURE() << "no layer " << name;
-  return {};
 }
 
 TEST(ModelZoo, CnnOutputElementsFollowTheShapesByHand) {

@@ -48,9 +48,19 @@ class Models(unittest.TestCase):
         self.assertEqual(phrasing.model("BERT-Base", "seq 128")[:2], ("bert_base", 128))
         self.assertIn("task head", phrasing.model("BERT-large SQuAD", "seq_len 384")[2])
 
+    def test_transformer_xl_is_dles_wikitext_model(self):
+        self.assertEqual(phrasing.model("Transformer-XL base")[:2], ("transformer_xl_base", 192))
+        self.assertIn("DLE's", phrasing.model("Transformer-XL base")[2])
+        self.assertEqual(phrasing.model("TransformerXL Large", "tgt_len=512")[:2],
+                         ("transformer_xl_large", 512))
+        with self.assertRaisesRegex(Skip, "enwik8"):
+            phrasing.model("Transformer-XL large", "enwik8")
+        with self.assertRaisesRegex(Skip, "base or large"):
+            phrasing.model("Transformer-XL")
+
     def test_models_outside_the_zoo_say_why(self):
-        with self.assertRaisesRegex(Skip, "Transformer-XL"):
-            phrasing.model("Transformer-XL base")
+        with self.assertRaisesRegex(Skip, "GoogLeNet"):
+            phrasing.model("GoogLeNet")
         with self.assertRaisesRegex(Skip, "32x8d"):
             phrasing.model("ResNeXt-101")  # 32x4d, 32x8d or 64x4d: not said
         with self.assertRaisesRegex(Skip, "not in the generator's zoo"):
