@@ -183,9 +183,8 @@ def allreduce_case(row, base, workdir):
     # Across nodes NCCL's NVLS needs SHARP switches (CollNet); NVLS_TREE runs a tree instead.
     sharp = ran_nvls and _int(row, "nodes") > 1
     text = " ".join(row.get(c, "") for c in ("allreduce_alg", "inter_network", "notes")).lower()
-    if sharp and re.search(r"nvls[\s_-]*tree", text):
-        raise Skip("NCCL ran NVLS_TREE across nodes (NVLS inside nodes, a tree between them), "
-                   "which dtsim does not model")
+    nvls_tree = sharp and re.search(r"nvls[\s_-]*tree", text) is not None
+    sharp = sharp and not nvls_tree
     if sharp and not re.search(r"sharp|collnet", text.replace("nvlink sharp", "")):
         raise Skip("NCCL ran NVLS across nodes, and the row does not say the network switches "
                    "reduced (SHARP, CollNet), which that needs")
@@ -198,8 +197,9 @@ def allreduce_case(row, base, workdir):
     measured_sec = _measured_allreduce_sec(row, msg_bytes, n)
     read_as = []
     nic_gbps = _nics(row, preset, nodes, read_as)
-    # NVLS: dtsim's nvls algorithm, whose 25 us latency replaces NCCL's base latency.
-    algorithm = "nvls" if ran_nvls else _algorithm(row)
+    # NVLS: dtsim's nvls algorithm, whose 25 us latency replaces NCCL's base latency (as
+    # nvls-tree's, NCCL's NVLS_TREE).
+    algorithm = ("nvls-tree" if nvls_tree else "nvls") if ran_nvls else _algorithm(row)
     latency = "0us" if ran_nvls else COLLECTIVE_LATENCY
     return Case(
         case_id=row["case_id"], source=base, kind="allreduce", metric="allreduce_time",

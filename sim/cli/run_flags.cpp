@@ -52,7 +52,8 @@ po::options_description run_flags(RunFlags& f, bool ranks_required, bool platfor
       "two trees), halving-doubling (Rabenseifner), recursive-doubling, direct, hierarchical "
       "(rings inside then across nodes), torus-2d (rings along x then y), nvls (NVLink SHARP: "
       "the node's NVSwitch reduces; nodes with \"nvlink_sharp\", ranks on one node, "
-      "all-reduce), or auto (the lowest estimated time on this platform, per collective; the "
+      "all-reduce), nvls-tree (NCCL's NVLS_TREE: NVLS inside nodes, a tree between them; not "
+      "weighed by auto), or auto (the lowest estimated time on this platform, per collective; the "
       "report lists every candidate), or "
       "auto:NAME,NAME... (the same among the algorithms named, e.g. auto:ring,double-tree for "
       "NCCL's own)");

@@ -48,7 +48,7 @@ std::string names_list() {
 // The names after "auto:" in `algorithm` (comma separated); every registry name for "auto".
 std::vector<std::string> auto_candidates(const std::string& algorithm) {
   if (algorithm == "auto") {
-    return algorithm_names();
+    return auto_algorithm_names();
   }
   std::vector<std::string> names;
   std::string rest = algorithm.substr(5);
@@ -81,7 +81,7 @@ double op_bound(const std::string& algorithm, const CollectiveRequest& r, const 
   if (algorithm == "direct") {
     return 2 * p * p;
   }
-  if (algorithm == "nvls") {
+  if (algorithm == "nvls" || algorithm == "nvls-tree") {
     return p * p + 1;
   }
   // Broadcast and reduce: a pipelined chain or tree, p - 1 edges, each carrying every chunk.

@@ -29,7 +29,18 @@
 // transfers. Every node must hold as many ranks. Idle, on NVLink nodes (the NIC path apart from
 // the GPU links), NIC links of B_nic per node, routes of L_in inside a node and L_out between:
 // t = 25 us - L_out + max(L_in + S (g+1) / (0.85 g B), L_out + S / B_nic).
-// NCCL's NVLS_TREE (NVLS inside nodes, a tree between them, no SHARP) is not modelled.
+//
+// nvls-tree is NCCL's NVLS_TREE, across nodes without SHARP: NVLS inside every node as above,
+// and between nodes each GPU's reduced shard s = S/g all-reduced with the same-index GPUs of
+// the other nodes over NCCL's double binary tree of the nodes (tree.h: two trees, each with half
+// the shard, reduced up and broadcast down). NCCL pipelines all of it, so the schedule starts
+// every part at once (collapsed): each tree edge carries its half shard up and down. A node
+// interior in one tree and a leaf in the other (N >= 3) sends 2 s per GPU, so its NIC carries 2 S
+// each way, as NCCL's tree bandwidth (half the bus bandwidth); on 2 nodes S, as NCCL's doubled
+// inter-node bandwidth for N <= 2. Latency, NCCL's NVLSTree term: 25 us + 2 floor(log2 N)
+// 20.9 us (inter-node hops), less the slowest route. Idle, on 2 nodes:
+// t = 66.8 us - L_out + max(L_in + S (g+1) / (0.85 g B), L_out + S / B_nic). Not in `auto`:
+// no measurement checks it yet.
 //
 // Limits: the ranks' nodes are the placement's (hints.node_of). The link report counts the
 // 1/0.85 padding as bytes; SHARP's reduction in the switches is emulated by forwarding, so
@@ -43,11 +54,22 @@ namespace dtsim::sim {
 
 inline constexpr double kNvlsLatencySec = 25e-6;
 inline constexpr double kNvlsEfficiency = 0.85;
+inline constexpr double kNvlsTreeNetHopSec = 20.9e-6;  // NCCL's hwLat[NET][NVLSTree][Simple]
 
 class NvlsAlgorithm final : public CollectiveAlgorithm {
  public:
   [[nodiscard]] std::string_view name() const override { return "nvls"; }
   // All-reduce only, on ranks that share one node (hints.ranks_per_node).
+  [[nodiscard]] std::string unsupported(const CollectiveRequest& request,
+                                        const TopologyHints& hints) const override;
+  [[nodiscard]] Schedule build(const CollectiveRequest& request,
+                               const TopologyHints& hints) const override;
+};
+
+class NvlsTreeAlgorithm final : public CollectiveAlgorithm {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "nvls-tree"; }
+  // All-reduce only, on NVLink-SHARP nodes holding as many ranks each, two nodes or more.
   [[nodiscard]] std::string unsupported(const CollectiveRequest& request,
                                         const TopologyHints& hints) const override;
   [[nodiscard]] Schedule build(const CollectiveRequest& request,

@@ -52,7 +52,17 @@ const std::vector<CollectiveOp>& all_ops() {
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames{
       "ring",         "tree",     "double-tree", "halving-doubling", "recursive-doubling", "direct",
-      "hierarchical", "torus-2d", "nvls"};
+      "hierarchical", "torus-2d", "nvls",        "nvls-tree"};
+  return kNames;
+}
+
+const std::vector<std::string>& auto_algorithm_names() {
+  // nvls-tree waits for a measurement to check it (sim/collectives/nvls.h).
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names = algorithm_names();
+    std::erase(names, "nvls-tree");
+    return names;
+  }();
   return kNames;
 }
 
@@ -87,6 +97,9 @@ std::unique_ptr<CollectiveAlgorithm> make_algorithm(std::string_view name,
   }
   if (name == "nvls") {
     return std::make_unique<NvlsAlgorithm>();
+  }
+  if (name == "nvls-tree") {
+    return std::make_unique<NvlsTreeAlgorithm>();
   }
   return nullptr;
 }

@@ -12,8 +12,11 @@
 namespace dtsim::sim {
 
 // Names accepted by make_algorithm, in display order: ring, tree, double-tree,
-// halving-doubling, recursive-doubling, direct, hierarchical, torus-2d, nvls.
+// halving-doubling, recursive-doubling, direct, hierarchical, torus-2d, nvls, nvls-tree.
 [[nodiscard]] const std::vector<std::string>& algorithm_names();
+
+// The names `--algorithm auto` weighs: all but nvls-tree (no measurement checks it yet).
+[[nodiscard]] const std::vector<std::string>& auto_algorithm_names();
 
 // "file:PATH" names the algorithm written in the file at PATH (algorithm_file.h).
 inline constexpr std::string_view kFilePrefix = "file:";

@@ -616,7 +616,7 @@ TEST_F(Cli, UnknownAlgorithm) {
   expect_error("collective " + kStar + " --ranks 2 --bytes 1MB --algorithm butterfly",
                "dtsim collective: --algorithm butterfly: unknown algorithm (expected one of ring, "
                "tree, double-tree, halving-doubling, recursive-doubling, direct, hierarchical, "
-               "torus-2d, nvls, file:PATH, auto, auto:NAME,NAME...)\n");
+               "torus-2d, nvls, nvls-tree, file:PATH, auto, auto:NAME,NAME...)\n");
 }
 
 TEST_F(Cli, MoreRanksThanHosts) {

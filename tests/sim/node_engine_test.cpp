@@ -134,6 +134,51 @@ TEST(Nodes, NvlsAcrossSharpSwitchesReducesInTheNetwork) {
               1e-9 * expected);
 }
 
+TEST(Nodes, NvlsTreeRunsATreeBetweenNodesWithoutSharp) {
+  // sim/collectives/nvls.h, nvls-tree on 2 nodes of 4 GPUs, no SHARP: NVLS inside each node and
+  // each GPU's shard S/g all-reduced with its peer on the other node over NCCL's two trees of
+  // 2 nodes (each edge: half the shard up, half down), so each GPU sends S/g and the node's NIC
+  // link (25 GB/s) carries S each way, the bottleneck (the GPU links carry 1.47 S + S/g at
+  // 300 GB/s). NCCL's NVLSTree latency, 25 us + 2 floor(log2 2) 20.9 us = 66.8 us, less the
+  // slowest route, then that route: 66.8 us + S / B_nic.
+  const double n = 600'000'000;
+  const double expected = 25e-6 + 2 * 20.9e-6 + n / kNicBytesPerSec;
+  EXPECT_NEAR(time_sec("all-reduce", 8, 600'000'000, "nvls-tree", "sim_two_nodes_nvls.json"),
+              expected, 1e-9 * expected);
+}
+
+TEST(Nodes, NvlsTreeOnFourNodesLoadsTheInteriorNodesTwice) {
+  // 4 nodes (sim_four_nodes_nvls.json: sim_two_nodes_nvls.json's node on a 4-host star). Tree 0
+  // over the node positions is 0 -> 2 -> {1, 3}, tree 1 (mirrored) 3 -> 1 -> {2, 0}: nodes 1
+  // and 2 have four tree edges, nodes 0 and 3 two. Each edge carries half a shard (S/2g) each
+  // way, so a GPU of node 1 or 2 sends 2 S/g and their NICs carry 2 S each way: 16 flows of
+  // S/2g sharing 25 GB/s, every flow of the job at that rate (each touches node 1 or 2), all
+  // ending together. Latency 25 us + 2 floor(log2 4) 20.9 us = 108.6 us.
+  const double n = 400'000'000;
+  const double expected = 25e-6 + 4 * 20.9e-6 + 2 * n / kNicBytesPerSec;
+  EXPECT_NEAR(time_sec("all-reduce", 16, 400'000'000, "nvls-tree", "sim_four_nodes_nvls.json"),
+              expected, 1e-9 * expected);
+}
+
+TEST(Nodes, NvlsTreeNeedsTwoNodesOfNvlinkSharp) {
+  const auto error = [](const std::string& op, int p, const std::string& platform) {
+    try {
+      (void)time_sec(op, p, 1000, "nvls-tree", platform);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("all-reduce", 4, "sim_two_nodes_nvls.json"),
+            "algorithm nvls-tree: nvls-tree runs a tree between nodes, and every rank is on node "
+            "0 (on one node use nvls)");
+  EXPECT_EQ(error("all-gather", 8, "sim_two_nodes_nvls.json"),
+            "algorithm nvls-tree: nvls-tree has only all-reduce");
+  EXPECT_EQ(error("all-reduce", 8, "sim_two_nodes.json"),
+            "algorithm nvls-tree: nvls-tree needs nodes whose NVSwitch reduces in the network "
+            "(node \"nvlink_sharp\": true, as in the hgx-h200 preset)");
+}
+
 TEST(Nodes, AllToAllSharesTheNicAmongTheNodesGpus) {
   // 8 ranks, 4 per node: each GPU sends n/8 to each of the 4 GPUs of the other node, so 16
   // flows of n/8 cross each NIC direction, sharing 25 GB/s: alpha_inter + 16 (n/8) / B_nic =

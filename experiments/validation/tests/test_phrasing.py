@@ -240,7 +240,18 @@ class RowsInOtherWords(unittest.TestCase):
         r = self.results["P-SHARP"]
         self.assertEqual(r["ran"], "nvls")
         self.assertAlmostEqual(float(r["predicted"]) / expected, 1, places=5)
-        self.assertIn("NVLS_TREE", self.skipped["P-NVLSTREE"])
+
+    def test_nvls_tree_across_nodes_without_sharp(self):
+        # The same 2 nodes without SHARP, NCCL's NVLSTree (nvls-tree, sim/collectives/nvls.h):
+        # each GPU's shard over the two trees of 2 nodes, so the NIC carries S each way, and
+        # NCCL's NVLSTree latency 25 us + 2 x 20.9 us: t = 66.8 us - 14 us + max(3.4 us +
+        # S (g+1) / (0.85 g B), 14 us + S / B_nic).
+        s, g = 2**30, 8
+        expected = 66.8e-6 - 14e-6 + max(3.4e-6 + s * (g + 1) / (0.85 * g * 18 * 20.6e9),
+                                         14e-6 + s / 400e9)
+        r = self.results["P-NVLSTREE"]
+        self.assertEqual(r["ran"], "nvls-tree")
+        self.assertAlmostEqual(float(r["predicted"]) / expected, 1, places=5)
 
     def test_a_network_other_than_the_datasheets_is_modelled_as_stated(self):
         # Two DGX-1 nodes, a ring of 16 over their NICs: 4 x 100 Gb/s is the preset's own (no

@@ -97,7 +97,7 @@ TEST(CollectiveChooser, AutoListWithAnUnknownNameIsAnError) {
     EXPECT_STREQ(e.what(),
                  "algorithm auto:ring,bogus: unknown algorithm \"bogus\" (expected one of "
                  "ring, tree, double-tree, halving-doubling, recursive-doubling, direct, "
-                 "hierarchical, torus-2d, nvls, file:PATH, auto, auto:NAME,NAME...)");
+                 "hierarchical, torus-2d, nvls, nvls-tree, file:PATH, auto, auto:NAME,NAME...)");
   }
 }
 
