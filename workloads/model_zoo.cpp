@@ -67,6 +67,17 @@ LayerCost dense(const std::string& name, double rows, double in, double out, dou
           .elementwise_elements = extra_act};
 }
 
+// `first` and then `second` as one layer named as `first` (a transformer's MLP: two GEMMs).
+LayerCost followed_by(LayerCost first, const LayerCost& second) {
+  first.forward_flops += second.forward_flops;
+  first.activation_elements += second.activation_elements;
+  first.params += second.params;
+  first.output_elements = second.output_elements;
+  first.gemms.insert(first.gemms.end(), second.gemms.begin(), second.gemms.end());
+  first.elementwise_elements += second.elementwise_elements;
+  return first;
+}
+
 LayerCost layer_norm(const std::string& name, double rows, double hidden) {
   return {.name = name,
           .forward_flops = kNormFlopsPerElement * rows * hidden,
@@ -149,15 +160,8 @@ std::vector<LayerCost> gpt2(const ModelShape& shape) {
     out.push_back(layer_norm(p + "ln_1", t, h));
     out.push_back(self_attention(p + "attn", d, true));
     out.push_back(layer_norm(p + "ln_2", t, h));
-    LayerCost mlp = dense(p + "mlp", t, h, f, kGeluFlopsPerElement * t * f, t * f, 0);
-    const LayerCost proj = dense("", t, f, h, t * h, 2 * t * h, 0);  // c_proj + residual add
-    mlp.forward_flops += proj.forward_flops;
-    mlp.activation_elements += proj.activation_elements;
-    mlp.params += proj.params;
-    mlp.output_elements = proj.output_elements;
-    mlp.gemms.push_back(proj.gemms[0]);
-    mlp.elementwise_elements += proj.elementwise_elements;
-    out.push_back(mlp);
+    out.push_back(followed_by(dense(p + "mlp", t, h, f, kGeluFlopsPerElement * t * f, t * f, 0),
+                              dense("", t, f, h, t * h, 2 * t * h, 0)));  // c_proj + residual
   }
   out.push_back(layer_norm("transformer.ln_f", t, h));
   // Tied to the token embeddings: no parameters of its own.
@@ -254,16 +258,10 @@ std::vector<LayerCost> transformer_xl(const ModelShape& shape, const Transformer
                    {.m = seq, .n = 1.0 * x.d_head, .k = mem + seq, .count = per},
                    {.m = t, .n = d, .k = hd}},
          .elementwise_elements = score_passes * scores + 4 * t * hd + 7 * t * d});
-    LayerCost ff = dense(p + "pos_ff", t, d, f, t * f, 4 * t * f, 0);  // ReLU, dropout
-    const LayerCost down = dense("", t, f, d, (2 + kNormFlopsPerElement) * t * d, 7 * t * d,
-                                 static_cast<std::uint64_t>(2 * d));  // dropout, add, LN
-    ff.forward_flops += down.forward_flops;
-    ff.activation_elements += down.activation_elements;
-    ff.params += down.params;
-    ff.output_elements = down.output_elements;
-    ff.gemms.push_back(down.gemms[0]);
-    ff.elementwise_elements += down.elementwise_elements;
-    out.push_back(ff);
+    out.push_back(
+        followed_by(dense(p + "pos_ff", t, d, f, t * f, 4 * t * f, 0),  // ReLU, dropout
+                    dense("", t, f, d, (2 + kNormFlopsPerElement) * t * d, 7 * t * d,
+                          static_cast<std::uint64_t>(2 * d))));  // dropout, residual add, LayerNorm
   }
   // Adaptive log-softmax: every token through the head (the 19,997 most frequent words and 3
   // cluster logits), the others' tokens through their cluster too. Word weights are tied to
