@@ -22,6 +22,9 @@ constexpr double kNvlinkV100A100BytesPerSec = 20 * kGBps;
 constexpr double kNvlinkH100BytesPerSec = 20.6 * kGBps;
 constexpr double kNvlinkB200BytesPerSec = 40 * kGBps;  // SM100, of NVLink5's 50 GB/s line rate
 constexpr double kPcie3x16BytesPerSec = 12 * kGBps;
+// NCCL's PCIe bandwidth: 16 lanes of 6 (Gen3), 12 (Gen4), 24 (Gen5) Gb/s (topo.cc).
+constexpr double kPcie4x16BytesPerSec = 24 * kGBps;
+constexpr double kPcie5x16BytesPerSec = 48 * kGBps;
 // NCCL's bandwidth between the two sockets of a Broadwell-era Xeon (BDW_QPI_BW).
 constexpr double kQpiBytesPerSec = 6 * kGBps;
 constexpr double kNvlinkHopSec = 3.4 * kUs;
@@ -113,6 +116,12 @@ const std::vector<PresetInfo>& preset_catalog() {
       {"pcie8-dual-root",
        "8 GPUs on PCIe 3.0, 4 per CPU socket (QPI between them), 100 Gb/s NIC, fat-tree",
        "PCIe 3.0 specification; NCCL topo.h PCI_BW and BDW_QPI_BW"},
+      {"pcie8-gen4-single-root",
+       "8 GPUs on PCIe 4.0 switches under one CPU (peer-to-peer), 200 Gb/s NIC, fat-tree",
+       "PCIe 4.0 specification; NCCL topo.cc PCIe lane rates (Gen4 x16: 24 GB/s)"},
+      {"pcie8-gen5-single-root",
+       "8 GPUs on PCIe 5.0 switches under one CPU (peer-to-peer), 400 Gb/s NIC, fat-tree",
+       "PCIe 5.0 specification; NCCL topo.cc PCIe lane rates (Gen5 x16: 48 GB/s)"},
       {"pcie4-25gbe", "4 GPUs on PCIe 3.0 x16 per server, 25 GbE, one switch",
        "PCI Express 3.0 base specification (x16: 15.75 GB/s per direction); IEEE 802.3by"},
       {"pcie8-fdr", "8 GPUs on PCIe 3.0 per server, FDR InfiniBand (56 Gb/s), fat-tree",
@@ -185,6 +194,19 @@ std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
     return fat_tree_of(nodes,
                        {.bandwidth_bytes_per_sec = 100 * kGbps, .latency_sec = kFabricLinkSec},
                        node(8, kQpiBytesPerSec, kPcieHopSec, 100 * kGbps));
+  }
+  if (name == "pcie8-gen4-single-root") {
+    // PCIe 4.0 boxes (A100 PCIe, A10, L40S): peer-to-peer through the switches at NCCL's Gen4
+    // x16 rate; one 200 Gb/s HDR NIC per node (an assumption: rows say their own).
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 200 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, kPcie4x16BytesPerSec, kPcieHopSec, 200 * kGbps));
+  }
+  if (name == "pcie8-gen5-single-root") {
+    // PCIe 5.0 boxes (H100 PCIe, L40S on Gen5 hosts): NCCL's Gen5 x16 rate; one 400 Gb/s NDR NIC.
+    return fat_tree_of(nodes,
+                       {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = kFabricLinkSec},
+                       node(8, kPcie5x16BytesPerSec, kPcieHopSec, 400 * kGbps));
   }
   if (name == "pcie4-25gbe") {
     return StarSpec{.hosts = nodes,

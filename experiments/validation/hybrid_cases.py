@@ -10,6 +10,7 @@ import pathlib
 import re
 from dataclasses import dataclass, field
 
+import phrasing
 from cases import COLLECTIVE_LATENCY, NCCL_ALGORITHMS, PRESET_GPUS, Skip, _int
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -109,24 +110,16 @@ def notes_arch(notes):
 
 
 def _system(row):
-    """(preset, generator device, assumption or None) from the GPU and intra-node columns."""
-    gpu = row["gpu"].lower()
-    text = gpu + " " + row["intra_link"].lower()
-    if "pcie" in gpu:
-        raise HybridSkip("no preset for the GPU", f"'{row['gpu']}' (PCIe card, no NVSwitch)")
-    if "h200" in gpu:
-        return "hgx-h200", "h200", None
-    if "h100" in gpu:
-        return "hgx-h200", "h100", ("H100 on the hgx-h200 preset (NVLink4 18 links and "
-                                    "400 Gb/s per GPU: the H100 SXM node's figures too)")
-    if "a100" in gpu:
-        return "dgx-a100", "a100", None
-    if "v100" in gpu:
-        if any(w in text for w in ("dgx-2", "dgx2", "nvswitch")):
-            return "dgx2h", "v100", None
-        if any(w in text for w in ("nvlink", "dgx-1", "dgx1", "sxm")):
-            return "dgx1-v100", "v100", None
-    raise HybridSkip("no datasheet or preset for the GPU", f"'{row['gpu']}'")
+    """(preset, generator device, note or None): the GPU and the machine as the training rows
+    read them (phrasing.gpu and phrasing.system; README.md here, "Reading the rows")."""
+    family, device = phrasing.gpu(row["gpu"])
+    if device is None:
+        raise HybridSkip("no datasheet for the GPU", f"'{row['gpu']}'")
+    try:
+        preset, note = phrasing.system(row, family)
+    except Skip as error:
+        raise HybridSkip("no preset for the system", str(error)) from error
+    return preset, device, note
 
 
 def _precision(row, device):

@@ -43,6 +43,8 @@ LINE_RATES = {
     "aws-p5": (450e9, 32 * 100e9 / 8),     # NVLink4 via NVSwitch; 32 x 100 Gb/s EFA
     "pcie8-single-root": (15.75e9, 100e9 / 8),    # PCIe 3.0 x16; 100 Gb/s
     "pcie8-dual-root": (15.75e9 / 2, 100e9 / 8),  # as pcie8-fdr; 100 Gb/s
+    "pcie8-gen4-single-root": (31.5e9, 200e9 / 8),  # PCIe 4.0 x16 (16 GT/s x 16 x 128/130); 200 Gb/s
+    "pcie8-gen5-single-root": (63.0e9, 400e9 / 8),  # PCIe 5.0 x16; 400 Gb/s
 }
 
 

@@ -353,7 +353,8 @@ def throughput_items(unit):
 # GPUs per node of each preset (platforms/PRESETS.md).
 PRESET_GPUS = {"hgx-h200": 8, "dgx-h100": 8, "hgx-b200": 8, "dgx-a100": 8, "aws-p4d": 8,
                "aws-p5": 8, "dgx2h": 16, "dgx1-v100": 8, "pcie8-fdr": 8, "pcie8-single-root": 8,
-               "pcie8-dual-root": 8, "pcie4-25gbe": 4}
+               "pcie8-dual-root": 8, "pcie8-gen4-single-root": 8, "pcie8-gen5-single-root": 8,
+               "pcie4-25gbe": 4}
 
 
 def system(row, family):
@@ -394,6 +395,15 @@ def system(row, family):
                 raise Skip("AWS p3 instances across nodes (25-100 Gb/s networks): no preset")
             return "dgx1-v100", None
     pcie = says("pcie", "plx", "pci-e", "pci express")
+    generation = {"a100": 4, "a10": 4, "l4": 4, "l40s": 4, "h100": 5, "h200": 5}.get(family)
+    if pcie and generation:  # PCIe 4.0 and 5.0 cards
+        if re.search(r"dual[\s-]*root|two[\s-]*(cpu|socket)|2[\s-]*socket|qpi|upi", text):
+            raise Skip(f"PCIe {generation}.0 box across two sockets: the socket link's bandwidth "
+                       "depends on the CPU, and there is no preset (platforms/PRESETS.md)")
+        return f"pcie8-gen{generation}-single-root", (
+            None if re.search(r"single[\s-]*root|one[\s-]*(cpu|socket)|pcie[\s\d.-]*switch|plx", text)
+            else f"'{row.get('intra_link', '')}': the GPUs read as behind PCIe {generation}.0 "
+                 "switches of one CPU (single-root)")
     if pcie and family in ("v100", "p100", "titan x", "titan v", "titan rtx", "1080", "2080",
                            "t4", "k80"):
         dual = re.search(r"dual[\s-]*root|two[\s-]*(cpu|socket)|2[\s-]*socket|qpi|upi", text)
@@ -419,6 +429,7 @@ def int_or_none(text):
 PRESET_NIC_GBPS = {"dgx1-v100": 400, "dgx2h": 800, "dgx-a100": 1600, "hgx-h200": 3200,
                    "dgx-h100": 3200, "hgx-b200": 3200, "aws-p4d": 400, "aws-p5": 3200,
                    "pcie8-fdr": 56, "pcie8-single-root": 100, "pcie8-dual-root": 100,
+                   "pcie8-gen4-single-root": 200, "pcie8-gen5-single-root": 400,
                    "pcie4-25gbe": 25}
 # InfiniBand generations' 4x port rates, Gb/s.
 _IB_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}

@@ -21,7 +21,10 @@ TEST(Presets, EveryPresetBuildsASpecWithItsGpus) {
         // 8 x 400 Gb/s NDR ConnectX-7; p5: 32 x 100 Gb/s EFA.
         Expected{"dgx-h100", 8, 8 * 400e9 / 8}, Expected{"hgx-b200", 8, 8 * 400e9 / 8},
         Expected{"aws-p5", 8, 32 * 100e9 / 8}, Expected{"aws-p4d", 8, 4 * 100e9 / 8},
-        Expected{"pcie8-single-root", 8, 100e9 / 8}, Expected{"pcie8-dual-root", 8, 100e9 / 8}}) {
+        Expected{"pcie8-single-root", 8, 100e9 / 8}, Expected{"pcie8-dual-root", 8, 100e9 / 8},
+        // One HDR (200 Gb/s) and one NDR (400 Gb/s) NIC: the presets' stated assumption.
+        Expected{"pcie8-gen4-single-root", 8, 200e9 / 8},
+        Expected{"pcie8-gen5-single-root", 8, 400e9 / 8}}) {
     const PlatformSpec spec{.file = "x", .topology = *make_preset(e.name, 4)};
     EXPECT_EQ(spec.gpus_per_node(), e.gpus) << e.name;
     EXPECT_EQ(spec.host_count(), 4 * e.gpus) << e.name;
@@ -52,6 +55,19 @@ TEST(Presets, DualRootPcieRingsCrossTheSocketLink) {
   }
   const auto single = std::get<FatTreeSpec>(*make_preset("pcie8-single-root", 2));
   EXPECT_DOUBLE_EQ(single.node->gpu_link_bandwidth_bytes_per_sec, 12e9);
+}
+
+TEST(Presets, NewerPcieGenerationsDoubleTheGpuLink) {
+  // NCCL topo.cc: a PCIe link is width x lane rate, 6 / 12 / 24 Gb/s per lane for Gen3 / Gen4
+  // / Gen5: x16 = 12, 24, 48 GB/s (the lanes' Gb/s over 8: bits to bytes).
+  const std::pair<const char*, double> generations[] = {{"pcie8-single-root", 16 * 6e9 / 8},
+                                                        {"pcie8-gen4-single-root", 16 * 12e9 / 8},
+                                                        {"pcie8-gen5-single-root", 16 * 24e9 / 8}};
+  for (const auto& [name, bytes_per_sec] : generations) {
+    const auto spec = std::get<FatTreeSpec>(*make_preset(name, 2));
+    EXPECT_DOUBLE_EQ(spec.node->gpu_link_bandwidth_bytes_per_sec, bytes_per_sec) << name;
+    EXPECT_FALSE(spec.node->nvlink) << name;
+  }
 }
 
 TEST(Presets, HopperAndBlackwellNodesReduceInTheSwitch) {
@@ -113,7 +129,8 @@ TEST(Presets, TpuTorusIsTheMostCubicGrid) {
 TEST(Presets, ShippedPresetFilesLoad) {
   for (const char* f :
        {"dgx1-v100", "dgx2h", "dgx-a100", "hgx-h200", "dgx-h100", "hgx-b200", "aws-p4d", "aws-p5",
-        "pcie8-single-root", "pcie8-dual-root", "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
+        "pcie8-single-root", "pcie8-dual-root", "pcie8-gen4-single-root", "pcie8-gen5-single-root",
+        "pcie4-25gbe", "pcie8-fdr", "tpu-torus"}) {
     const PlatformSpec spec =
         read_platform_spec(std::string("platforms/files/presets/") + f + ".json");
     EXPECT_GT(spec.host_count(), 0u) << f;
@@ -131,7 +148,8 @@ TEST(Presets, UnknownPresetListsTheKnownOnes) {
               path +
                   ": /preset: unknown preset \"dgx-z\" (expected one of dgx1-v100, dgx2h, "
                   "dgx-a100, hgx-h200, dgx-h100, hgx-b200, aws-p4d, aws-p5, "
-                  "pcie8-single-root, pcie8-dual-root, pcie4-25gbe, pcie8-fdr, tpu-torus)");
+                  "pcie8-single-root, pcie8-dual-root, pcie8-gen4-single-root, "
+                  "pcie8-gen5-single-root, pcie4-25gbe, pcie8-fdr, tpu-torus)");
   }
 }
 

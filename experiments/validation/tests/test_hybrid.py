@@ -57,7 +57,7 @@ class HybridCases(unittest.TestCase):
         c = self.case("TT-H1")
         self.assertEqual(without_platform(c.args), [
             "simulate", "--model", "llama3.1-8b", "--device", "h100", "--precision", "bf16",
-            "--platform", '{"preset": "hgx-h200", "nodes": 1}', "--ranks", "8",
+            "--platform", '{"preset": "dgx-h100", "nodes": 1}', "--ranks", "8",
             "--parallel", "tp=1,pp=1,dp=8", "--micro-batch", "2", "--global-batch", "16",
             "--seq-len", "8192", "--zero", "3", "--cross-entropy", "pytorch",
             "--recompute", "selective-op"] + COMMON_TAIL
@@ -86,7 +86,7 @@ class HybridCases(unittest.TestCase):
         c = self.case("TT-H3")
         a = without_platform(c.args)
         # local batch 32 / pp 8 = 4; interleaved: torchtitan's 2 stages per rank; 64 nodes.
-        self.assertIn('{"preset": "hgx-h200", "nodes": 64}', a)
+        self.assertIn('{"preset": "dgx-h100", "nodes": 64}', a)
         self.assertEqual(a[a.index("--micro-batch") + 1], "4")
         self.assertEqual(a[a.index("--schedule") + 1], "interleaved:2")
         self.assertIn("--sequence-parallel", a)
@@ -145,7 +145,7 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(hc.predicted_value(c, {"tflops_per_gpu_megatron": 480.0,
                                                 "tflops_per_gpu": 1.0}), 480.0)
         # Four GPUs of one node: a node used in part.
-        self.assertIn('{"preset": "hgx-h200", "nodes": 1}', without_platform(c.args))
+        self.assertIn('{"preset": "dgx-h100", "nodes": 1}', without_platform(c.args))
 
     def test_each_skipped_row_says_why(self):
         expected = {
@@ -160,8 +160,8 @@ class HybridCases(unittest.TestCase):
                       "51200)",
             "NEMO-S2": "LoRA fine-tuning (only adapters train; dtsim models full training)",
             "NEMO-S3": "degrees do not multiply to the GPUs: tp 2 x pp 1 x dp 2 x cp 1 != 8",
-            "NEMO-S4": "no datasheet or preset for the GPU: 'B200 (DGX B200)'",
-            "NEMO-S5": "GPUs do not fill the preset's nodes: 12 GPUs on 2 nodes of 8 (hgx-h200)",
+            "NEMO-S4": "no datasheet for the GPU: 'AMD Instinct MI300X'",
+            "NEMO-S5": "GPUs do not fill the preset's nodes: 12 GPUs on 2 nodes of 8 (dgx-h100)",
             "MEG-S2": "micro-batch not stated",
         }
         for case_id, reason in expected.items():

@@ -129,11 +129,23 @@ class Systems(unittest.TestCase):
         for r, family, preset in cases:
             self.assertEqual(phrasing.system(r, family)[0], preset, r)
 
+    def test_pcie4_and_pcie5_cards_are_single_root_boxes(self):
+        row = {"gpu": "A100-PCIE-40GB", "intra_link": "PCIe 4.0 switch", "inter_network": "",
+               "notes": "", "source": "", "nodes": "1"}
+        self.assertEqual(phrasing.system(row, "a100"), ("pcie8-gen4-single-root", None))
+        row.update(gpu="H100 PCIe", intra_link="PCIe")
+        preset, note = phrasing.system(row, "h100")
+        self.assertEqual(preset, "pcie8-gen5-single-root")
+        self.assertIn("single-root", note)  # not stated: said
+        row.update(intra_link="PCIe, dual-root (2 sockets)")
+        with self.assertRaisesRegex(Skip, "depends on the CPU"):
+            phrasing.system(row, "h100")
+
     def test_unknown_wiring_is_refused(self):
         with self.assertRaisesRegex(Skip, "single- or dual-root"):
             phrasing.system(row(gpu="RTX 2080 Ti", intra_link="PCIe"), "2080")
         with self.assertRaisesRegex(Skip, "no preset"):
-            phrasing.system(row(gpu="A100 PCIe", intra_link="PCIe 4.0"), "a100")
+            phrasing.system(row(gpu="A100 PCIe", intra_link="PCIe 4.0, 2 sockets"), "a100")
 
 
 class Metrics(unittest.TestCase):

@@ -106,9 +106,9 @@ class BadRows(unittest.TestCase):
             ("B-OK", "line 5: case_id B-OK again (first on line 2)"),
             ("B-ZERO", "column value is '0', not a number > 0"),
             ("B-GPUS", "total_gpus 8 is not nodes 2 x gpus_per_node 8"),
-            # A PCIe A100 has no NVSwitch: the dgx-a100 preset does not describe it.
-            ("B-PCIE", "no preset for GPU 'A100 PCIe' with intra-node link 'PCIe 4.0' "
-                       "(presets: platforms/PRESETS.md)"),
+            # A PCIe A100 box across two sockets: no preset (the socket link is the CPU's).
+            ("B-PCIE", "PCIe 4.0 box across two sockets: the socket link's bandwidth depends "
+                       "on the CPU, and there is no preset (platforms/PRESETS.md)"),
             ("B-SHORT", "line 10: not as many fields as the header"),
         ])
 
