@@ -149,8 +149,12 @@ def _communicators(imports: list[RankImport]) -> dict[tuple[int, ...], str]:
                 raise KinetoError(f"{imported.path}: /traceEvents/{collective.event}: group "
                                   f"{echo(list(ranks))} names ranks beyond the "
                                   f"{len(imports)} traces given")
-            groups.setdefault(ranks, "world" if ranks == world else
-                              f"pg{collective.group_name or len(groups)}")
+            if ranks not in groups:
+                base = "world" if ranks == world else f"pg{collective.group_name or len(groups)}"
+                name, k = base, 2
+                while name in groups.values():  # two groups of one name: keep both apart
+                    name, k = f"{base}.{k}", k + 1
+                groups[ranks] = name
     return groups
 
 
