@@ -44,7 +44,7 @@ def _kernel(name, ts, dur, correlation, stream=7):
             "dur": dur, "args": {"correlation": correlation, "stream": stream}}
 
 
-def gpu_trace(rank=0, bucket_nelems=144):
+def gpu_trace(rank=0, bucket_nelems=144, group="[0, 1]", world=2, group_name="0"):
     """One step of a tiny model on a GPU, in Kineto's layout: Net_0 = Linear_0, ReLU_0 and an
     add of its own; an MSE loss outside every module; backward on the autograd thread (tid
     20); one DDP all-reduce of the gradients; an SGD step. GPU times (us):
@@ -88,7 +88,7 @@ def gpu_trace(rank=0, bucket_nelems=144):
         _op("record_param_comms", 400, 5, backward, **{
             "Collective name": "allreduce", "In msg nelems": bucket_nelems,
             "Out msg nelems": bucket_nelems, "dtype": "Float", "Group size": 2,
-            "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Rank": rank}),
+            "Process Group Name": group_name, "Process Group Ranks": group, "Rank": rank}),
         _launch(401, 111, backward), _kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 650,
                                              50, 111, stream=9),
         _op("Optimizer.step#SGD.step", 700, 60, cat="user_annotation"),
@@ -99,7 +99,7 @@ def gpu_trace(rank=0, bucket_nelems=144):
         {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}},
     ]
     return {"schemaVersion": 1, "deviceProperties": [{"name": "NVIDIA H200"}],
-            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
+            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": world},
             "baseTimeNanoseconds": BASE_NS, "traceEvents": events}
 
 
@@ -169,6 +169,26 @@ class HandWrittenGpuTrace(unittest.TestCase):
         if DTSIM.exists():
             run = subprocess.run([str(DTSIM), "simulate", "--graph", str(graph_path),
                                   "--platform", str(PLATFORM)], capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+
+    def test_groups_smaller_than_the_job_are_communicators_of_their_own(self):
+        # 4 ranks in two data-parallel pairs {0, 1} and {2, 3} (process groups "1" and "2").
+        paths = [self.write(f"r{r}.json", gpu_trace(r, group="[0, 1]" if r < 2 else "[2, 3]",
+                                                     world=4, group_name="1" if r < 2 else "2"))
+                 for r in range(4)]
+        graph_path = self.tmp / "g.json"
+        code, _, stderr = run_import([*paths, "--batch", 4, "-o", self.tmp / "t.json",
+                                      "--graph", graph_path])
+        self.assertEqual(code, 0, stderr)
+        graph = json.loads(graph_path.read_text())
+        self.assertEqual(graph["communicators"], [{"name": "pg1", "ranks": [0, 1]},
+                                                  {"name": "pg2", "ranks": [2, 3]}])
+        self.assertEqual([r["comms"] for r in graph["ranks"]],
+                         [{"pg1": "pg1"}, {"pg1": "pg1"}, {"pg2": "pg2"}, {"pg2": "pg2"}])
+        if DTSIM.exists():
+            run = subprocess.run([str(DTSIM), "simulate", "--graph", str(graph_path),
+                                  "--platform", str(REPO_ROOT / "tests/testdata/sim_star16_25GBps.json")],
+                                 capture_output=True, text=True)
             self.assertEqual(run.returncode, 0, run.stderr)
 
     def test_ranks_that_disagree_on_a_collective_are_refused(self):
