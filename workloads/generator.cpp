@@ -51,6 +51,11 @@ LayerSeconds layer_seconds(const LayerCost& c, const Roofline& roofline) {
 
 Workload generate_workload(const GeneratorConfig& config) {
   const DeviceSpec& device = find_device(config.device);
+  if (config.precision == "fp8") {
+    throw GeneratorError("precision",
+                         "fp8: float8 linear layers are modelled by the transformer description "
+                         "(simulate --model ... --parallel), not by the layer generator");
+  }
   const Roofline roofline = make_roofline(device, config.precision);
   const std::vector<LayerCost> costs = model_layers(config.shape);
   const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";

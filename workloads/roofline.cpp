@@ -92,66 +92,74 @@ const std::vector<DeviceSpec>& device_catalog() {
        .tf32_flops_per_sec = 183 * kTera,
        .fp16_flops_per_sec = 362 * kTera,
        .bf16_flops_per_sec = 362 * kTera,
+       .fp8_flops_per_sec = 733 * kTera,
        .memory_bytes_per_sec = 864e9,
        .memory_capacity_bytes = 48 * kGiB,
        .sm_count = 142,
-       .datasheet = "NVIDIA L40S datasheet: 91.6 TFLOPS fp32, 183 TF32, 362 fp16/bf16 (dense: "
-                    "half the sparse figures), 864 GB/s GDDR6"},
+       .datasheet =
+           "NVIDIA L40S datasheet: 91.6 TFLOPS fp32, 183 TF32, 362 fp16/bf16, 733 fp8 (dense: "
+           "half the sparse figures), 864 GB/s GDDR6"},
       {.name = "l4",
        .full_name = "NVIDIA L4",
        .fp32_flops_per_sec = 30.3 * kTera,
        .tf32_flops_per_sec = 60 * kTera,
        .fp16_flops_per_sec = 121 * kTera,
        .bf16_flops_per_sec = 121 * kTera,
+       .fp8_flops_per_sec = 242.5 * kTera,
        .memory_bytes_per_sec = 300e9,
        .memory_capacity_bytes = 24 * kGiB,
        .sm_count = 58,
-       .datasheet = "NVIDIA L4 datasheet: 30.3 TFLOPS fp32, 60 TF32, 121 fp16/bf16 (dense: half "
-                    "the sparse figures), 300 GB/s GDDR6"},
+       .datasheet =
+           "NVIDIA L4 datasheet: 30.3 TFLOPS fp32, 60 TF32, 121 fp16/bf16, 242.5 fp8 (dense: "
+           "half the sparse figures), 300 GB/s GDDR6"},
       {.name = "h100-pcie",
        .full_name = "NVIDIA H100-PCIe-80GB",
        .fp32_flops_per_sec = 51 * kTera,
        .tf32_flops_per_sec = 378 * kTera,
        .fp16_flops_per_sec = 756 * kTera,
        .bf16_flops_per_sec = 756 * kTera,
+       .fp8_flops_per_sec = 1513 * kTera,
        .memory_bytes_per_sec = 2000e9,
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 114,
-       .datasheet = "NVIDIA H100 datasheet (PCIe): 51 TFLOPS fp32, 378 TF32, 756 fp16/bf16 "
-                    "(dense), 2 TB/s HBM2e"},
+       .datasheet = "NVIDIA H100 datasheet (PCIe): 51 TFLOPS fp32, 378 TF32, 756 fp16/bf16, "
+                    "1513 fp8 (dense), 2 TB/s HBM2e"},
       {.name = "h100",
        .full_name = "NVIDIA H100-SXM5-80GB",
        .fp32_flops_per_sec = 67 * kTera,
        .tf32_flops_per_sec = 494.7 * kTera,
        .fp16_flops_per_sec = 989.4 * kTera,
        .bf16_flops_per_sec = 989.4 * kTera,
+       .fp8_flops_per_sec = 1979 * kTera,
        .memory_bytes_per_sec = 3350e9,
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 132,
-       .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
-                    "(dense), 3.35 TB/s HBM3"},
+       .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16, "
+                    "1979 fp8 (dense), 3.35 TB/s HBM3"},
       {.name = "h200",
        .full_name = "NVIDIA H200-SXM-141GB",
        .fp32_flops_per_sec = 67 * kTera,
        .tf32_flops_per_sec = 494.7 * kTera,
        .fp16_flops_per_sec = 989.4 * kTera,
        .bf16_flops_per_sec = 989.4 * kTera,
+       .fp8_flops_per_sec = 1979 * kTera,
        .memory_bytes_per_sec = 4800e9,
        .memory_capacity_bytes = 141 * kGiB,
        .sm_count = 132,
-       .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16 "
-                    "(dense), 4.8 TB/s HBM3e"},
+       .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16, "
+                    "1979 fp8 (dense), 4.8 TB/s HBM3e"},
       {.name = "b200",
        .full_name = "NVIDIA B200 (HGX/DGX B200)",
        .fp32_flops_per_sec = 75 * kTera,
        .tf32_flops_per_sec = 1125 * kTera,
        .fp16_flops_per_sec = 2250 * kTera,
        .bf16_flops_per_sec = 2250 * kTera,
+       .fp8_flops_per_sec = 4500 * kTera,
        .memory_bytes_per_sec = 8000e9,
        .memory_capacity_bytes = 180 * kGiB,
        .sm_count = 148,
        .datasheet = "NVIDIA DGX B200 / HGX B200 datasheet, per GPU: 75 TFLOPS fp32, 1.125 PFLOPS "
-                    "TF32, 2.25 fp16/bf16 (dense: half the sparse figures), 8 TB/s HBM3e, "
+                    "TF32, 2.25 fp16/bf16, 4.5 fp8 (dense: half the sparse figures), 8 TB/s HBM3e, "
                     "180 GB"},
   };
   return kDevices;
@@ -189,18 +197,21 @@ Roofline make_roofline(const DeviceSpec& device, const std::string& precision) {
   } else if (precision == "fp16") {
     peak = device.fp16_flops_per_sec;
     element_bytes = 2;
-  } else if (precision == "bf16") {
+  } else if (precision == "bf16" || precision == "fp8") {
     peak = device.bf16_flops_per_sec;
     element_bytes = 2;
   } else {
-    throw GeneratorError("precision", precision + ": expected fp32, tf32, fp16 or bf16");
+    throw GeneratorError("precision", precision + ": expected fp32, tf32, fp16, bf16 or fp8");
   }
-  if (peak <= 0) {
+  const double linear_peak = precision == "fp8" ? device.fp8_flops_per_sec : peak;
+  if (peak <= 0 || linear_peak <= 0) {
     throw GeneratorError("precision", precision + ": " + device.full_name + " does not support it");
   }
   return {.flops_per_sec = peak * kComputeEfficiency,
           .bytes_per_sec = device.memory_bytes_per_sec * kMemoryEfficiency,
-          .element_bytes = element_bytes};
+          .element_bytes = element_bytes,
+          .fp8_linears = precision == "fp8",
+          .linear_flops_per_sec = linear_peak * kComputeEfficiency};
 }
 
 }  // namespace dtsim::workloads

@@ -17,6 +17,7 @@ struct DeviceSpec {
   double tf32_flops_per_sec = 0;  // 0: not supported
   double fp16_flops_per_sec = 0;  // tensor cores
   double bf16_flops_per_sec = 0;  // 0: not supported
+  double fp8_flops_per_sec = 0;   // tensor cores, E4M3/E5M2; 0: not supported (before Hopper/Ada)
   double memory_bytes_per_sec = 0;
   // Device memory: the datasheet's "N GB" of HBM taken as N GiB (N * 2^30 bytes), because HBM
   // stacks are built in binary sizes (an 80 GB H100 is five 16 GiB stacks) and the drivers
@@ -52,14 +53,20 @@ struct Roofline {
   double flops_per_sec = 0;  // dense peak of the precision * kComputeEfficiency
   double bytes_per_sec = 0;  // memory bandwidth * kMemoryEfficiency
   double element_bytes = 0;  // bytes of one activation element: 4 (fp32, tf32) or 2 (fp16, bf16)
+  // fp8 (float8 training, workloads/TRANSFORMER.md): the linear layers' GEMMs run on fp8 operands
+  // at linear_flops_per_sec (the fp8 peak * kComputeEfficiency); everything else in bf16.
+  // Otherwise linear_flops_per_sec = flops_per_sec.
+  bool fp8_linears = false;
+  double linear_flops_per_sec = 0;
 
   // The time of a kernel that executes `flops` and moves `bytes` to and from memory:
   // max(flops / flops_per_sec, bytes / bytes_per_sec).
   [[nodiscard]] double seconds(double flops, double bytes) const;
 };
 
-// `device` at `precision` ("fp32", "tf32", "fp16", "bf16"; fp16/bf16 are mixed precision).
-// Throws GeneratorError("precision", ...) for another name or one the device does not support.
+// `device` at `precision` ("fp32", "tf32", "fp16", "bf16"; fp16/bf16 are mixed precision; "fp8"
+// is bf16 with fp8 linear layers, which only the transformer description models). Throws
+// GeneratorError("precision", ...) for another name or one the device does not support.
 [[nodiscard]] Roofline make_roofline(const DeviceSpec& device, const std::string& precision);
 
 }  // namespace dtsim::workloads

@@ -9,8 +9,12 @@ namespace dtsim::workloads {
 
 namespace {
 
-constexpr double kCausalFraction = 0.5;        // FlashAttention skips the masked half
-constexpr double kFlashBackwardFactor = 2.5;   // FlashAttention-2: 5 matmuls against 2
+constexpr double kCausalFraction = 0.5;       // FlashAttention skips the masked half
+constexpr double kFlashBackwardFactor = 2.5;  // FlashAttention-2: 5 matmuls against 2
+// Float8's cast of an activation or gradient: read it in bf16, write the fp8 copy (2 + 1 bytes
+// per element; the amax is taken in the producing kernel: TE's fused norm + cast, or
+// torch.compile's fusion).
+constexpr double kFp8CastBytes = 3;
 constexpr std::uint64_t kLossScalarBytes = 4;  // the cross-entropy's fp32 per-token scalars
 constexpr int kCrossEntropyAllReduces = 3;     // max logit, target logit, sum of exponentials
 
@@ -190,15 +194,29 @@ Dims dims_of(const TransformerArch& a, const TransformerShard& s) {
 // The costs of one piece, kernel by kernel, on one roofline.
 class PieceCost {
  public:
-  explicit PieceCost(const Roofline& roofline) : r_(roofline) {}
+  // `linears_in_fp8`: whether this piece's linear layers take fp8 when the roofline has them
+  // (the output head does not: torchtitan's float8 and Transformer Engine leave it in bf16).
+  explicit PieceCost(const Roofline& roofline, bool linears_in_fp8 = true)
+      : r_(roofline), fp8_(roofline.fp8_linears && linears_in_fp8) {}
 
   // `count` GEMMs (m x k) . (k x n); backward is two of the same shape (input and weight
-  // gradients).
-  void gemms(double count, double m, double k, double n) {
+  // gradients). In fp8 (workloads/TRANSFORMER.md, "Float8"): the operands are 1-byte, the
+  // output 2, at the fp8 rate; each forward first casts its input to fp8, each backward the
+  // output gradient (kFp8CastBytes per element). Weights are cast once per step, which a
+  // micro-batch's piece does not count.
+  // `in_fp8`: false for a GEMM float8 training leaves in bf16 (the MoE router).
+  void gemms(double count, double m, double k, double n, bool in_fp8 = true) {
     const double flops = 2 * m * k * n;
-    const double sec = r_.seconds(flops, (m * k + k * n + m * n) * r_.element_bytes);
-    forward_sec_ += count * sec;
-    backward_sec_ += 2 * count * sec;
+    if (!fp8_ || !in_fp8) {
+      const double sec = r_.seconds(flops, (m * k + k * n + m * n) * r_.element_bytes);
+      forward_sec_ += count * sec;
+      backward_sec_ += 2 * count * sec;
+    } else {
+      const double sec =
+          std::max(flops / r_.linear_flops_per_sec, (m * k + k * n + 2 * m * n) / r_.bytes_per_sec);
+      forward_sec_ += count * (sec + r_.seconds(0, kFp8CastBytes * m * k));
+      backward_sec_ += count * (2 * sec + r_.seconds(0, kFp8CastBytes * m * n));
+    }
     forward_flops_ += count * flops;
   }
   void gemm(double m, double k, double n) { gemms(1, m, k, n); }
@@ -235,6 +253,7 @@ class PieceCost {
 
  private:
   Roofline r_;
+  bool fp8_;
   double forward_sec_ = 0, backward_sec_ = 0, forward_flops_ = 0, core_sec_ = 0;
 };
 
@@ -296,7 +315,7 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
   const bool moe = a.experts > 1;
   if (moe) {
     const double routed = d.tokens * d.top_k;
-    c.gemm(d.tokens, d.hidden, d.experts);
+    c.gemms(1, d.tokens, d.hidden, d.experts, /*in_fp8=*/false);  // the router
     c.elementwise(d.tokens * d.experts, d.tokens * d.experts);
     c.elementwise(d.tokens * d.hidden, routed * d.hidden);
     mlp_kernels(c, a, d, d.experts_held, routed);
@@ -337,7 +356,7 @@ TransformerPiece embedding_piece(const TransformerArch& a, const TransformerShar
 // Final norm, vocab-parallel output projection, cross-entropy over the rank's logits (reads them,
 // writes the softmax backward needs).
 TransformerPiece head_piece(const TransformerArch& a, const Dims& d, const Roofline& r) {
-  PieceCost c(r);
+  PieceCost c(r, /*linears_in_fp8=*/false);
   add_norm(c, d);
   c.gemm(d.tokens, d.hidden, d.vocab);
   c.elementwise(d.tokens * d.vocab, d.tokens * d.vocab);

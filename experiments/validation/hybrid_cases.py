@@ -122,17 +122,27 @@ def _system(row):
     return preset, device, note
 
 
+# The catalogue's GPUs with fp8 tensor cores (workloads/roofline.cpp, fp8_flops_per_sec).
+FP8_DEVICES = ("h100", "h100-pcie", "h200", "b200", "l40s", "l4")
+FP8_NOTE = ("float8: the layers' linear GEMMs in fp8 at the datasheet's fp8 peak with a cast of "
+            "their inputs; attention, norms, the output head and communication in bf16 "
+            "(workloads/TRANSFORMER.md, \"Float8\")")
+
+
 def _precision(row, device):
-    """(dtsim precision, flag or None): float8 rows are predicted in bf16 and flagged."""
+    """(dtsim precision, flag or None, assumption or None): float8 rows run dtsim's fp8 on GPUs
+    that have it (else bf16, flagged)."""
     p = row["precision"].lower()
     if "fp8" in p or "float8" in p:
-        return "bf16", "float8 GEMMs (dtsim predicts bf16: the generator has no fp8 datasheet)"
+        if device in FP8_DEVICES:
+            return "fp8", None, FP8_NOTE
+        return "bf16", f"float8 GEMMs (dtsim predicts bf16: {device} has no fp8)", None
     if "bf16" in p:
         if device == "v100":
             raise HybridSkip("precision", "V100 has no bf16")
-        return "bf16", None
+        return "bf16", None, None
     if "fp16" in p:
-        return "fp16", None
+        return "fp16", None, None
     raise HybridSkip("precision", f"'{row['precision']}' not understood")
 
 
@@ -266,7 +276,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
                        "700 W H100 SXM5")
     else:
         assumed_gpu = None
-    precision, precision_flag = _precision(row, device)
+    precision, precision_flag, precision_note = _precision(row, device)
     ranks, nodes = _gpus(row, preset)
     tp, pp, dp, cp, ep = (_degree(row, c) for c in ("tp", "pp", "dp", "cp", "ep"))
     if tp * pp * dp * cp != ranks:
@@ -281,7 +291,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
     name = arch["name"]
     readme = re.search(r"\b(jan|apr)2021\b", row["what_if"] + " " + row["notes"])
     sc21 = source == "MEG" and readme is not None and name in SC21_TABLE1
-    assumed = [a for a in (system_note, assumed_gpu) if a]
+    assumed = [a for a in (system_note, assumed_gpu, precision_note) if a]
 
     # Micro-batch and schedule.
     virtual = 1

@@ -23,7 +23,8 @@ po::options_description hybrid_flags(HybridFlags& f) {
       ("--model's GPU, from the generator's datasheets (" + workloads::device_names(", ") + ")")
           .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
-      "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision)");
+      "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (bf16 with the "
+      "layers' linear GEMMs in float8: workloads/TRANSFORMER.md)");
   add("parallel", po::value(&f.parallel)->value_name("tp=T,pp=P,dp=D[,cp=C][,ep=E]"),
       "parallelism degrees; their product is --ranks (dp left out: --ranks / (tp*cp*pp)); a CNN "
       "takes one of spatial=HxW[xD], filter=F, channel=C in place of cp or tp "

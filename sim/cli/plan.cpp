@@ -45,7 +45,7 @@ po::options_description plan_flags(PlanFlags& f) {
        " (its datasheet times the compute, its memory bounds it)")
           .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
-      "fp32, tf32, fp16 or bf16 (mixed precision)");
+      "fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (float8 linear layers)");
   add("platform", po::value(&f.platform)->required()->value_name("P.json"),
       "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");
   add("gpus", po::value(&f.gpus)->required()->value_name("N"), "GPUs to plan for");

@@ -17,6 +17,19 @@ GeneratorConfig resnet50_v100(std::optional<double> calibrate = std::nullopt) {
           .calibrate_iteration_sec = calibrate};
 }
 
+TEST(Generator, Fp8IsTheTransformerDescriptionsNotTheGenerators) {
+  GeneratorConfig config = resnet50_v100();
+  config.device = "h100";
+  config.precision = "fp8";
+  try {
+    (void)generate_workload(config);
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_EQ(e.field(), "precision");
+    EXPECT_NE(std::string(e.what()).find("transformer description"), std::string::npos);
+  }
+}
+
 TEST(Generator, LayerTimesFollowTheRooflineByHand) {
   const Workload w = generate_workload(resnet50_v100());
   const auto costs = model_layers({.model = "resnet50", .batch = 32});

@@ -272,6 +272,52 @@ TEST(TransformerPieces, SmallTpShardsMakeGemmsMemoryBound) {
   EXPECT_GT(8 * mlp_sec(8), mlp_sec(1));  // time per FLOP rose: 1.06 us more over 8 ranks
 }
 
+TEST(TransformerPieces, Fp8RunsTheLinearGemmsAtTheFp8PeakAndCastsTheirInputs) {
+  // toy_gpt's MLP on t = 1024 tokens (h 1024, f 4096), H100: fp8 changes only its two GEMMs.
+  // bf16: 2 m k n FLOPs at 0.5 x 989.4 TFLOP/s (both compute-bound). fp8: at 0.5 x 1979 TFLOP/s
+  // (H100 SXM datasheet: 3958 with sparsity), reading 1-byte operands and writing a 2-byte output
+  // (m k + k n + 2 m n bytes, compute-bound too), plus a cast of the input (3 m k bytes at
+  // 0.9 x 3.35 TB/s); backward: two GEMMs and a cast of the output gradient (3 m n bytes).
+  const double t = 1024, h = 1024, f = 4096;
+  const double fp8_flops_per_sec = 0.5 * 1979e12;
+  const auto gemm_bf16 = [](double m, double k, double n) {
+    return roofline_sec(2 * m * k * n, (m * k + k * n + m * n) * kBf16);
+  };
+  const auto gemm_fp8 = [&](double m, double k, double n) {
+    return std::max(2 * m * k * n / fp8_flops_per_sec, (m * k + k * n + 2 * m * n) / kBytesPerSec);
+  };
+  const double forward_change = gemm_fp8(t, h, f) + memory_sec(3 * t * h) + gemm_fp8(t, f, h) +
+                                memory_sec(3 * t * f) - gemm_bf16(t, h, f) - gemm_bf16(t, f, h);
+  const double backward_change = 2 * (gemm_fp8(t, h, f) + gemm_fp8(t, f, h)) +
+                                 memory_sec(3 * t * f) + memory_sec(3 * t * h) -
+                                 2 * (gemm_bf16(t, h, f) + gemm_bf16(t, f, h));
+  const TransformerShard bf16{.seq_len = 1024};
+  TransformerShard fp8 = bf16;
+  fp8.precision = "fp8";
+  const auto one = transformer_pieces(toy_gpt(), bf16);
+  const auto eight = transformer_pieces(toy_gpt(), fp8);
+  const TransformerPiece& mlp = piece(one, "layers.0.mlp");
+  const TransformerPiece& mlp8 = piece(eight, "layers.0.mlp");
+  EXPECT_NEAR(mlp8.forward_sec - mlp.forward_sec, forward_change, 1e-15);
+  EXPECT_NEAR(mlp8.backward_sec - mlp.backward_sec, backward_change, 1e-15);
+  EXPECT_LT(mlp8.forward_sec, mlp.forward_sec);
+  EXPECT_EQ(mlp8.forward_flops, mlp.forward_flops);  // the same work, done faster
+  // The output head stays in bf16 (torchtitan's float8 filters "output"; Transformer Engine
+  // covers the layers only): identical.
+  EXPECT_EQ(piece(eight, "head").forward_sec, piece(one, "head").forward_sec);
+  EXPECT_EQ(piece(eight, "head").backward_sec, piece(one, "head").backward_sec);
+}
+
+TEST(TransformerPieces, Fp8NeedsAGpuWithFp8TensorCores) {
+  TransformerShard shard{.seq_len = 1024, .device = "a100", .precision = "fp8"};
+  try {
+    (void)transformer_pieces(toy_gpt(), shard);
+    FAIL();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "precision fp8: NVIDIA A100-SXM4-80GB does not support it");
+  }
+}
+
 TEST(TransformerPieces, RecomputeRedoesTheAttentionCoreOrTheWholeBlock) {
   // b = 1, s = 1024: the causal core is 2*t*s*h = 2.15e9 FLOPs, 4.34 us of compute against
   // 5.24 MB of Q, K, V, O (1.74 us): compute-bound.
@@ -516,7 +562,7 @@ TEST(TransformerPieces, RejectsShardsItCannotRun) {
   EXPECT_EQ(error_of(a, {.device = "v100"}),
             "precision: precision bf16: NVIDIA V100-SXM2 does not support it");
   EXPECT_EQ(error_of(a, {.precision = "int8"}),
-            "precision: precision int8: expected fp32, tf32, fp16 or bf16");
+            "precision: precision int8: expected fp32, tf32, fp16, bf16 or fp8");
   EXPECT_EQ(error_of(a, {.seq_len = 4096, .tp = 16, .cp = 2, .vocab_divisible_by = 1}),
             "<no error>");
 }
