@@ -56,10 +56,13 @@ def main():
             platform = out / f"platform_{n}.json"
             platform.write_text(flags["platform"] + "\n")
             report = out / f"plan_{n}.json"
-            if report.with_suffix(".csv").exists():  # already planned (a rerun of the summary)
+            asked = report.with_suffix(".question")  # what plan_N answers, for a rerun's reuse
+            if (report.with_suffix(".csv").exists() and asked.exists()
+                    and asked.read_text() == json.dumps(question)):  # the same question
                 plans[question] = list(csv.DictReader(open(report.with_suffix(".csv"))))
                 rows.append((row, flags, config, plans[question]))
                 continue
+            asked.write_text(json.dumps(question))
             done = subprocess.run(
                 [dtsim, "plan", "--model", flags["model"], "--device", flags["device"],
                  "--precision", flags["precision"], "--platform", str(platform), "--gpus",
