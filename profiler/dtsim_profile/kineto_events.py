@@ -47,10 +47,6 @@ class Event:
     def thread(self) -> tuple[Any, Any]:
         return (self.pid, self.tid)
 
-    @property
-    def duration_us(self) -> float:
-        return self.end_us - self.start_us
-
 
 @dataclass
 class KinetoTrace:
@@ -63,7 +59,6 @@ class KinetoTrace:
     world_size: int | None  # distributedInfo.world_size
     device_name: str  # deviceProperties[0].name, "" without it
     base_time_ns: int | None  # baseTimeNanoseconds
-    extra_keys: list[str]  # top-level keys besides traceEvents, for the summary
 
 
 def echo(text: Any) -> str:
@@ -185,5 +180,4 @@ def read_kineto(path: str) -> KinetoTrace:
     device_name = ""
     if isinstance(props, list) and props and isinstance(props[0], dict):
         device_name = str(props[0].get("name", ""))
-    extra = sorted(key for key in doc if key != "traceEvents")
-    return KinetoTrace(path, host, device, rank, world, device_name, base, extra)
+    return KinetoTrace(path, host, device, rank, world, device_name, base)
