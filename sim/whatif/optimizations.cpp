@@ -19,6 +19,11 @@ namespace {
 
 // The dense peak of `device` at `precision`, for a what-if (ConfigError if it lacks it).
 double peak_flops_per_sec(const workloads::DeviceSpec& device, const std::string& precision) {
+  if (precision == "fp8") {  // its matmul nodes mix fp8 GEMMs with bf16 attention: no one peak
+    throw ConfigError("what_if",
+                      "fp8: a precision what-if scales every matmul node by one peak, and an fp8 "
+                      "run's mix fp8 GEMMs with bf16 attention; compare runs with --precision");
+  }
   try {
     // make_roofline derates by kComputeEfficiency, which every ratio here cancels.
     return workloads::make_roofline(device, precision).flops_per_sec;
