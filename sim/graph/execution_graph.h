@@ -67,8 +67,8 @@ struct Node {
   std::int32_t comm = -1;      // collective, send, recv: index into the program's comm roles
   std::int32_t peer = -1;      // send: the receiver, recv: the sender, as local ranks of comm
   std::int32_t root = 0;       // broadcast, reduce: the root's local rank
-  // Lower runs first where a stream could pick among ready nodes (reserved for what-if
-  // policies: streams run in program order today).
+  // Lower runs first where a stream can pick among ready nodes (sim/whatif/priority.h: a
+  // queue per priority, each in issue order; all 0 is issue order).
   std::int32_t priority = 0;
   double duration_sec = 0;  // compute: on a healthy device (a slow GPU scales it when lowered)
   // Collective: nccl-tests' size (collective_algorithm.h); send, recv: the message.

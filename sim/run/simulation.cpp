@@ -23,6 +23,7 @@
 #include "sim/strategies/data_parallel.h"
 #include "sim/whatif/bucket_cost.h"
 #include "sim/whatif/op_classes.h"
+#include "sim/whatif/priority.h"
 #include "sim/whatif/what_if.h"
 #include "workloads/generator.h"
 #include "workloads/parsing/units.h"
@@ -125,6 +126,21 @@ ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig
   return add_bucket_contention(std::move(graph), seconds, 1.0 * config.nccl_channels / sms);
 }
 
+// `graph` with its priorities honoured (sim/whatif/priority.h): each program's streams in the
+// order the priority policy starts their nodes, collectives timed by the chooser's estimates.
+ExecutionGraph with_priority_order(ExecutionGraph graph, const LoweringOptions& options,
+                                   GroupChooser& choose) {
+  if (!has_priorities(graph)) {
+    return graph;
+  }
+  (void)count_lowered_tasks(graph, options, std::ref(choose));  // every collective's choice made
+  const auto seconds = [&choose](const ExecutionGraph& g, int rank, const Node& n) {
+    const CommCost& c = choose.cost(g, rank, n);
+    return c.latency_sec + c.bandwidth_sec;
+  };
+  return order_by_priority(std::move(graph), seconds);
+}
+
 }  // namespace
 
 SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutputs* outputs) {
@@ -188,6 +204,7 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   if (config.nccl_channels != 0) {
     graph = with_bucket_contention(std::move(graph), config, workload, options, choose);
   }
+  graph = with_priority_order(std::move(graph), options, choose);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());
@@ -420,6 +437,7 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
     };
   }
   GroupChooser choose(v.chooser, engine, run.ranks);
+  graph = with_priority_order(std::move(graph), options, choose);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
   const ReplayTimes times = replay(lowered.tasks, engine.rank_hosts());

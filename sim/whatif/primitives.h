@@ -7,9 +7,7 @@
 //
 //   g = scale_durations(std::move(g), select_nodes(g, {.phase = Phase::kBackward}), 0.5);
 //
-// Left out: priorities and a stream's ready-node policy. Node::priority is carried, but the
-// replay runs every stream in program order, so a pass that set it would change nothing
-// (WHATIF.md, "Not modelled").
+// Priorities and a stream's ready-node policy are in priority.h.
 #ifndef DTSIM_SIM_WHATIF_PRIMITIVES_H_
 #define DTSIM_SIM_WHATIF_PRIMITIVES_H_
 

@@ -9,8 +9,10 @@
 #include "sim/whatif/op_classes.h"
 #include "sim/whatif/optimizations.h"
 #include "sim/whatif/primitives.h"
+#include "sim/whatif/priority_propagation.h"
 #include "sim/whatif/select.h"
 #include "workloads/generator_error.h"
+#include "workloads/parsing/units.h"
 #include "workloads/roofline.h"
 
 namespace dtsim::sim {
@@ -18,8 +20,8 @@ namespace dtsim::sim {
 namespace {
 
 const char* const kForms =
-    "amp, fp16, bf16, gpu=NAME, compress=R, compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE "
-    "for a flag of dtsim simulate";
+    "amp, fp16, bf16, gpu=NAME, compress=R, p3=SIZE, compute=Kx, network=Kx, latency=Kx, or "
+    "FLAG=VALUE for a flag of dtsim simulate";
 
 // "2x", "2", "0.5x" as a factor > 0; false for anything else.
 bool parse_factor(std::string text, double& factor) {
@@ -67,6 +69,13 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
     if (!parse_factor(value, w.factor) || w.factor > 1) {
       throw ConfigError("apply", text + ": expected a compression ratio in (0, 1], e.g. 0.01");
     }
+    return w;
+  } else if (key == "p3") {
+    const auto bytes = parsing::parse_size(value);
+    if (!bytes || *bytes < 1) {
+      throw ConfigError("apply", text + ": expected a slice size of at least 1 byte, e.g. p3=4MB");
+    }
+    w.factor = static_cast<double>(*bytes);
     return w;
   } else if (key == "compute" || key == "network" || key == "latency") {
     if (!parse_factor(value, w.factor)) {
@@ -117,6 +126,9 @@ ExecutionGraph apply_one(ExecutionGraph g, const WhatIf& w, const WhatIfContext&
   if (w.name == "compute") {
     const auto nodes = select_nodes(g, {.kind = NodeKind::kCompute});
     return scale_durations(std::move(g), nodes, 1 / w.factor);
+  }
+  if (w.name == "p3") {
+    return priority_propagation(std::move(g), static_cast<std::uint64_t>(w.factor));
   }
   const workloads::DeviceSpec& device = context_device(c, w);
   if (w.name == "compress") {

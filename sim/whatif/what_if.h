@@ -1,6 +1,6 @@
 // What a `--apply` names (WHATIF.md lists them): a pass on the execution graph (amp, bf16,
-// gpu=NAME, compress=R, compute=Kx), a change of the platform (network=Kx, latency=Kx), or a
-// strategy knob that re-runs the strategy with another flag value (bucket-mb=1, zero=1, ...).
+// gpu=NAME, compress=R, p3=SIZE, compute=Kx), a change of the platform (network=Kx, latency=Kx), or
+// a strategy knob that re-runs the strategy with another flag value (bucket-mb=1, zero=1, ...).
 //
 //   const WhatIf w = parse_what_if("gpu=h100", simulate_flag_names);
 //   graph = apply_graph_what_ifs(std::move(graph), {w}, context);
@@ -21,9 +21,11 @@ enum class WhatIfKind : std::uint8_t { kGraph, kPlatform, kFlag };
 struct WhatIf {
   std::string text;  // as given, e.g. "gpu=h100"
   WhatIfKind kind = WhatIfKind::kGraph;
-  std::string name;  // "amp", "bf16", "gpu", "compress", "compute", "network", "latency", or a flag
+  std::string name;   // "amp", "bf16", "gpu", "compress", "p3", "compute", "network", "latency", or
+                      // a flag
   std::string value;  // gpu: the catalogue name; a flag: its value
-  double factor = 1;  // compute, network, latency: K (K times faster); compress: the ratio r
+  double factor = 1;  // compute, network, latency: K (K times faster); compress: the ratio r;
+                      // p3: the slice in bytes
 
   bool operator==(const WhatIf&) const = default;
 };

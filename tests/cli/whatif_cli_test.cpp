@@ -90,8 +90,8 @@ TEST_F(WhatIfCli, BadInputIsRefusedBeforeAnyRun) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "dtsim whatif: --apply zap: unknown what-if (expected amp, fp16, bf16, gpu=NAME, "
-            "compress=R, compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE for a flag of dtsim "
-            "simulate)\n");
+            "compress=R, p3=SIZE, compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE for a flag "
+            "of dtsim simulate)\n");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.json"));
   r = run(kJob);
   EXPECT_EQ(r.exit_code, 2);
@@ -159,6 +159,42 @@ TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
             "dtsim simulate: --nccl-channels 100: expected 0 to the SMs of the trace's GPU (v100 "
             "80, a100 108, h100 and h200 132), and tests/testdata/whatif_one_layer_v100.json was "
             "measured on \"NVIDIA V100-SXM2\"\n");
+}
+
+// P3 on two layers a, b (tests/testdata/whatif_two_layers_v100.json): 1 ms forward and 1 ms
+// backward each, 4 MB of gradients each (one bucket each), on the 2-rank 1 GB/s star: an
+// all-reduce of S bytes takes S/B (4 ms a bucket, 1 ms a 1 MB slice). By hand, in ms:
+//  - as DDP: fwd a 0-1, fwd b 1-2, bwd b 2-3, bwd a 3-4; b's all-reduce 3-7, a's 7-11, the
+//    optimizer (0 s) at 11, the next forward at 11: 11 ms an iteration.
+//  - p3=1MB: b1 3-4; then a's four slices first (priority: layer a is needed first) 4-8; b2-b4
+//    8-11. Update a at 8, the next forward a 8-9 overlaps b's slices; update b at 11, forward b
+//    11-12, backward b 12-13: one iteration every 10 ms (speedup 1.1).
+//  - p3=4MB: slices as large as the buckets: b's all-reduce has started (3) when a's is ready
+//    (4) and runs to 7, a's 7-11, forward a at 11: 11 ms, no gain without slicing.
+TEST_F(WhatIfCli, PriorityPropagationByHand) {
+  const Result r =
+      run("whatif --workload tests/testdata/whatif_two_layers_v100.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --ranks 2 --bucket-mb 4 --apply p3=1MB "
+          "--apply p3=4MB --each" +
+          report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = report();
+  ASSERT_EQ(j["runs"].size(), 3u);
+  const auto iteration_sec = [&](std::size_t k) {
+    return j["runs"][k]["report"]["result"]["iteration_time_sec"].get<double>();
+  };
+  EXPECT_NEAR(iteration_sec(0), 0.011, 1e-9);
+  EXPECT_NEAR(iteration_sec(1), 0.010, 1e-9);
+  EXPECT_NEAR(j["runs"][1]["speedup"].get<double>(), 1.1, 1e-6);
+  EXPECT_NEAR(iteration_sec(2), 0.011, 1e-9);
+
+  const Result bad =
+      run("simulate --workload tests/testdata/whatif_two_layers_v100.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --ranks 2 --apply p3=0");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err,
+            "dtsim simulate: --apply p3=0: expected a slice size of at least 1 byte, e.g. "
+            "p3=4MB\n");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "sim/config_error.h"
 #include "sim/graph/graph_validate.h"
+#include "sim/whatif/priority.h"
 #include "sim/whatif/select.h"
 #include "tests/sim/whatif/whatif_graphs.h"
 
@@ -180,6 +181,15 @@ TEST(Primitives, EveryOneKeepsTheGraphValid) {
     ins.push_back({.anchor = r, .where = Where::kAfter, .node = {.duration_sec = 1}});
   }
   g = insert_nodes(std::move(g), ins);
+  EXPECT_TRUE(validate_execution_graph(g).empty());
+  EXPECT_EQ(g.programs[0].nodes.size(), 7u * 3);
+  for (std::int32_t i = 0; i < 21; ++i) {  // priorities 0, -1, -2, ... : the reverse of issue order
+    g = set_priority(std::move(g), std::vector<NodeRef>{{0, i}}, -i);
+    EXPECT_TRUE(validate_execution_graph(g).empty());
+  }
+  g = order_by_priority(std::move(g), [](const ExecutionGraph&, int, const Node& n) {
+    return 1e-3 * static_cast<double>(n.bytes);
+  });
   EXPECT_TRUE(validate_execution_graph(g).empty());
   EXPECT_EQ(g.programs[0].nodes.size(), 7u * 3);
   g = remove_nodes(std::move(g), select_nodes(g, {.kind = NodeKind::kCompute}));
