@@ -174,6 +174,9 @@ void read_tags(AttributeReader& attrs, DecodedNode& d, const std::string& where,
   if (d.node.kind != NodeKind::kCompute) {
     d.role = attrs.text(kAttrRole);
   }
+  if (d.node.kind == NodeKind::kCollective) {
+    d.algorithm = attrs.text(kAttrAlgorithm);
+  }
 }
 
 void read_compute(const chakra_et::Node& n, AttributeReader& attrs, DecodedNode& d,

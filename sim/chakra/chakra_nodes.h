@@ -33,6 +33,7 @@ inline constexpr const char* kAttrLastLayer = "dtsim.last_layer";
 inline constexpr const char* kAttrOpClass = "dtsim.op_class";
 inline constexpr const char* kAttrLabel = "dtsim.label";
 inline constexpr const char* kAttrPriority = "dtsim.priority";
+inline constexpr const char* kAttrAlgorithm = "dtsim.algorithm";  // a collective's own algorithm
 
 // Chakra's comm_type of `op`, or -1 for send-recv (which Chakra has no collective for).
 [[nodiscard]] int chakra_comm_type(CollectiveOp op);
@@ -65,6 +66,7 @@ struct DecodedNode {
   int peer = -1;         // send: comm_dst, recv: comm_src (global ranks)
   std::int64_t tag = 0;  // comm_tag
   std::string layer, last_layer, op_class, label;  // tag names; empty: none
+  std::string algorithm;                           // dtsim.algorithm; empty: the run's
   std::string role;  // dtsim.role: the program's name for its communicator; empty: none
   std::vector<std::uint64_t> data_deps, ctrl_deps;
 };

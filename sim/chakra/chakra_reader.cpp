@@ -233,6 +233,7 @@ Program build_program(const RankTrace& t, int r, ExecutionGraph& graph,
     node.last_layer = tag_index(graph.layers, d.last_layer);
     node.op_class = tag_index(graph.op_classes, d.op_class);
     node.label = tag_index(graph.labels, d.label);
+    node.algorithm = tag_index(graph.algorithms, d.algorithm);
     if (node.kind != NodeKind::kCompute) {
       const std::string& name = t.comm[t.order[k]];
       // The role: dtsim's own name for it where the file gives one, else the communicator's.

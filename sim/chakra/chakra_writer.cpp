@@ -55,6 +55,9 @@ void add_tags(const ExecutionGraph& graph, const Node& n, chakra_et::Node& out) 
   if (n.priority != 0) {
     add_int(out, kAttrPriority, n.priority);
   }
+  if (n.algorithm >= 0) {
+    add_text(out, kAttrAlgorithm, name(graph.algorithms, n.algorithm));
+  }
 }
 
 std::string node_name(const ExecutionGraph& graph, const Node& n) {

@@ -43,6 +43,9 @@ struct CollectiveRequest {
   int ranks = 1;
   std::uint64_t bytes = 0;
   int root = 0;  // broadcast, reduce, send-recv
+  // The algorithm a graph names for this collective (a --algorithm value: a name, file:PATH,
+  // auto or auto:A,B), or empty: the run's (ExecutionGraph's Node::algorithm).
+  std::string algorithm;
 };
 
 // What an algorithm may know of the network, provided by the caller.

@@ -57,6 +57,12 @@ class CollectiveChooser {
 
   [[nodiscard]] const std::string& algorithm() const { return algorithm_; }
 
+  // A chooser of `algorithm` with this one's options (for a collective that names its own).
+  // Throws as the constructor does.
+  [[nodiscard]] CollectiveChooser with_algorithm(std::string algorithm) const {
+    return {std::move(algorithm), options_};
+  }
+
  private:
   // The algorithm called `name`, made once (a file is read and checked once).
   [[nodiscard]] const CollectiveAlgorithm& algorithm(const std::string& name) const;

@@ -64,9 +64,11 @@ struct Node {
   std::int32_t last_layer = -1;
   std::int32_t op_class = -1;  // index into ExecutionGraph::op_classes (e.g. "gemm"), or -1
   std::int32_t label = -1;     // index into ExecutionGraph::labels (e.g. "bucket 3"), or -1
-  std::int32_t comm = -1;      // collective, send, recv: index into the program's comm roles
-  std::int32_t peer = -1;      // send: the receiver, recv: the sender, as local ranks of comm
-  std::int32_t root = 0;       // broadcast, reduce: the root's local rank
+  // Collective: index into ExecutionGraph::algorithms (e.g. "tree"), or -1: the run's --algorithm.
+  std::int32_t algorithm = -1;
+  std::int32_t comm = -1;  // collective, send, recv: index into the program's comm roles
+  std::int32_t peer = -1;  // send: the receiver, recv: the sender, as local ranks of comm
+  std::int32_t root = 0;   // broadcast, reduce: the root's local rank
   // Lower runs first where a stream can pick among ready nodes (sim/whatif/priority.h: a
   // queue per priority, each in issue order; all 0 is issue order).
   std::int32_t priority = 0;
@@ -117,6 +119,7 @@ struct ExecutionGraph {
   std::vector<std::string> layers;      // layer names, indexed by Node::layer
   std::vector<std::string> op_classes;  // indexed by Node::op_class
   std::vector<std::string> labels;      // indexed by Node::label
+  std::vector<std::string> algorithms;  // indexed by Node::algorithm (a --algorithm value)
   std::vector<Communicator> communicators;
   std::vector<Program> programs;
   std::vector<RankProgram> ranks;  // indexed by global rank
@@ -127,7 +130,8 @@ struct ExecutionGraph {
   }
   // The communicator a node of `rank`'s program runs on. REQUIRES: node.comm >= 0.
   [[nodiscard]] const Communicator& communicator_of(int rank, const Node& node) const;
-  // Index of `name` in `table`, appended if absent (for layers, op_classes and labels).
+  // Index of `name` in `table`, appended if absent (for layers, op_classes, labels and
+  // algorithms).
   static std::int32_t intern(std::vector<std::string>& table, const std::string& name);
 
   bool operator==(const ExecutionGraph&) const = default;

@@ -121,12 +121,14 @@ class Reader {
       : problems_(problems),
         tables_{{"layers", graph_.layers},
                 {"op_classes", graph_.op_classes},
-                {"labels", graph_.labels}} {}
+                {"labels", graph_.labels},
+                {"algorithms", graph_.algorithms}} {}
 
   void read(JsonFields& doc) {
     tables_.layers.read(doc);
     tables_.op_classes.read(doc);
     tables_.labels.read(doc);
+    tables_.algorithms.read(doc);
     read_communicators(doc);
     read_programs(doc);
     read_ranks(doc);
@@ -358,8 +360,8 @@ bool already_reported(const std::string& pointer, const std::vector<std::string>
 ExecutionGraph parse_execution_graph(const json& doc, const std::string& file) {
   std::vector<std::string> problems;
   JsonFields f(doc, "", problems);
-  f.reject_unknown({"format", "version", "layers", "op_classes", "labels", "communicators",
-                    "programs", "ranks"});
+  f.reject_unknown({"format", "version", "layers", "op_classes", "labels", "algorithms",
+                    "communicators", "programs", "ranks"});
   check_header(f, problems, file);
   Reader reader(problems);
   reader.read(f);

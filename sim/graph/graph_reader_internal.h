@@ -14,8 +14,8 @@
 
 namespace dtsim::sim::graph_internal {
 
-// A name table of the graph (layers, op_classes, labels): the file's, or collected from the
-// nodes in order of first appearance when the file has none.
+// A name table of the graph (layers, op_classes, labels, algorithms): the file's, or collected from
+// the nodes in order of first appearance when the file has none.
 class NameTable {
  public:
   NameTable(const char* key, std::vector<std::string>& names) : key_(key), names_(names) {}
@@ -35,6 +35,7 @@ struct NameTables {
   NameTable layers;
   NameTable op_classes;
   NameTable labels;
+  NameTable algorithms;
 };
 
 // A program as read: nodes in a topological order, and where each came from in the file.

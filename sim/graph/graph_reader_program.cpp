@@ -66,8 +66,8 @@ namespace {
 constexpr std::array<const char*, 11> kCommonKeys{
     "id",    "kind",       "deps",     "phase", "iteration", "micro_batch",
     "layer", "last_layer", "op_class", "label", "priority"};
-constexpr std::array<const char*, 6> kKindKeys{"duration_sec", "op",   "comm",
-                                               "peer",         "root", "bytes"};
+constexpr std::array<const char*, 7> kKindKeys{"duration_sec", "op",    "comm",     "peer",
+                                               "root",         "bytes", "algorithm"};
 
 // The keys a node of `kind` may have, in the order GRAPH.md lists them (nullopt: any kind's).
 std::vector<std::string> node_keys(std::optional<NodeKind> kind) {
@@ -75,8 +75,8 @@ std::vector<std::string> node_keys(std::optional<NodeKind> kind) {
   for (const char* key : kKindKeys) {
     const std::string_view k = key;
     const bool fits = !kind || (*kind == NodeKind::kCompute && k == "duration_sec") ||
-                      (*kind == NodeKind::kCollective &&
-                       (k == "op" || k == "comm" || k == "root" || k == "bytes")) ||
+                      (*kind == NodeKind::kCollective && (k == "op" || k == "comm" || k == "root" ||
+                                                          k == "bytes" || k == "algorithm")) ||
                       ((*kind == NodeKind::kSend || *kind == NodeKind::kRecv) &&
                        (k == "comm" || k == "peer" || k == "bytes"));
     if (fits) {
@@ -237,6 +237,11 @@ FileNode read_node(const json& value, const std::string& pointer, const Program&
     n.duration_sec = f.number("duration_sec").value_or(0);
   } else {
     read_communication(f, prog, n);
+  }
+  if (n.kind == NodeKind::kCollective) {
+    if (const auto name = f.string("algorithm", /*required=*/false)) {
+      n.algorithm = tables.algorithms.index(*name, f, "algorithm");
+    }
   }
   return out;
 }

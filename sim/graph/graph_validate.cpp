@@ -115,7 +115,7 @@ void check_unique(std::size_t count, NameOf name_of, const std::string& prefix,
 void check_tables(const ExecutionGraph& g, Problems& problems) {
   for (const auto& [table, key] :
        {std::pair{&g.layers, "/layers/"}, std::pair{&g.op_classes, "/op_classes/"},
-        std::pair{&g.labels, "/labels/"}}) {
+        std::pair{&g.labels, "/labels/"}, std::pair{&g.algorithms, "/algorithms/"}}) {
     check_unique(
         table->size(), [t = table](std::size_t i) -> const std::string& { return (*t)[i]; }, key,
         "", problems);
@@ -206,6 +206,10 @@ void check_tags(const ExecutionGraph& g, const Node& n, const std::string& at, P
   check_table_index(g.layers, "layers", n.last_layer, at, "last_layer", problems);
   check_table_index(g.op_classes, "op_classes", n.op_class, at, "op_class", problems);
   check_table_index(g.labels, "labels", n.label, at, "label", problems);
+  check_table_index(g.algorithms, "algorithms", n.algorithm, at, "algorithm", problems);
+  if (n.algorithm >= 0 && n.kind != NodeKind::kCollective) {
+    problems.add(at + "/algorithm", "only a collective names an algorithm");
+  }
 }
 
 void check_compute(const Node& n, const std::string& at, Problems& problems) {

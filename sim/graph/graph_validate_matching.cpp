@@ -137,7 +137,8 @@ Comparison compare_collectives(const ExecutionGraph& g, Key a, const RoleSequenc
   for (std::size_t k = 0; k < common; ++k) {
     const Node& na = node_at(g, a.program, sa.collectives[k]);
     const Node& nb = node_at(g, b.program, sb.collectives[k]);
-    if (na.op != nb.op || na.bytes != nb.bytes || na.root != nb.root) {
+    if (na.op != nb.op || na.bytes != nb.bytes || na.root != nb.root ||
+        na.algorithm != nb.algorithm) {
       return {Comparison::kDiffer, k};
     }
   }
@@ -147,9 +148,12 @@ Comparison compare_collectives(const ExecutionGraph& g, Key a, const RoleSequenc
   return {};
 }
 
-std::string collective_text(const Node& n) {
+std::string collective_text(const ExecutionGraph& g, const Node& n) {
+  const bool named =
+      n.algorithm >= 0 && static_cast<std::size_t>(n.algorithm) < g.algorithms.size();
   return std::string(op_name(n.op)) + " of " + std::to_string(n.bytes) + " bytes" +
-         (has_root(n.op) ? " from root " + std::to_string(n.root) : "");
+         (has_root(n.op) ? " from root " + std::to_string(n.root) : "") +
+         (named ? " by " + g.algorithms[static_cast<std::size_t>(n.algorithm)] : "");
 }
 
 void report_collectives(Problems& problems, int comm, int rank_a, Key a, const RoleSequence& sa,
@@ -164,7 +168,8 @@ void report_collectives(Problems& problems, int comm, int rank_a, Key a, const R
     std::vector<std::string> fields;
     for (const auto& [differs, field] :
          {std::pair{na.op != nb.op, "op"}, std::pair{na.bytes != nb.bytes, "bytes"},
-          std::pair{na.root != nb.root, "root"}}) {
+          std::pair{na.root != nb.root, "root"},
+          std::pair{na.algorithm != nb.algorithm, "algorithm"}}) {
       if (differs) {
         fields.emplace_back(field);
       }
@@ -175,9 +180,10 @@ void report_collectives(Problems& problems, int comm, int rank_a, Key a, const R
     }
     problems.add(at, "collective " + std::to_string(k) + " on communicator " + name +
                          " differs in " + what + " between rank " + std::to_string(rank_a) + " (" +
-                         collective_text(na) + ", " + problems.node(a.program, sa.collectives[k]) +
-                         ") and rank " + std::to_string(rank_b) + " (" + collective_text(nb) +
-                         ", " + problems.node(b.program, sb.collectives[k]) + ")");
+                         collective_text(g, na) + ", " +
+                         problems.node(a.program, sa.collectives[k]) + ") and rank " +
+                         std::to_string(rank_b) + " (" + collective_text(g, nb) + ", " +
+                         problems.node(b.program, sb.collectives[k]) + ")");
     return;
   }
   const bool a_longer = sa.collectives.size() > sb.collectives.size();

@@ -69,6 +69,9 @@ ojson node_json(const ExecutionGraph& g, const Program& prog, std::size_t i) {
     j["peer"] = n.peer;
   }
   j["bytes"] = n.bytes;
+  if (n.kind == NodeKind::kCollective && n.algorithm >= 0) {
+    j["algorithm"] = at(g.algorithms, n.algorithm, "algorithm");
+  }
   return j;
 }
 
@@ -159,7 +162,7 @@ ojson execution_graph_json(const ExecutionGraph& graph) {
   doc["version"] = 1;
   for (const auto& [key, table] :
        {std::pair{"layers", &graph.layers}, std::pair{"op_classes", &graph.op_classes},
-        std::pair{"labels", &graph.labels}}) {
+        std::pair{"labels", &graph.labels}, std::pair{"algorithms", &graph.algorithms}}) {
     if (!table->empty()) {
       doc[key] = *table;
     }

@@ -53,13 +53,16 @@ ProgramCuts program_cuts(const Program& p) {
 std::int32_t Choices::index(int rank, const Node& node) {
   const Communicator& comm = g_.communicator_of(rank, node);
   const auto comm_index = static_cast<std::int32_t>(&comm - g_.communicators.data());
-  const auto key = std::make_tuple(comm_index, node.op, node.bytes, node.root);
+  const auto key = std::make_tuple(comm_index, node.op, node.bytes, node.root, node.algorithm);
   auto [it, inserted] = index_.try_emplace(key, static_cast<std::int32_t>(choices_.size()));
   if (inserted) {
+    const std::string algorithm =
+        node.algorithm < 0 ? "" : g_.algorithms[static_cast<std::size_t>(node.algorithm)];
     choices_.push_back(&choose_({.op = node.op,
                                  .ranks = static_cast<int>(comm.ranks.size()),
                                  .bytes = node.bytes,
-                                 .root = node.root},
+                                 .root = node.root,
+                                 .algorithm = algorithm},
                                 comm));
   }
   return it->second;

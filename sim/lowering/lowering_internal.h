@@ -25,7 +25,7 @@ struct ProgramCuts {
 
 [[nodiscard]] ProgramCuts program_cuts(const Program& p);
 
-// One schedule per distinct (communicator, op, bytes, root), chosen on first use.
+// One schedule per distinct (communicator, op, bytes, root, algorithm), chosen on first use.
 class Choices {
  public:
   Choices(const ExecutionGraph& g, const ChooseCollective& choose) : g_(g), choose_(choose) {}
@@ -41,7 +41,8 @@ class Choices {
  private:
   const ExecutionGraph& g_;
   const ChooseCollective& choose_;
-  std::map<std::tuple<std::int32_t, CollectiveOp, std::uint64_t, std::int32_t>, std::int32_t>
+  std::map<std::tuple<std::int32_t, CollectiveOp, std::uint64_t, std::int32_t, std::int32_t>,
+           std::int32_t>
       index_;
   std::vector<const CollectiveChoice*> choices_;
 };

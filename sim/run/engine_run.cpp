@@ -254,23 +254,36 @@ RunInfo run_info(const char* verb, const RunOptions& run, const platforms::Platf
 
 const CollectiveChoice& GroupChooser::operator()(const CollectiveRequest& request,
                                                  const Communicator& comm) {
-  const Key key{comm.name, request.op, request.bytes, request.root};
+  const Key key{comm.name, request.op, request.bytes, request.root, request.algorithm};
   auto it = made_.find(key);
   if (it == made_.end()) {
     DTSIM_CHECK(!released_, "no schedule is chosen after lowering");
     const TopologyHints hints = group_hints(engine_.hints(), comm.ranks, ranks_);
+    const CollectiveChooser* chooser = &chooser_;
     try {
-      chooser_.check(request, hints);
+      chooser = &chooser_for(request);
+      chooser->check(request, hints);
     } catch (const ConfigError& e) {  // say which collective of the graph cannot run
       throw ConfigError(e.field(), e.detail() + " (" + std::string(op_name(request.op)) + " of " +
                                        std::to_string(request.bytes) + " bytes on communicator \"" +
                                        comm.name + "\")");
     }
-    CollectiveChoice choice = chooser_.choose(request, hints);
+    CollectiveChoice choice = chooser->choose(request, hints);
     const CommCost cost = comm_cost(choice.schedule, hints);
     it = made_.emplace(key, std::make_pair(std::move(choice), cost)).first;
   }
   return it->second.first;
+}
+
+const CollectiveChooser& GroupChooser::chooser_for(const CollectiveRequest& request) {
+  if (request.algorithm.empty()) {
+    return chooser_;
+  }
+  auto it = named_.find(request.algorithm);
+  if (it == named_.end()) {
+    it = named_.emplace(request.algorithm, chooser_.with_algorithm(request.algorithm)).first;
+  }
+  return it->second;
 }
 
 void GroupChooser::release_schedules() {

@@ -91,12 +91,19 @@ class GroupChooser {
   void release_schedules();
   // The alpha and beta terms of the choice made for `node` of `rank`'s program.
   [[nodiscard]] const CommCost& cost(const ExecutionGraph& g, int rank, const Node& node) const {
-    return made_.at({g.communicator_of(rank, node).name, node.op, node.bytes, node.root}).second;
+    const std::string algorithm =
+        node.algorithm < 0 ? "" : g.algorithms[static_cast<std::size_t>(node.algorithm)];
+    return made_.at({g.communicator_of(rank, node).name, node.op, node.bytes, node.root, algorithm})
+        .second;
   }
 
  private:
-  using Key = std::tuple<std::string, CollectiveOp, std::uint64_t, int>;
+  using Key = std::tuple<std::string, CollectiveOp, std::uint64_t, int, std::string>;
+  // The chooser of a collective's own algorithm (request.algorithm), or the run's.
+  const CollectiveChooser& chooser_for(const CollectiveRequest& request);
+
   const CollectiveChooser& chooser_;
+  std::map<std::string, CollectiveChooser> named_;  // per algorithm a graph names
   const EngineRun& engine_;
   int ranks_;
   std::map<Key, std::pair<CollectiveChoice, CommCost>> made_;

@@ -100,6 +100,26 @@ ExecutionGraph scale_bytes(ExecutionGraph g, std::span<const NodeRef> nodes, dou
   return g;
 }
 
+ExecutionGraph set_algorithm(ExecutionGraph g, std::span<const NodeRef> nodes,
+                             const std::string& algorithm) {
+  if (algorithm.empty()) {
+    throw ConfigError("what_if", "set_algorithm: expected an algorithm name");
+  }
+  const std::int32_t index = ExecutionGraph::intern(g.algorithms, algorithm);
+  for (NodeRef ref : nodes) {
+    Node& n = node_at(g, ref, "set_algorithm");
+    if (n.kind != NodeKind::kCollective) {
+      throw ConfigError("what_if", "set_algorithm: node " + std::to_string(ref.node) +
+                                       " of program \"" +
+                                       g.programs[static_cast<std::size_t>(ref.program)].name +
+                                       "\" is not a collective");
+    }
+    n.algorithm = index;
+  }
+  require_valid(g, "set_algorithm");
+  return g;
+}
+
 namespace {
 
 // Where the insertions of one program go: new node k is named n + k; placed_after[j] lists the

@@ -38,6 +38,13 @@ void require_valid(const ExecutionGraph& g, const std::string& pass);
 [[nodiscard]] ExecutionGraph scale_bytes(ExecutionGraph g, std::span<const NodeRef> nodes,
                                          double factor);
 
+// `g` with every collective of `nodes` run by `algorithm` (a --algorithm value: a name,
+// file:PATH, auto or auto:A,B; checked when the graph is lowered) instead of the run's. Select
+// every member's side: the members of a communicator must agree. Throws
+// ConfigError("what_if", ...) for a node that is not a collective or an empty name.
+[[nodiscard]] ExecutionGraph set_algorithm(ExecutionGraph g, std::span<const NodeRef> nodes,
+                                           const std::string& algorithm);
+
 enum class Where : std::uint8_t { kBefore, kAfter };
 
 // One node to insert next to `anchor` (a node of anchor.program).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "sim/collectives/registry.h"
 #include "sim/config_error.h"
 #include "sim/whatif/op_classes.h"
 #include "sim/whatif/optimizations.h"
@@ -20,8 +21,8 @@ namespace dtsim::sim {
 namespace {
 
 const char* const kForms =
-    "amp, fp16, bf16, gpu=NAME, compress=R, p3=SIZE, compute=Kx, network=Kx, latency=Kx, or "
-    "FLAG=VALUE for a flag of dtsim simulate";
+    "amp, fp16, bf16, gpu=NAME, compress=R, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, "
+    "network=Kx, latency=Kx, or FLAG=VALUE for a flag of dtsim simulate";
 
 // "2x", "2", "0.5x" as a factor > 0; false for anything else.
 bool parse_factor(std::string text, double& factor) {
@@ -68,6 +69,24 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
   } else if (key == "compress") {
     if (!parse_factor(value, w.factor) || w.factor > 1) {
       throw ConfigError("apply", text + ": expected a compression ratio in (0, 1], e.g. 0.01");
+    }
+    return w;
+  } else if (key.starts_with("algorithm@")) {
+    w.name = "algorithm@";
+    w.role = key.substr(std::string("algorithm@").size());
+    const auto& names = algorithm_names();
+    const bool known = value.starts_with("file:") || value == "auto" ||
+                       value.starts_with("auto:") ||
+                       std::find(names.begin(), names.end(), value) != names.end();
+    if (w.role.empty() || !known) {
+      std::string list;
+      for (const std::string& n : names) {
+        list += n + ", ";
+      }
+      throw ConfigError("apply", text +
+                                     ": expected algorithm@ROLE=NAME, ROLE a communicator role "
+                                     "(dp, tp, ...) and NAME one of " +
+                                     list + "auto, auto:A,B or file:PATH");
     }
     return w;
   } else if (key == "p3") {
@@ -126,6 +145,15 @@ ExecutionGraph apply_one(ExecutionGraph g, const WhatIf& w, const WhatIfContext&
   if (w.name == "compute") {
     const auto nodes = select_nodes(g, {.kind = NodeKind::kCompute});
     return scale_durations(std::move(g), nodes, 1 / w.factor);
+  }
+  if (w.name == "algorithm@") {
+    const auto nodes = select_nodes(g, {.kind = NodeKind::kCollective, .role = w.role});
+    if (nodes.empty()) {
+      throw ConfigError("what_if", w.text + ": " + c.origin +
+                                       " has no collective on a communicator role \"" + w.role +
+                                       "\"");
+    }
+    return set_algorithm(std::move(g), nodes, w.value);
   }
   if (w.name == "p3") {
     return priority_propagation(std::move(g), static_cast<std::uint64_t>(w.factor));

@@ -90,8 +90,8 @@ TEST_F(WhatIfCli, BadInputIsRefusedBeforeAnyRun) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "dtsim whatif: --apply zap: unknown what-if (expected amp, fp16, bf16, gpu=NAME, "
-            "compress=R, p3=SIZE, compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE for a flag "
-            "of dtsim simulate)\n");
+            "compress=R, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx, or "
+            "FLAG=VALUE for a flag of dtsim simulate)\n");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.json"));
   r = run(kJob);
   EXPECT_EQ(r.exit_code, 2);
@@ -195,6 +195,43 @@ TEST_F(WhatIfCli, PriorityPropagationByHand) {
   EXPECT_EQ(bad.err,
             "dtsim simulate: --apply p3=0: expected a slice size of at least 1 byte, e.g. "
             "p3=4MB\n");
+}
+
+// A collective's own algorithm (set_algorithm): naming tree for every collective on role dp is
+// the run with --algorithm tree, to the last digit (one bucket schedule either way); the graph
+// dumped with it names the algorithm per collective and replays to the same time with the run's
+// --algorithm left at ring.
+TEST_F(WhatIfCli, AnAlgorithmPerCommunicatorRoleIsTheGlobalFlagWhereItCoversAll) {
+  const std::string job =
+      "simulate --workload tests/testdata/whatif_two_layers_v100.json --platform "
+      "platforms/files/fat_tree_256.json --ranks 16 --bucket-mb 4";
+  const std::string graph = (dir_ / "g.json").string();
+  const Result per_role =
+      run(job + " --algorithm ring --apply algorithm@dp=tree --dump-graph " + graph);
+  const Result global = run(job + " --algorithm tree");
+  const Result ring = run(job + " --algorithm ring");
+  ASSERT_EQ(per_role.exit_code, 0) << per_role.err;
+  ASSERT_EQ(global.exit_code, 0) << global.err;
+  const auto iteration = [](const std::string& out) {
+    const auto at = out.find("iteration time");
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(iteration(per_role.out), iteration(global.out));
+  EXPECT_NE(iteration(per_role.out), iteration(ring.out));  // the choice matters here
+  EXPECT_NE(slurp(graph).find(R"("algorithm": "tree")"), std::string::npos);
+  const Result replayed = run("simulate --graph " + graph +
+                              " --platform platforms/files/fat_tree_256.json --algorithm ring");
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+  EXPECT_EQ(iteration(replayed.out), iteration(global.out));
+
+  const Result bad = run(job + " --apply algorithm@tp=tree");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err,
+            "dtsim simulate: --apply algorithm@tp=tree: tests/testdata/whatif_two_layers_v100.json "
+            "has no collective on a communicator role \"tp\"\n");
+  const Result unknown = run(job + " --apply algorithm@dp=rings");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("expected algorithm@ROLE=NAME"), std::string::npos) << unknown.err;
 }
 
 }  // namespace

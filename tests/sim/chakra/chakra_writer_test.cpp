@@ -26,7 +26,7 @@ struct FlatNode {
   Phase phase;
   CollectiveOp op;
   std::int32_t iteration, micro_batch, root, priority;
-  std::string layer, last_layer, op_class, label;
+  std::string layer, last_layer, op_class, label, algorithm;
   std::string comm;             // the communicator's name ("" for compute)
   std::vector<int> comm_ranks;  // its global ranks, in local order
   int peer;                     // global rank of a send's or receive's peer, else -1
@@ -57,6 +57,7 @@ std::vector<std::vector<FlatNode>> flatten(const ExecutionGraph& g) {
                        .last_layer = name(g.layers, n.last_layer),
                        .op_class = name(g.op_classes, n.op_class),
                        .label = name(g.labels, n.label),
+                       .algorithm = name(g.algorithms, n.algorithm),
                        .comm = c == nullptr ? "" : c->name,
                        .comm_ranks = c == nullptr ? std::vector<int>{} : c->ranks,
                        .peer = n.peer < 0 ? -1 : c->ranks[static_cast<std::size_t>(n.peer)],
@@ -128,7 +129,13 @@ TEST_F(ChakraTest, GraphFilesRoundTrip) {
 
 TEST_F(ChakraTest, DataParallelGraphRoundTripsWithItsTags) {
   const workloads::Workload w = workloads::read_workload("workloads/traces/resnet50_v100_b32.json");
-  const ExecutionGraph g = build_data_parallel(w, {.ranks = 4, .iterations = 2});
+  ExecutionGraph g = build_data_parallel(w, {.ranks = 4, .iterations = 2});
+  g.algorithms = {"tree"};  // one bucket of each iteration names its own algorithm
+  for (Node& n : g.programs[0].nodes) {
+    if (n.kind == NodeKind::kCollective && n.label == 0) {
+      n.algorithm = 0;
+    }
+  }
   write_chakra_trace(g, prefix_);
   const ChakraImport back = read_chakra_trace(prefix_, 4);
   EXPECT_EQ(flatten(back.graph), flatten(g));

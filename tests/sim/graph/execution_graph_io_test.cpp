@@ -130,6 +130,7 @@ ExecutionGraph hand_built() {
   g.layers = {"embed", "block0", "block1", "head"};
   g.op_classes = {"gemm", "elementwise"};
   g.labels = {"bucket 0", "activations"};
+  g.algorithms = {"tree"};
   g.communicators = {{"tp.0", {0, 1}}, {"tp.1", {2, 3}},    {"dp.0", {0, 2}},    {"dp.1", {1, 3}},
                      {"pp", {4, 5}},   {"all", iota(0, 6)}, {"evens", {0, 2, 4}}};
   Program worker{.name = "worker", .comms = {"tp", "dp"}};
@@ -150,6 +151,7 @@ ExecutionGraph hand_built() {
   bucket.layer = 1;
   bucket.last_layer = 3;
   bucket.phase = Phase::kBackward;
+  bucket.algorithm = 0;
   const std::int32_t rs = worker.add(bucket, {b});
   worker.add(collective(CollectiveOp::kAllGather, 1, 4096), {rs});
   worker.add(collective(CollectiveOp::kBroadcast, 0, 64, 1));
@@ -385,7 +387,7 @@ TEST(GraphReader, MissingFileDirectoryAndMalformedJson) {
 TEST(GraphReader, RefusesOtherFormatsAndVersionsAtOnce) {
   EXPECT_EQ(parse_error(R"({"format": "dtsim-trace", "version": 1, "nodes": 3})"),
             "g.json: /nodes: unknown key (expected one of format, version, layers, op_classes, "
-            "labels, communicators, programs, ranks)\n"
+            "labels, algorithms, communicators, programs, ranks)\n"
             "g.json: /format: expected \"dtsim-execution-graph\", got string \"dtsim-trace\"");
   EXPECT_EQ(parse_error(R"({"format": "dtsim-execution-graph", "version": 2})"),
             "g.json: /version: unsupported version 2 (this dtsim reads version 1)");
@@ -503,7 +505,7 @@ TEST(GraphReader, ReportsEveryProblemAtOnce) {
         "ranks": [{"rank_range": [0, 2], "program": "p", "comms": {"x": "x"}},
                   {"rank": 2, "program": "nope"}]})"),
       "g.json: /comment: unknown key (expected one of format, version, layers, op_classes, "
-      "labels, communicators, programs, ranks)\n"
+      "labels, algorithms, communicators, programs, ranks)\n"
       "g.json: /ranks/1/program: no program is named \"nope\"\n"
       "g.json: /communicators/1/name: \"x\" already names /communicators/0\n"
       "g.json: /communicators/1: communicator \"x\" has no ranks\n"
@@ -567,6 +569,21 @@ TEST(GraphValidate, MembersDisagreeOnACollective) {
       "g.json: /communicators/0: collective 1 on communicator \"x\" differs in op, bytes and root "
       "between rank 0 (all-reduce of 16 bytes, /programs/0/nodes/1) and rank 1 (broadcast of 32 "
       "bytes from root 1, /programs/1/nodes/1)");
+}
+
+TEST(GraphValidate, MembersDisagreeOnACollectivesAlgorithm) {
+  EXPECT_EQ(
+      parse_error(two_programs(
+          R"({"kind": "collective", "op": "all-reduce", "comm": "x", "bytes": 8, "algorithm": "ring"})",
+          R"({"kind": "collective", "op": "all-reduce", "comm": "x", "bytes": 8, "algorithm": "tree"})")),
+      "g.json: /communicators/0: collective 0 on communicator \"x\" differs in algorithm between "
+      "rank 0 (all-reduce of 8 bytes by ring, /programs/0/nodes/0) and rank 1 (all-reduce of 8 "
+      "bytes by tree, /programs/1/nodes/0)");
+  EXPECT_EQ(
+      parse_error(two_ranks(R"({"kind": "compute", "duration_sec": 1, "algorithm": "ring"})")),
+      "g.json: /programs/0/nodes/0/algorithm: does not apply to a compute node (expected "
+      "one of id, kind, deps, phase, iteration, micro_batch, layer, last_layer, op_class, "
+      "label, priority, duration_sec)");
 }
 
 TEST(GraphValidate, MemberWithFewerCollectives) {
