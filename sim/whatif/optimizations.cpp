@@ -1,6 +1,7 @@
 #include "sim/whatif/optimizations.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 #include <variant>
@@ -145,6 +146,48 @@ ExecutionGraph compress_gradients(ExecutionGraph g, double ratio, double memory_
   }
   g = scale_bytes(std::move(g), grads, ratio);
   return insert_nodes(std::move(g), codecs);
+}
+
+ExecutionGraph fuse_optimizer(ExecutionGraph g, double bytes_per_param,
+                              double memory_bytes_per_sec) {
+  // Per program and iteration: the parameters (fp32 gradient bytes / 4) and the optimizer nodes.
+  std::map<std::pair<std::int32_t, std::int32_t>, std::pair<double, std::vector<NodeRef>>> steps;
+  for (const NodeRef ref : select_nodes(g, {.kind = NodeKind::kCollective,
+                                           .phase = Phase::kBackward,
+                                           .op = CollectiveOp::kAllReduce})) {
+    const Node& n =
+        g.programs[static_cast<std::size_t>(ref.program)].nodes[static_cast<std::size_t>(ref.node)];
+    steps[{ref.program, n.iteration}].first += static_cast<double>(n.bytes) / 4;
+  }
+  for (const NodeRef ref :
+       select_nodes(g, {.kind = NodeKind::kCompute, .phase = Phase::kOptimizer})) {
+    const Node& n =
+        g.programs[static_cast<std::size_t>(ref.program)].nodes[static_cast<std::size_t>(ref.node)];
+    steps[{ref.program, n.iteration}].second.push_back(ref);
+  }
+  for (auto& [key, step] : steps) {
+    auto& [params, nodes] = step;
+    if (nodes.empty()) {
+      continue;
+    }
+    if (params == 0) {
+      throw ConfigError("what_if", "fused-optimizer: program " +
+                                       g.programs[static_cast<std::size_t>(key.first)].name +
+                                       ", iteration " + std::to_string(key.second) +
+                                       ": no gradient all-reduce counts its parameters");
+    }
+    double unfused_sec = 0;
+    for (const NodeRef ref : nodes) {
+      unfused_sec += g.programs[static_cast<std::size_t>(ref.program)]
+                         .nodes[static_cast<std::size_t>(ref.node)]
+                         .duration_sec;
+    }
+    const double fused_sec = bytes_per_param * params / memory_bytes_per_sec;
+    if (fused_sec < unfused_sec) {
+      g = scale_durations(std::move(g), nodes, fused_sec / unfused_sec);
+    }
+  }
+  return g;
 }
 
 namespace {

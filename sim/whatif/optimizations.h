@@ -39,6 +39,16 @@ namespace dtsim::sim {
 [[nodiscard]] ExecutionGraph compress_gradients(ExecutionGraph g, double ratio,
                                                 double memory_bytes_per_sec);
 
+// A fused optimizer (apex's FusedAdam, PyTorch's foreach/fused step): one multi-tensor kernel per
+// chunk of parameters instead of a few kernels per parameter tensor, so the step costs what its
+// bytes cost. Each iteration's optimizer nodes are scaled together to bytes_per_param x the
+// parameters / memory_bytes_per_sec (the generator's optimizer rule, workloads/generator.h), the
+// parameters counted from the iteration's gradient all-reduces (fp32 gradients, 4 bytes each);
+// where they already take less, they are left as they are. Throws ConfigError("what_if", ...)
+// for an iteration with an optimizer node and no gradient all-reduce.
+[[nodiscard]] ExecutionGraph fuse_optimizer(ExecutionGraph g, double bytes_per_param,
+                                            double memory_bytes_per_sec);
+
 // Every link of the platform (fabric, GPU links, NICs) with bandwidth x bandwidth_factor and
 // latency x latency_factor. Perturbations stay relative to the new values. Throws
 // ConfigError("what_if", ...) for a SimGrid XML platform (its links are not in the spec) or a

@@ -12,6 +12,7 @@
 #include "sim/whatif/primitives.h"
 #include "sim/whatif/priority_propagation.h"
 #include "sim/whatif/select.h"
+#include "workloads/generator.h"
 #include "workloads/generator_error.h"
 #include "workloads/parsing/units.h"
 #include "workloads/roofline.h"
@@ -21,8 +22,9 @@ namespace dtsim::sim {
 namespace {
 
 const char* const kForms =
-    "amp, fp16, bf16, gpu=NAME, compress=R, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, "
-    "network=Kx, latency=Kx, or FLAG=VALUE for a flag of dtsim simulate";
+    "amp, fp16, bf16, gpu=NAME, compress=R, fused-optimizer=sgd|adamw|lamb, p3=SIZE, "
+    "algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE for a flag of dtsim "
+    "simulate";
 
 // "2x", "2", "0.5x" as a factor > 0; false for anything else.
 bool parse_factor(std::string text, double& factor) {
@@ -89,6 +91,13 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
                                      list + "auto, auto:A,B or file:PATH");
     }
     return w;
+  } else if (key == "fused-optimizer") {
+    if (value != "sgd" && value != "adamw" && value != "lamb") {
+      throw ConfigError("apply", text +
+                                     ": expected fused-optimizer=sgd, adamw or lamb (the step "
+                                     "being fused: 20, 28 or 40 bytes a parameter)");
+    }
+    return w;
   } else if (key == "p3") {
     const auto bytes = parsing::parse_size(value);
     if (!bytes || *bytes < 1) {
@@ -133,8 +142,9 @@ namespace {
 const workloads::DeviceSpec& context_device(const WhatIfContext& c, const WhatIf& w) {
   if (c.device.empty()) {
     throw ConfigError("what_if", w.text + ": needs the GPU and precision of " + c.origin +
-                                     ", which dtsim does not know here: amp, bf16, gpu= and "
-                                     "compress= rewrite data-parallel --workload runs on a "
+                                     ", which dtsim does not know here: amp, bf16, gpu=, "
+                                     "compress= and fused-optimizer= rewrite data-parallel "
+                                     "--workload runs on a "
                                      "catalogue GPU; for --model, re-run the generator with "
                                      "precision=bf16 or device=h100 (WHATIF.md)");
   }
@@ -159,6 +169,13 @@ ExecutionGraph apply_one(ExecutionGraph g, const WhatIf& w, const WhatIfContext&
     return priority_propagation(std::move(g), static_cast<std::uint64_t>(w.factor));
   }
   const workloads::DeviceSpec& device = context_device(c, w);
+  if (w.name == "fused-optimizer") {
+    const double bytes_per_param = w.value == "sgd"     ? workloads::kSgdMomentumBytesPerParam
+                                   : w.value == "adamw" ? workloads::kAdamWBytesPerParam
+                                                        : workloads::kLambBytesPerParam;
+    return fuse_optimizer(std::move(g), bytes_per_param,
+                          device.memory_bytes_per_sec * workloads::kMemoryEfficiency);
+  }
   if (w.name == "compress") {
     return compress_gradients(std::move(g), w.factor,
                               device.memory_bytes_per_sec * workloads::kMemoryEfficiency);

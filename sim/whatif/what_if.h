@@ -1,7 +1,7 @@
 // What a `--apply` names (WHATIF.md lists them): a pass on the execution graph (amp, bf16,
-// gpu=NAME, compress=R, p3=SIZE, algorithm@ROLE=NAME, compute=Kx), a change of the platform
-// (network=Kx, latency=Kx), or a strategy knob that re-runs the strategy with another flag value
-// (bucket-mb=1, zero=1, ...).
+// gpu=NAME, compress=R, fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx), a change of
+// the platform (network=Kx, latency=Kx), or a strategy knob that re-runs the strategy with another
+// flag value (bucket-mb=1, zero=1, ...).
 //
 //   const WhatIf w = parse_what_if("gpu=h100", simulate_flag_names);
 //   graph = apply_graph_what_ifs(std::move(graph), {w}, context);

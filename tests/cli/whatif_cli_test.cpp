@@ -90,8 +90,8 @@ TEST_F(WhatIfCli, BadInputIsRefusedBeforeAnyRun) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "dtsim whatif: --apply zap: unknown what-if (expected amp, fp16, bf16, gpu=NAME, "
-            "compress=R, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx, or "
-            "FLAG=VALUE for a flag of dtsim simulate)\n");
+            "compress=R, fused-optimizer=sgd|adamw|lamb, p3=SIZE, algorithm@ROLE=NAME, "
+            "compute=Kx, network=Kx, latency=Kx, or FLAG=VALUE for a flag of dtsim simulate)\n");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.json"));
   r = run(kJob);
   EXPECT_EQ(r.exit_code, 2);
@@ -113,7 +113,8 @@ TEST_F(WhatIfCli, AGraphPassThatNeedsTheDeviceNamesIt) {
   EXPECT_EQ(r.err,
             "dtsim simulate: --apply amp: needs the GPU and precision of "
             "tests/testdata/graph_pipeline_2stage.json, which dtsim does not know here: amp, "
-            "bf16, gpu= and compress= rewrite data-parallel --workload runs on a catalogue GPU; "
+            "bf16, gpu=, compress= and fused-optimizer= rewrite data-parallel --workload runs on "
+            "a catalogue GPU; "
             "for --model, re-run the generator with precision=bf16 or device=h100 (WHATIF.md)\n");
 }
 

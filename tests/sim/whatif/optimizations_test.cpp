@@ -119,11 +119,31 @@ TEST(LayerOpClasses, ComputeBoundAtHalfTheFastestLayersRate) {
   EXPECT_TRUE(layer_op_classes(w).empty());
 }
 
+TEST(FuseOptimizer, TheStepCostsItsBytesWhereThatIsLess) {
+  // two_layer_graph: 300 gradient bytes = 75 fp32 parameters; AdamW moves 28 bytes each:
+  // 2100 bytes at 1000 B/s = 2.1 s fused. The step takes 0.25 s: already less, kept.
+  EXPECT_EQ(fuse_optimizer(two_layer_graph(), 28, 1000), two_layer_graph());
+  // At 1e6 B/s the fused step takes 2.1 ms instead of 0.25 s.
+  const ExecutionGraph g = fuse_optimizer(two_layer_graph(), 28, 1e6);
+  EXPECT_DOUBLE_EQ(g.programs[0].nodes[6].duration_sec, 2100 / 1e6);
+  EXPECT_EQ(g.programs[0].nodes[2].duration_sec, 1.0);  // nothing else moves
+  ExecutionGraph no_gradients = two_layer_graph();
+  no_gradients.programs[0].nodes[4].bytes = 0;
+  no_gradients.programs[0].nodes[5].bytes = 0;
+  EXPECT_THROW((void)fuse_optimizer(no_gradients, 28, 1e6), ConfigError);
+}
+
 TEST(ParseWhatIf, KnowsEachForm) {
   EXPECT_EQ(parse_what_if("network=2x").kind, WhatIfKind::kPlatform);
   EXPECT_EQ(parse_what_if("network=2x").factor, 2);
   EXPECT_EQ(parse_what_if("fp16").name, "amp");
   EXPECT_EQ(parse_what_if("compress=0.01").factor, 0.01);
+  EXPECT_EQ(parse_what_if("p3=4MB").factor, 4e6);
+  EXPECT_EQ(parse_what_if("fused-optimizer=adamw").value, "adamw");
+  EXPECT_EQ(parse_what_if("algorithm@tp=tree").role, "tp");
+  EXPECT_THROW((void)parse_what_if("fused-optimizer=adam"), ConfigError);
+  EXPECT_THROW((void)parse_what_if("p3=0"), ConfigError);
+  EXPECT_THROW((void)parse_what_if("algorithm@=tree"), ConfigError);
   const std::vector<std::string> flags{"bucket-mb", "zero"};
   const WhatIf knob = parse_what_if("bucket-mb=1", flags);
   EXPECT_EQ(knob.kind, WhatIfKind::kFlag);
