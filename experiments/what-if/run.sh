@@ -2,8 +2,9 @@
 # Predicted against measured speedup of every published what-if pair dtsim covers: DDP buckets
 # 1 MB vs 25 MB (DDPB-25..44, without and with the compute-side bucket cost), AMP vs TF32
 # (DeepLearningExamples ResNet-50 on DGX A100), and hybrid.csv's what-if groups whose knob dtsim
-# models (recomputation, pipeline schedule). Writes results/pairs.csv, results/summary.md and
-# results/predicted_vs_measured.png. Builds nothing (run .ci/setup first).
+# models (recomputation, pipeline schedule, float8), one knob at a time. Writes results/pairs.csv,
+# results/summary.md, results/predicted_vs_measured.png, and P3's predicted gains (p3.py:
+# results/p3.csv, results/p3.md). Builds nothing (run .ci/setup first).
 # Usage: experiments/what-if/run.sh [--quick]   (about 3 minutes; --quick: 10 s, without the
 #        512-GPU pipeline-schedule pair)
 set -euo pipefail
@@ -12,4 +13,5 @@ cd "$here/../.."
 [ -x build/sim/dtsim ] || { echo "run.sh: build/sim/dtsim not built: run .ci/setup first" >&2; exit 2; }
 /usr/bin/python3 "$here/study.py" --out "$here/results" "$@"
 /usr/bin/python3 "$here/plot.py" "$here/results"
+/usr/bin/python3 "$here/p3.py" --out "$here/results" >/dev/null  # P3's predicted gains (no pair)
 echo "git commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" >>"$here/results/summary.md"
