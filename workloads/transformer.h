@@ -39,6 +39,9 @@ struct TransformerArch {
   std::uint64_t published_params = 0;  // parameter count the source states (for tests)
   std::string source;                  // paper / model card the numbers come from
   bool linear_biases = false;          // GPT: every linear has a bias; Llama/Mixtral: none
+  // llm-foundry's MPT: the learned position table has as many rows as the run's sequence
+  // (its yamls set max_seq_len per run); max_seq_len is the size its parameter count states.
+  bool positions_per_run = false;
 
   bool operator==(const TransformerArch&) const = default;
 };
@@ -49,6 +52,9 @@ struct TransformerArch {
 // "llama3-8b", as the validation rows spell it); nullptr if there is none. The pointer is into
 // the catalogue, which lives as long as the program.
 [[nodiscard]] const TransformerArch* find_transformer(std::string_view name);
+// `arch` as a run of `seq_len` tokens builds it: with positions_per_run, a position table of
+// seq_len rows (max_seq_len = seq_len); any other architecture as it is.
+[[nodiscard]] TransformerArch for_sequence(const TransformerArch& arch, int seq_len);
 // Parameters of the whole model, unsharded, with the vocabulary unpadded: embeddings, every block,
 // final norm, and the output head unless tied. Throws GeneratorError for an inconsistent
 // architecture (see transformer_pieces).

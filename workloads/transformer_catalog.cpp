@@ -50,6 +50,16 @@ TransformerArch llama(std::string name, int layers, int hidden, int heads, int k
           .source = std::move(source)};
 }
 
+// MosaicML's MPT as llm-foundry's pretraining yamls configure it: GPT's block (the yamls set
+// neither no_bias nor alibi, so llm-foundry's defaults: biases, learned positions), FFN 4d, vocab
+// 50368, the head tied to the token embedding, a position table as long as the run's sequence.
+TransformerArch mpt(std::string name, int layers, int hidden, int heads, std::uint64_t published,
+                    const char* source) {
+  TransformerArch a = gpt(std::move(name), layers, hidden, heads, 50368, 2048, published, source);
+  a.positions_per_run = true;
+  return a;
+}
+
 TransformerArch mixtral(TransformerArch arch) {
   arch.experts = 8;
   arch.experts_per_token = 2;
@@ -83,6 +93,13 @@ const char* const kMixtral =
     "Jiang et al. 2024, Mixtral of Experts, Table 1, and mistralai/Mixtral-8x7B-v0.1 / "
     "mistral-community/Mixtral-8x22B-v0.1 config.json (8 experts, top-2, vocab 32000); "
     "parameters: the safetensors total on Hugging Face";
+
+const char* const kMpt =
+    "mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml (n_layers, d_model, n_heads, "
+    "expansion_ratio 4, vocab 50368; llm-foundry's MPTConfig defaults: biases, learned "
+    "positions of max_seq_len rows, tied embeddings); parameters at max_seq_len 2048 as "
+    "llm-foundry's benchmarking README tables give them to 0.1 M "
+    "(experiments/validation/data/hybrid.csv rows LLMF, column params_M)";
 
 std::vector<TransformerArch> make_catalog() {
   const std::uint64_t b = 1000 * kMillion;
@@ -120,6 +137,15 @@ std::vector<TransformerArch> make_catalog() {
       llama("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 131072, 70'553'706'496, kLlama3),
       llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 131072, 405'853 * kMillion,
             kLlama3),
+      mpt("mpt-125m", 12, 768, 12, 125'300'000, kMpt),
+      mpt("mpt-350m", 24, 1024, 16, 356'000'000, kMpt),
+      mpt("mpt-760m", 24, 1536, 12, 760'500'000, kMpt),
+      mpt("mpt-1b", 24, 2048, 16, 1'316'000'000, kMpt),
+      mpt("mpt-3b", 32, 2560, 20, 2'651'800'000, kMpt),
+      mpt("mpt-7b", 32, 4096, 32, 6'658'900'000, kMpt),
+      mpt("mpt-13b", 40, 5120, 40, 12'854'000'000, kMpt),
+      mpt("mpt-30b", 48, 7168, 56, 29'975'200'000, kMpt),
+      mpt("mpt-70b", 80, 8192, 64, 64'862'400'000, kMpt),
       mixtral(
           llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 32768, 46'702'792'704, kMixtral)),
       mixtral(
@@ -135,6 +161,14 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+TransformerArch for_sequence(const TransformerArch& arch, int seq_len) {
+  TransformerArch a = arch;
+  if (a.positions_per_run) {
+    a.max_seq_len = seq_len;
+  }
+  return a;
+}
 
 const std::vector<TransformerArch>& transformer_catalog() {
   static const std::vector<TransformerArch> kCatalog = make_catalog();

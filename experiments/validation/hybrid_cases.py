@@ -64,8 +64,9 @@ class HybridCase:
 
 def read_catalog(path=CATALOG_CPP):
     """{lower-case name: dims} of the transformer catalogue, read from its C++ source so that
-    there is one list: gpt(name, layers, hidden, heads, vocab, positions, ...) and
-    llama(name, layers, hidden, heads, kv_heads, ffn, vocab, context, ...)."""
+    there is one list: gpt(name, layers, hidden, heads, vocab, positions, ...),
+    llama(name, layers, hidden, heads, kv_heads, ffn, vocab, context, ...) and
+    mpt(name, layers, hidden, heads, ...)."""
     text = pathlib.Path(path).read_text()
     catalog = {}
     for m in re.finditer(r'\bgpt\(\s*"([^"]+)",\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),',
@@ -81,6 +82,13 @@ def read_catalog(path=CATALOG_CPP):
         catalog[name.lower()] = dict(name=name, layers=layers, hidden=hidden, heads=heads,
                                      kv_heads=kv, ffn=ffn, vocab=vocab, context=ctx, swiglu=True,
                                      experts=8 if m.group(1) else 0)
+    # mpt(name, layers, hidden, heads, ...): GPT's block, vocab 50368, a position table as long
+    # as the run's sequence (workloads/transformer_catalog.cpp).
+    for m in re.finditer(r'\bmpt\(\s*"([^"]+)",\s*(\d+),\s*(\d+),\s*(\d+),', text):
+        name, layers, hidden, heads = m.group(1), *map(int, m.groups()[1:])
+        catalog[name.lower()] = dict(name=name, layers=layers, hidden=hidden, heads=heads,
+                                     kv_heads=heads, ffn=4 * hidden, vocab=50368, context=None,
+                                     swiglu=False, experts=0)
     return catalog
 
 
@@ -253,10 +261,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
                          "its what-if partner's configuration is not given either, so no ratio")
     arch = catalog.get(row["model"].strip().lower())
     if arch is None:
-        detail = row["model"]
-        if row["model"].lower().startswith("mpt-"):
-            detail += " (MPT: dimensions for the next session in README.md)"
-        raise HybridSkip("model not in the catalogue", detail)
+        raise HybridSkip("model not in the catalogue", row["model"])
     stated = notes_arch(row["notes"])
     differ = [f"{k} {v} (catalogue {arch[k]})" for k, v in stated.items() if arch[k] != v]
     if differ:

@@ -139,8 +139,8 @@ CnnSearchSpace cnn_search_space(const PlanFlags& f, const PlannerNetwork& net) {
 }
 
 SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
-  const workloads::TransformerArch* arch = workloads::find_transformer(f.model);
-  if (arch == nullptr) {
+  const workloads::TransformerArch* catalogued = workloads::find_transformer(f.model);
+  if (catalogued == nullptr) {
     throw ConfigError("--model " + f.model +
                       ": not in the catalogue (workloads/TRANSFORMER.md) nor a CNN of the "
                       "model zoo (workloads/GENERATOR.md)");
@@ -151,12 +151,16 @@ SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
     throw ConfigError("--image-size " + std::to_string(f.image_size) + ": " + f.model +
                       " is a transformer (--seq-len sets its input)");
   }
-  const int seq_len = f.seq_len == 0 ? arch->max_seq_len : f.seq_len;
-  if (seq_len > arch->max_seq_len) {
-    throw ConfigError("--seq-len " + std::to_string(seq_len) + ": " + arch->name +
-                      " has a context of " + std::to_string(arch->max_seq_len) + " tokens");
+  const int seq_len = f.seq_len == 0 ? catalogued->max_seq_len : f.seq_len;
+  const workloads::TransformerArch arch = workloads::for_sequence(*catalogued, seq_len);
+  // As dtsim simulate (workloads/transformer.h): a learned position table bounds the sequence;
+  // rotary positions (RoPE) do not (long-context training).
+  if (arch.learned_positions && seq_len > arch.max_seq_len) {
+    throw ConfigError("--seq-len " + std::to_string(seq_len) + ": " + arch.name +
+                      " has a learned position table of " + std::to_string(arch.max_seq_len) +
+                      " tokens");
   }
-  SearchSpace s{.arch = *arch,
+  SearchSpace s{.arch = arch,
                 .gpus = f.gpus,
                 .global_batch = f.global_batch,
                 .seq_len = seq_len,

@@ -73,7 +73,7 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
 }
 
 BuiltModel transformer(const HybridConfig& c, int seq_len) {
-  const workloads::TransformerArch& arch = find_model(c.model);
+  const workloads::TransformerArch arch = workloads::for_sequence(find_model(c.model), seq_len);
   const workloads::TransformerShard shard = transformer_shard(c, seq_len);
   BuiltModel b;
   try {
@@ -353,8 +353,8 @@ PreparedJob prepare(const HybridConfig& config) {
     header.memory = cnn_memory(p.built.model, p.job, workloads::find_device(p.built.cnn_device),
                                precision == "fp16" || precision == "bf16");
   } else if (!config.model.empty()) {
-    header.memory =
-        memory_model(find_model(config.model), transformer_shard(config, seq_len), p.job);
+    header.memory = memory_model(workloads::for_sequence(find_model(config.model), seq_len),
+                                 transformer_shard(config, seq_len), p.job);
   }
   return p;
 }

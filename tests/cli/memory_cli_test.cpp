@@ -122,6 +122,17 @@ TEST_F(MemoryCli, PytorchCrossEntropyAddsEightBytesPerLogitToTheHeadStage) {
             fused[1]["activations_bytes"].get<std::uint64_t>() + 8ULL * 2048 * 128256);
 }
 
+TEST_F(MemoryCli, MptsPositionTableFollowsTheSequence) {
+  // llm-foundry sizes MPT's learned position table to the run's sequence: at 8192 tokens
+  // mpt-125m has 12 (12 d^2 + 13 d) + 50368 d + 8192 d + 2 d = 130,030,080 parameters (d = 768;
+  // llm-foundry's benchmark table: 130.0 M), and a sequence past the catalogue's 2048 is not
+  // refused as it is for GPT-3's fixed table.
+  const json j = memory(
+      "--model mpt-125m --device a100 --parallel dp=1 --global-batch 1 "
+      "--seq-len 8192");
+  EXPECT_EQ(j["model"]["parameters"], 130'030'080u);
+}
+
 TEST_F(MemoryCli, OutputIsDeterministic) {
   const Result a = run("memory " + kGpt + " --sequence-parallel --recompute selective");
   const Result b = run("memory " + kGpt + " --sequence-parallel --recompute selective");

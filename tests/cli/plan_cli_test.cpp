@@ -93,8 +93,9 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
   expect_error(model + " --gpus 8 --strategies tp,fsdp",
                "dtsim plan: --strategies tp,fsdp: unknown strategy \"fsdp\" (expected tp, pp, "
                "dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, filter, channel)\n");
-  expect_error(model + " --gpus 8 --seq-len 4096",
-               "dtsim plan: --seq-len 4096: gpt3-1.3b has a context of 2048 tokens\n");
+  expect_error(
+      model + " --gpus 8 --seq-len 4096",
+      "dtsim plan: --seq-len 4096: gpt3-1.3b has a learned position table of 2048 tokens\n");
   expect_error(
       model + " --gpus 8 --device tpu",
       "dtsim plan: --device tpu: unknown device (expected one of v100, v100-pcie, t4, a100, "

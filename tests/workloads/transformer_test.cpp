@@ -119,6 +119,16 @@ TEST(TransformerCatalog, ParameterCountsMatchThePublishedFigures) {
       {"mixtral-8x22b", 140'620'634'112, 0},
       // 405,853 M (torchtitan, experiments/validation/data/hybrid.csv rows TT).
       {"llama3.1-405b", 405'853 * kM, kM / 2},
+      // llm-foundry's benchmarking tables at sequence 2048, to 0.1 M (hybrid.csv rows LLMF).
+      {"mpt-125m", 125'300'000, kM / 20},
+      {"mpt-350m", 356'000'000, kM / 20},
+      {"mpt-760m", 760'500'000, kM / 20},
+      {"mpt-1b", 1'316'000'000, kM / 20},
+      {"mpt-3b", 2'651'800'000, kM / 20},
+      {"mpt-7b", 6'658'900'000, kM / 20},
+      {"mpt-13b", 12'854'000'000, kM / 20},
+      {"mpt-30b", 29'975'200'000, kM / 20},
+      {"mpt-70b", 64'862'400'000, kM / 20},
   };
   EXPECT_EQ(std::size(expected), transformer_catalog().size());
   for (const Published& p : expected) {
@@ -129,6 +139,19 @@ TEST(TransformerCatalog, ParameterCountsMatchThePublishedFigures) {
     const std::uint64_t off = count > p.params ? count - p.params : p.params - count;
     EXPECT_LE(off, p.tolerance) << p.name << ": " << count;
   }
+}
+
+TEST(TransformerCatalog, MptsPositionTableIsAsLongAsTheRunsSequence) {
+  // llm-foundry's tables give mpt-125m 124.1 M parameters at sequence 512, 125.3 M at 2048 and
+  // 174.1 M at 65536 (hybrid.csv rows LLMF): 768 parameters a position.
+  const TransformerArch& mpt = *find_transformer("mpt-125m");
+  for (const auto& [seq, params] :
+       {std::pair{512, 124'100'000}, std::pair{2048, 125'300'000}, std::pair{65536, 174'100'000}}) {
+    const std::uint64_t count = parameter_count(for_sequence(mpt, seq));
+    EXPECT_NEAR(static_cast<double>(count), params, 50'000) << seq;
+  }
+  // A model with a fixed table (GPT-3) or none (Llama) is as it is.
+  EXPECT_EQ(for_sequence(*find_transformer("gpt3-1.3b"), 8192), *find_transformer("gpt3-1.3b"));
 }
 
 TEST(TransformerCatalog, FindsTheNamesTheValidationRowsUse) {
