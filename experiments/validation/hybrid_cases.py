@@ -288,6 +288,11 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         raise HybridSkip("degrees do not multiply to the GPUs",
                          f"tp {tp} x pp {pp} x dp {dp} x cp {cp} != {ranks}")
     zero_text = row["zero_stage"].strip()
+    # PyTorch FSDP's sharding strategies by name (torch.distributed.fsdp.ShardingStrategy's
+    # documentation: FULL_SHARD is ZeRO-3, SHARD_GRAD_OP "is similar to ZeRO-2", NO_SHARD is
+    # DDP), as llm-foundry's rows name them.
+    fsdp = {"FULL_SHARD": "3", "SHARD_GRAD_OP": "2", "NO_SHARD": "0"}.get(zero_text.upper())
+    zero_text = fsdp or zero_text
     if not zero_text or zero_text[0] not in "0123":
         raise HybridSkip("ZeRO stage not understood", f"'{row['zero_stage']}'")
     zero = int(zero_text[0])

@@ -145,9 +145,12 @@ void check_schedulable(const ExecutionGraph& g, std::int32_t pi,
   const Program& p = g.programs[static_cast<std::size_t>(pi)];
   for (const Node& n : p.nodes) {
     if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
-      throw ConfigError("what_if", "priorities: program " + p.name +
-                                       " has sends and receives; the priority policy is applied "
-                                       "to programs of compute and collectives only (WHATIF.md)");
+      throw ConfigError("what_if",
+                        "the priority policy (p3=, or priorities in a graph): "
+                        "program \"" +
+                            p.name +
+                            "\" has sends and receives, and the policy is applied to "
+                            "programs of compute and collectives only (WHATIF.md)");
     }
   }
   for (const RankProgram& rp : g.ranks) {
@@ -156,11 +159,13 @@ void check_schedulable(const ExecutionGraph& g, std::int32_t pi,
     }
     for (std::int32_t c : rp.comms) {
       if (comm_programs[static_cast<std::size_t>(c)] != pi) {
-        throw ConfigError("what_if", "priorities: communicator " +
-                                         g.communicators[static_cast<std::size_t>(c)].name +
-                                         " has members running another program than " + p.name +
-                                         "; the priority policy needs them all to run one "
-                                         "(WHATIF.md)");
+        throw ConfigError("what_if",
+                          "the priority policy (p3=, or priorities in a graph): "
+                          "communicator " +
+                              g.communicators[static_cast<std::size_t>(c)].name +
+                              " has members running another program than \"" + p.name +
+                              "\", and the policy needs them all to run one "
+                              "(WHATIF.md)");
       }
     }
   }

@@ -46,7 +46,11 @@ class HybridCases(unittest.TestCase):
         return str(ctx.exception)
 
     def test_catalogue_is_read_from_its_cpp_source(self):
-        self.assertEqual(len(self.catalog), 32)
+        self.assertEqual(len(self.catalog), 41)
+        # mpt(...): GPT's block at vocab 50368, the position table the run's (no fixed context).
+        self.assertEqual(self.catalog["mpt-7b"]["hidden"], 4096)
+        self.assertEqual(self.catalog["mpt-7b"]["vocab"], 50368)
+        self.assertIsNone(self.catalog["mpt-7b"]["context"])
         self.assertEqual(self.catalog["megatron-gpt-1.7b"]["hidden"], 2304)
         self.assertEqual(self.catalog["megatron-gpt-1.7b"]["ffn"], 4 * 2304)
         self.assertEqual(self.catalog["llama2-70b"]["kv_heads"], 8)
@@ -64,6 +68,18 @@ class HybridCases(unittest.TestCase):
             + ["--algorithm", "ring", "--replay", "fast", "--iterations", "2"])
         self.assertEqual((c.kind, c.flags), ("FSDP", []))
         self.assertTrue(any("500W" in a for a in c.assumed))
+
+    def test_fsdp_sharding_strategies_by_name_are_zero_stages(self):
+        # torch.distributed.fsdp.ShardingStrategy: FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2,
+        # NO_SHARD = DDP (llm-foundry's rows name them so).
+        for text, stage in (("SHARD_GRAD_OP", "2"), ("FULL_SHARD", "3"), ("NO_SHARD", "0"),
+                            ("3 (FSDP FULL_SHARD)", "3")):
+            row = dict(self.rows["TT-H1"], zero_stage=text)
+            args = hc.make_hybrid_case(row, self.work, self.catalog).args
+            self.assertEqual(args[args.index("--zero") + 1], stage, text)
+        with self.assertRaises(hc.HybridSkip):
+            hc.make_hybrid_case(dict(self.rows["TT-H1"], zero_stage="HYBRID_SHARD"), self.work,
+                                self.catalog)
 
     def test_torchtitan_selective_phrasings_map_to_its_op_policy_and_layer_sac_is_skipped(self):
         # torchtitan's "selective (op)", "selective op" and "selective (per-op SAC)" are its
@@ -156,8 +172,7 @@ class HybridCases(unittest.TestCase):
             "PDL-S1": "CNN rows (PDL): another issue",
             "NEMO-S1": "grade C: configuration incomplete: its what-if partner's configuration "
                        "is not given either, so no ratio",
-            "LLMF-S1": "model not in the catalogue: mpt-7b (MPT: dimensions for the next session "
-                       "in README.md)",
+            "LLMF-S1": "model not in the catalogue: nemotron-4-15b",
             "MEG-S1": "the notes' architecture is not the catalogue's: megatron-gpt-1.7b: hidden "
                       "2048 (catalogue 2304), heads 16 (catalogue 24), vocab 131072 (catalogue "
                       "51200)",
