@@ -217,7 +217,8 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "0: no compute-side bucket cost (sim/whatif/WHATIF.md)");
   add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
           "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
-          "compute=Kx, network=Kx, latency=Kx; dtsim whatif compares with the run without them");
+          "fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx; "
+          "dtsim whatif compares with the run without them");
   dtsim::sim::OutputFlags outputs_flags;
   dtsim::sim::HybridFlags hybrid;
   const po::options_description hybrid_group = dtsim::sim::hybrid_flags(hybrid);
