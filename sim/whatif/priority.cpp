@@ -1,5 +1,6 @@
 #include "sim/whatif/priority.h"
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <map>
