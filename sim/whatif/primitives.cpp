@@ -20,18 +20,6 @@ void check_factor(double factor, const std::string& pass) {
   }
 }
 
-Node& node_at(ExecutionGraph& g, NodeRef ref, const std::string& pass) {
-  if (ref.program < 0 || static_cast<std::size_t>(ref.program) >= g.programs.size() ||
-      ref.node < 0 ||
-      static_cast<std::size_t>(ref.node) >=
-          g.programs[static_cast<std::size_t>(ref.program)].nodes.size()) {
-    throw ConfigError("what_if", pass + ": node " + std::to_string(ref.node) + " of program " +
-                                     std::to_string(ref.program) + " is not in the graph");
-  }
-  return g.programs[static_cast<std::size_t>(ref.program)]
-      .nodes[static_cast<std::size_t>(ref.node)];
-}
-
 // One node of a program being rebuilt: where it came from (or -1, a new one) and its deps as
 // entries of the new order (filled in by rebuild).
 struct Entry {
@@ -55,6 +43,18 @@ std::vector<std::int32_t> old_deps(const Program& p, std::int32_t i) {
 }
 
 }  // namespace
+
+Node& node_at(ExecutionGraph& g, NodeRef ref, const std::string& pass) {
+  if (ref.program < 0 || static_cast<std::size_t>(ref.program) >= g.programs.size() ||
+      ref.node < 0 ||
+      static_cast<std::size_t>(ref.node) >=
+          g.programs[static_cast<std::size_t>(ref.program)].nodes.size()) {
+    throw ConfigError("what_if", pass + ": node " + std::to_string(ref.node) + " of program " +
+                                     std::to_string(ref.program) + " is not in the graph");
+  }
+  return g.programs[static_cast<std::size_t>(ref.program)]
+      .nodes[static_cast<std::size_t>(ref.node)];
+}
 
 void require_valid(const ExecutionGraph& g, const std::string& pass) {
   const std::vector<std::string> problems = validate_execution_graph(g);

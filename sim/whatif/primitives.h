@@ -25,6 +25,9 @@ namespace dtsim::sim {
 // `g` is valid. Every primitive ends with it.
 void require_valid(const ExecutionGraph& g, const std::string& pass);
 
+// Node `ref` of `g`. Throws ConfigError("what_if", ...) naming `pass` if it is not in the graph.
+[[nodiscard]] Node& node_at(ExecutionGraph& g, NodeRef ref, const std::string& pass);
+
 // `g` with the duration of every compute node of `nodes` multiplied by `factor`.
 // Throws ConfigError("what_if", ...) if a node is not a compute node or factor is not a finite
 // number >= 0.

@@ -15,17 +15,7 @@ namespace dtsim::sim {
 ExecutionGraph set_priority(ExecutionGraph g, std::span<const NodeRef> nodes,
                             std::int32_t priority) {
   for (const NodeRef ref : nodes) {
-    if (ref.program < 0 || static_cast<std::size_t>(ref.program) >= g.programs.size() ||
-        ref.node < 0 ||
-        static_cast<std::size_t>(ref.node) >=
-            g.programs[static_cast<std::size_t>(ref.program)].nodes.size()) {
-      throw ConfigError("what_if", "set_priority: node " + std::to_string(ref.node) +
-                                       " of program " + std::to_string(ref.program) +
-                                       " is not in the graph");
-    }
-    g.programs[static_cast<std::size_t>(ref.program)]
-        .nodes[static_cast<std::size_t>(ref.node)]
-        .priority = priority;
+    node_at(g, ref, "set_priority").priority = priority;
   }
   require_valid(g, "set_priority");
   return g;
