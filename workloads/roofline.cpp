@@ -22,6 +22,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 900e9,
        .memory_capacity_bytes = 32 * kGiB,  // the 32 GB SXM2 card (a 16 GB one has half)
        .sm_count = 80,
+       .compute_capability = 70,
        .datasheet = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS fp32, 125 TFLOPS tensor, "
                     "900 GB/s HBM2"},
       {.name = "v100-pcie",
@@ -31,6 +32,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 900e9,
        .memory_capacity_bytes = 32 * kGiB,
        .sm_count = 80,
+       .compute_capability = 70,
        .datasheet = "NVIDIA Tesla V100 datasheet (PCIe): 14 TFLOPS fp32, 112 TFLOPS tensor, "
                     "900 GB/s HBM2"},
       {.name = "t4",
@@ -40,6 +42,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 320e9,
        .memory_capacity_bytes = 16 * kGiB,
        .sm_count = 40,
+       .compute_capability = 75,
        .datasheet = "NVIDIA T4 datasheet: 8.1 TFLOPS fp32, 65 TFLOPS fp16 tensor (mixed), "
                     "320 GB/s GDDR6"},
       {.name = "a100",
@@ -51,6 +54,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 2039e9,
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 108,
+       .compute_capability = 80,
        .datasheet = "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 2039 GB/s HBM2e"},
       {.name = "a100-40gb",
@@ -62,6 +66,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 1555e9,
        .memory_capacity_bytes = 40 * kGiB,
        .sm_count = 108,
+       .compute_capability = 80,
        .datasheet = "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 1555 GB/s HBM2"},
       {.name = "a100-pcie",
@@ -73,6 +78,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 1935e9,
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 108,
+       .compute_capability = 80,
        .datasheet = "NVIDIA A100 datasheet (PCIe 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 1935 GB/s HBM2e"},
       {.name = "a10",
@@ -84,6 +90,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 600e9,
        .memory_capacity_bytes = 24 * kGiB,
        .sm_count = 72,
+       .compute_capability = 86,
        .datasheet = "NVIDIA A10 datasheet: 31.2 TFLOPS fp32, 62.5 TF32, 125 fp16/bf16 (dense), "
                     "600 GB/s GDDR6"},
       {.name = "l40s",
@@ -96,6 +103,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 864e9,
        .memory_capacity_bytes = 48 * kGiB,
        .sm_count = 142,
+       .compute_capability = 89,
        .datasheet =
            "NVIDIA L40S datasheet: 91.6 TFLOPS fp32, 183 TF32, 362 fp16/bf16, 733 fp8 (dense: "
            "half the sparse figures), 864 GB/s GDDR6"},
@@ -109,6 +117,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 300e9,
        .memory_capacity_bytes = 24 * kGiB,
        .sm_count = 58,
+       .compute_capability = 89,
        .datasheet =
            "NVIDIA L4 datasheet: 30.3 TFLOPS fp32, 60 TF32, 121 fp16/bf16, 242.5 fp8 (dense: "
            "half the sparse figures), 300 GB/s GDDR6"},
@@ -122,6 +131,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 2000e9,
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 114,
+       .compute_capability = 90,
        .datasheet = "NVIDIA H100 datasheet (PCIe): 51 TFLOPS fp32, 378 TF32, 756 fp16/bf16, "
                     "1513 fp8 (dense), 2 TB/s HBM2e"},
       {.name = "h100",
@@ -134,6 +144,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 3350e9,
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 132,
+       .compute_capability = 90,
        .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16, "
                     "1979 fp8 (dense), 3.35 TB/s HBM3"},
       {.name = "h200",
@@ -146,6 +157,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 4800e9,
        .memory_capacity_bytes = 141 * kGiB,
        .sm_count = 132,
+       .compute_capability = 90,
        .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16, "
                     "1979 fp8 (dense), 4.8 TB/s HBM3e"},
       {.name = "b200",
@@ -158,6 +170,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_bytes_per_sec = 8000e9,
        .memory_capacity_bytes = 180 * kGiB,
        .sm_count = 148,
+       .compute_capability = 100,
        .datasheet = "NVIDIA DGX B200 / HGX B200 datasheet, per GPU: 75 TFLOPS fp32, 1.125 PFLOPS "
                     "TF32, 2.25 fp16/bf16, 4.5 fp8 (dense: half the sparse figures), 8 TB/s HBM3e, "
                     "180 GB"},
@@ -211,7 +224,8 @@ Roofline make_roofline(const DeviceSpec& device, const std::string& precision) {
           .bytes_per_sec = device.memory_bytes_per_sec * kMemoryEfficiency,
           .element_bytes = element_bytes,
           .fp8_linears = precision == "fp8",
-          .linear_flops_per_sec = linear_peak * kComputeEfficiency};
+          .linear_flops_per_sec = linear_peak * kComputeEfficiency,
+          .attention_flops_per_sec = peak * kComputeEfficiency};
 }
 
 }  // namespace dtsim::workloads

@@ -29,6 +29,10 @@ struct DeviceSpec {
   // B200 148 (two dies of 74); the PCIe and Ada/Ampere cards' from their datasheets (T4 40,
   // A10 72, L4 58, L40S 142, H100 PCIe 114).
   int sm_count = 0;
+  // CUDA compute capability times ten (NVIDIA's CUDA GPUs list): V100 70, T4 75, A100 80, A10 86,
+  // L4 and L40S 89, H100 and H200 90, B200 100. Which kernels a GPU runs, and how well, depends
+  // on it (the attention kernels of workloads/TRANSFORMER.md).
+  int compute_capability = 0;
   std::string datasheet;  // where the figures come from
 };
 
@@ -58,6 +62,9 @@ struct Roofline {
   // Otherwise linear_flops_per_sec = flops_per_sec.
   bool fp8_linears = false;
   double linear_flops_per_sec = 0;
+  // The attention core's rate (workloads/TRANSFORMER.md, "Attention kernels"): flops_per_sec
+  // unless the transformer description sets its kernel's.
+  double attention_flops_per_sec = 0;
 
   // The time of a kernel that executes `flops` and moves `bytes` to and from memory:
   // max(flops / flops_per_sec, bytes / bytes_per_sec).

@@ -1,5 +1,6 @@
 #include "workloads/transformer.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -11,6 +12,12 @@ namespace {
 
 constexpr double kCausalFraction = 0.5;       // FlashAttention skips the masked half
 constexpr double kFlashBackwardFactor = 2.5;  // FlashAttention-2: 5 matmuls against 2
+// FlashAttention-2 on Hopper and later GPUs: 35 % of the dense 16-bit peak (Shah et al. 2024,
+// FlashAttention-3, abstract: "FlashAttention-2 achieving only 35% utilization on H100"; Dao
+// 2023 measured up to 335 TFLOP/s of the H100's 989, forward and backward). It was written for
+// Ampere's mma.sync and uses none of Hopper's asynchronous tensor-core instructions.
+constexpr double kFlash2HopperEfficiency = 0.35;
+constexpr int kHopperComputeCapability = 90;
 // Float8's cast of an activation or gradient: read it in bf16, write the fp8 copy (2 + 1 bytes
 // per element; the amax is taken in the producing kernel: TE's fused norm + cast, or
 // torch.compile's fusion).
@@ -100,7 +107,14 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
                          "dense, bias-free SwiGLU blocks (Llama); " +
                              a.name + " is not one (use selective or full)");
   }
-  return make_roofline(find_device(s.device), s.precision);
+  const DeviceSpec& device = find_device(s.device);
+  Roofline r = make_roofline(device, s.precision);
+  if (r.element_bytes == 2) {  // FlashAttention and cuDNN's fused attention are 16-bit kernels
+    // the precision's peak (flops_per_sec is it times kComputeEfficiency) times the kernel's share
+    r.attention_flops_per_sec =
+        r.flops_per_sec / kComputeEfficiency * attention_efficiency(s.attention, device);
+  }
+  return r;
 }
 
 std::uint64_t head_dim(const TransformerArch& a) {
@@ -226,15 +240,18 @@ class PieceCost {
     forward_sec_ += r_.seconds(0, (in + out) * r_.element_bytes);
     backward_sec_ += r_.seconds(0, (2 * in + out) * r_.element_bytes);
   }
-  // FlashAttention, causal: QK^T and PV over the unmasked half; reads Q, K, V and writes O (no
-  // s^2 traffic); backward 2.5x the FLOPs, reading Q, K, V, O, dO and writing dQ, dK, dV.
+  // FlashAttention, causal: QK^T and PV over the unmasked half at the kernel's rate
+  // (attention_efficiency); reads Q, K, V and writes O (no s^2 traffic); backward 2.5x the FLOPs,
+  // reading Q, K, V, O, dO and writing dQ, dK, dV.
   void attention_core(const Dims& d) {
     const double flops = kCausalFraction * 4 * d.tokens * d.seq * d.q_width;
     const double q = d.tokens * d.q_width;
     const double kv = 2 * d.keys * d.kv_width;
-    core_sec_ = r_.seconds(flops, (2 * q + kv) * r_.element_bytes);
+    const double rate = r_.attention_flops_per_sec;
+    core_sec_ = std::max(flops / rate, (2 * q + kv) * r_.element_bytes / r_.bytes_per_sec);
     forward_sec_ += core_sec_;
-    backward_sec_ += r_.seconds(kFlashBackwardFactor * flops, (4 * q + 2 * kv) * r_.element_bytes);
+    backward_sec_ += std::max(kFlashBackwardFactor * flops / rate,
+                              (4 * q + 2 * kv) * r_.element_bytes / r_.bytes_per_sec);
     forward_flops_ += flops;
   }
 
@@ -418,6 +435,33 @@ std::string_view recompute_name(Recompute recompute) {
       break;
   }
   return "none";
+}
+
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view name) {
+  for (AttentionKernel k : {AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
+    if (attention_kernel_name(k) == name) {
+      return k;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view attention_kernel_name(AttentionKernel kernel) {
+  return kernel == AttentionKernel::kCudnn ? "cudnn" : "flash2";
+}
+
+// On Ampere and Ada, FlashAttention-2 is "close to the efficiency of GEMM operations" (Dao 2023:
+// 50-73 % of the A100's peak forward), and cuDNN's fused attention matches it; on Hopper cuDNN
+// and FlashAttention-3 (Shah et al. 2024: 75 % of the H100's peak forward) use the asynchronous
+// tensor cores as cuBLAS does. Both take the GEMMs' efficiency, kComputeEfficiency, except
+// FlashAttention-2 on Hopper and later. B200 is taken as Hopper: no published FlashAttention-2
+// figure on it was found.
+double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device) {
+  if (kernel == AttentionKernel::kFlash2 &&
+      device.compute_capability >= kHopperComputeCapability) {
+    return kFlash2HopperEfficiency;
+  }
+  return kComputeEfficiency;
 }
 
 std::vector<TransformerPiece> transformer_pieces(const TransformerArch& arch,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "workloads/generator_error.h"
+#include "workloads/roofline.h"
 
 namespace dtsim::workloads {
 
@@ -67,12 +68,24 @@ enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 [[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view name);
 [[nodiscard]] std::string_view recompute_name(Recompute recompute);
 
+// The attention core's kernel (TRANSFORMER.md, "Attention kernels"): kFlash2, FlashAttention-2
+// (PyTorch's scaled_dot_product_attention, llm-foundry, torchtitan); kCudnn, cuDNN's fused
+// attention as Transformer Engine runs it (Megatron-LM, NeMo), or FlashAttention-3, which
+// performs alike on Hopper.
+enum class AttentionKernel { kFlash2, kCudnn };
+// "flash2", "cudnn"; nullopt for anything else.
+[[nodiscard]] std::optional<AttentionKernel> parse_attention_kernel(std::string_view name);
+[[nodiscard]] std::string_view attention_kernel_name(AttentionKernel kernel);
+// The fraction of `device`'s dense 16-bit peak that `kernel` sustains on the attention core.
+[[nodiscard]] double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device);
+
 struct TransformerShard {  // how one rank runs one micro-batch
   int micro_batch = 1;     // sequences per micro-batch
   int seq_len = 2048;
   int tp = 1, cp = 1, ep = 1;
   bool sequence_parallel = false;  // Megatron SP: norms/dropout sharded over TP along the sequence
   Recompute recompute = Recompute::kNone;
+  AttentionKernel attention = AttentionKernel::kFlash2;
   // The loss: Megatron-LM's fused vocab-parallel cross-entropy (false), or PyTorch's
   // F.cross_entropy on an fp32 copy of the logits (torchtitan), which holds more while its
   // backward runs (sim/strategies/MEMORY.md). Changes memory only.

@@ -66,6 +66,11 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "activation recomputation: none, selective (Megatron-LM's: the attention core), "
       "selective-op (torchtitan's op-level policy: every second matrix multiplication of a "
       "block), full (every block's forward again before its backward)");
+  add("attention", po::value(&f.attention)->default_value("flash2")->value_name("flash2|cudnn"),
+      "a transformer's attention kernel: flash2 (FlashAttention-2: PyTorch's "
+      "scaled_dot_product_attention, llm-foundry, torchtitan) or cudnn (cuDNN's fused "
+      "attention as Transformer Engine runs it in Megatron-LM and NeMo, or FlashAttention-3); "
+      "they differ on Hopper and later (workloads/TRANSFORMER.md)");
   add("cross-entropy",
       po::value(&f.cross_entropy)->default_value("fused")->value_name("fused|pytorch"),
       "the loss, for memory: fused (Megatron-LM's vocab-parallel cross-entropy) or pytorch "
@@ -223,6 +228,11 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
                       ": expected none, selective, selective-op or full");
   }
   c.recompute = *recompute;
+  const auto attention = workloads::parse_attention_kernel(f.attention);
+  if (!attention) {
+    throw ConfigError("--attention " + f.attention + ": expected flash2 or cudnn");
+  }
+  c.attention = *attention;
   if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
   }

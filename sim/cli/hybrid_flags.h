@@ -13,7 +13,7 @@ namespace dtsim::sim {
 
 struct HybridFlags {
   std::string model, device, precision, parallel, rank_order, schedule, recompute, stage_layers;
-  std::string cross_entropy, fsdp_unshard;
+  std::string cross_entropy, fsdp_unshard, attention;
   int micro_batch = 1;
   int global_batch = 0;
   int seq_len = 0;

@@ -16,6 +16,7 @@
 #include "workloads/generator_error.h"
 #include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
+#include "workloads/transformer.h"
 
 namespace dtsim::sim {
 
@@ -27,7 +28,7 @@ namespace {
 constexpr unsigned kHelpColumns = 100;
 
 struct PlanFlags {
-  std::string model, device, precision, platform, strategies, report;
+  std::string model, device, precision, attention, platform, strategies, report;
   int gpus = 0, global_batch = 0, seq_len = 0, image_size = 0, top = 10, simulate = 4, jobs = 2,
       threads = 0;
   double simulate_timeout_sec = 600;
@@ -46,6 +47,8 @@ po::options_description plan_flags(PlanFlags& f) {
           .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (float8 linear layers)");
+  add("attention", po::value(&f.attention)->default_value("flash2")->value_name("flash2|cudnn"),
+      "a transformer's attention kernel, as `dtsim simulate --attention` takes it");
   add("platform", po::value(&f.platform)->required()->value_name("P.json"),
       "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");
   add("gpus", po::value(&f.gpus)->required()->value_name("N"), "GPUs to plan for");
@@ -87,6 +90,14 @@ void check_at_least(const char* flag, int value, int least) {
 }
 
 // --gpus and --global-batch against `net`.
+workloads::AttentionKernel attention_kernel(const std::string& name) {
+  const auto kernel = workloads::parse_attention_kernel(name);
+  if (!kernel) {
+    throw ConfigError("--attention " + name + ": expected flash2 or cudnn");
+  }
+  return *kernel;
+}
+
 void check_sizes(const PlanFlags& f, const PlannerNetwork& net) {
   check_at_least("gpus", f.gpus, 1);
   check_at_least("global-batch", f.global_batch, 1);
@@ -304,9 +315,11 @@ int run_plan(const std::vector<std::string>& args) {
     outcome.result = plan({.space = space,
                            .device = f.device,
                            .precision = f.precision,
+                           .attention = attention_kernel(f.attention),
                            .network = net,
                            .threads = f.threads});
-    model_args.insert(model_args.end(), {"--seq-len", std::to_string(space.seq_len)});
+    model_args.insert(model_args.end(), {"--seq-len", std::to_string(space.seq_len),
+                                         "--attention", f.attention});
   }
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   if (!f.report.empty()) {

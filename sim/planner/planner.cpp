@@ -36,6 +36,7 @@ workloads::TransformerShard shard_of(const PlanRequest& r, const PlanCandidate& 
           .cp = c.degrees.cp,
           .sequence_parallel = c.sequence_parallel,
           .recompute = c.recompute,
+          .attention = r.attention,
           .device = r.device,
           .precision = r.precision};
 }

@@ -26,6 +26,7 @@ struct PlanRequest {
   SearchSpace space;
   std::string device = "h100";
   std::string precision = "bf16";
+  workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
   PlannerNetwork network;
   int threads = 0;  // TBB worker threads; 0: TBB's default (every core)
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;

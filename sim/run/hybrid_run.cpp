@@ -67,6 +67,7 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .ep = d.ep,
           .sequence_parallel = c.job.sequence_parallel,
           .recompute = c.recompute,
+          .attention = c.attention,
           .pytorch_cross_entropy = c.pytorch_cross_entropy,
           .device = c.device,
           .precision = c.precision};
@@ -85,6 +86,7 @@ BuiltModel transformer(const HybridConfig& c, int seq_len) {
   const workloads::Roofline roofline = workloads::make_roofline(device, c.precision);
   b.report.model = arch.name;
   b.report.compute_source = "generator (roofline of the sharded shapes on " + device.full_name +
+                            ", attention " + std::string(workloads::attention_kernel_name(c.attention)) +
                             ", workloads/TRANSFORMER.md)";
   b.report.device = device.full_name;
   b.report.precision = c.precision;

@@ -28,6 +28,7 @@ struct HybridConfig {
   int seq_len = 0;       // tokens per sequence; 0: the model's max_seq_len
   workloads::Recompute recompute = workloads::Recompute::kNone;
   bool pytorch_cross_entropy = false;  // the loss's memory (workloads::TransformerShard)
+  workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
   // A CNN of the zoo (--model, or the model a trace names): its model-parallel split
   // (sim/strategies/CNN.md; filter or channel make job.degrees.tp, spatial job.degrees.cp) and
   // input side (0: the zoo's default, 224; cosmoflow 128).
