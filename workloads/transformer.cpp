@@ -98,10 +98,7 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
     throw GeneratorError("ep", text(s.ep) + ": " + a.name + " is dense (experts 1)");
   }
   require_divides("ep", s.ep, "experts", a.experts);
-  // torchtitan's op-level policy counts its models' bias-free matrix multiplications
-  // (aten.mm): Llama-style dense blocks (separate Q, K, V, gate and up projections).
-  if (s.recompute == Recompute::kSelectiveOp &&
-      (a.mlp != MlpKind::kSwiGlu || a.experts > 1 || a.linear_biases)) {
+  if (s.recompute == Recompute::kSelectiveOp && !has_selective_op(a)) {
     throw GeneratorError("recompute",
                          "selective-op: torchtitan's op-level policy is modelled for "
                          "dense, bias-free SwiGLU blocks (Llama); " +
@@ -437,6 +434,10 @@ std::string_view recompute_name(Recompute recompute) {
   return "none";
 }
 
+bool has_selective_op(const TransformerArch& arch) {
+  return arch.mlp == MlpKind::kSwiGlu && arch.experts == 1 && !arch.linear_biases;
+}
+
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view name) {
   for (AttentionKernel k : {AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
     if (attention_kernel_name(k) == name) {
@@ -457,8 +458,7 @@ std::string_view attention_kernel_name(AttentionKernel kernel) {
 // FlashAttention-2 on Hopper and later. B200 is taken as Hopper: no published FlashAttention-2
 // figure on it was found.
 double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device) {
-  if (kernel == AttentionKernel::kFlash2 &&
-      device.compute_capability >= kHopperComputeCapability) {
+  if (kernel == AttentionKernel::kFlash2 && device.compute_capability >= kHopperComputeCapability) {
     return kFlash2HopperEfficiency;
   }
   return kComputeEfficiency;

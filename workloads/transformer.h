@@ -64,6 +64,9 @@ struct TransformerArch {
 // kSelective: Megatron-LM's (the attention core); kSelectiveOp: torchtitan's op-level policy
 // (every second matrix multiplication of a block and its elementwise work; TRANSFORMER.md).
 enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
+// Whether kSelectiveOp is modelled for `arch`: torchtitan's policy counts the bias-free matrix
+// multiplications of Llama-style dense blocks (separate Q, K, V, gate and up projections).
+[[nodiscard]] bool has_selective_op(const TransformerArch& arch);
 // "none", "selective", "selective-op", "full"; nullopt for anything else.
 [[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view name);
 [[nodiscard]] std::string_view recompute_name(Recompute recompute);

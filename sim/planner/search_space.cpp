@@ -1,6 +1,6 @@
 #include "sim/planner/search_space.h"
 
-#include <array>
+#include <vector>
 
 namespace dtsim::sim {
 
@@ -44,20 +44,25 @@ void add_knobs(const SearchSpace& s, const ParallelDegrees& d, int micro_batch,
                std::vector<PlanCandidate>& out) {
   const int micro_batches = s.global_batch / (micro_batch * d.dp);
   const int zero_max = !s.strategies.zero || d.dp * d.cp == 1 ? 0 : s.arch.experts > 1 ? 2 : 3;
-  constexpr std::array kRecomputes{workloads::Recompute::kNone, workloads::Recompute::kSelective,
-                                   workloads::Recompute::kFull};
-  const std::size_t recomputes = s.strategies.recompute ? kRecomputes.size() : 1;
+  std::vector<workloads::Recompute> recomputes{workloads::Recompute::kNone};
+  if (s.strategies.recompute) {
+    recomputes.push_back(workloads::Recompute::kSelective);
+    if (workloads::has_selective_op(s.arch)) {  // torchtitan's op-level policy, Llama blocks
+      recomputes.push_back(workloads::Recompute::kSelectiveOp);
+    }
+    recomputes.push_back(workloads::Recompute::kFull);
+  }
   const bool sp_choice = s.strategies.sp && d.tp > 1;
   for (const PipelineSchedule& schedule : schedules(s, d.pp, micro_batches)) {
     for (int zero = 0; zero <= zero_max; ++zero) {
-      for (std::size_t r = 0; r < recomputes; ++r) {
+      for (const workloads::Recompute recompute : recomputes) {
         for (int sp = 0; sp <= (sp_choice ? 1 : 0); ++sp) {
           out.push_back({.degrees = d,
                          .micro_batch = micro_batch,
                          .micro_batches = micro_batches,
                          .schedule = schedule,
                          .zero_stage = zero,
-                         .recompute = kRecomputes[r],
+                         .recompute = recompute,
                          .sequence_parallel = sp == 1});
         }
       }

@@ -55,6 +55,28 @@ TEST(EnumerateCandidates, CountsEveryKnobByHand) {
   EXPECT_EQ(enumerate_candidates(space).size(), 63u);
 }
 
+TEST(EnumerateCandidates, LlamaBlocksAddTorchtitansSelectiveOp) {
+  // The same space as above with Llama's blocks (SwiGLU, no biases): recompute x4 (none,
+  // selective, selective-op, full) instead of x3, so 63 / 3 * 4 = 84 candidates, and each
+  // selective-op candidate sits between selective and full.
+  workloads::TransformerArch llama = tiny_arch();
+  llama.mlp = workloads::MlpKind::kSwiGlu;
+  const SearchSpace space{
+      .arch = llama, .gpus = 2, .global_batch = 2, .seq_len = 128, .gpus_per_node = 2};
+  const std::vector<PlanCandidate> all = enumerate_candidates(space);
+  EXPECT_EQ(all.size(), 84u);
+  EXPECT_EQ(all[2].recompute, workloads::Recompute::kSelectiveOp);  // tp1 pp1 dp2 mb1 z0
+  EXPECT_EQ(candidate_name(all[2]), "tp1 pp1 dp2 cp1 mb1 1f1b z0 sel-op");
+  // GeLU blocks (GPT's) never get it.
+  for (const PlanCandidate& c : enumerate_candidates({.arch = tiny_arch(),
+                                .gpus = 2,
+                                .global_batch = 2,
+                                .seq_len = 128,
+                                .gpus_per_node = 2})) {
+    EXPECT_NE(c.recompute, workloads::Recompute::kSelectiveOp) << candidate_name(c);
+  }
+}
+
 TEST(EnumerateCandidates, TensorParallelismStaysInANodeUnlessAsked) {
   // 4 GPUs of 2 per node, global batch 1 (so dp = 1): tp4 needs tp_across_nodes.
   SearchSpace space{
