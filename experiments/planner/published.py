@@ -49,8 +49,9 @@ def main():
     plans, rows = {}, []
     for row in csv.DictReader(open(RESULTS)):
         flags, config = parse(row["command"])
+        attention = flags.get("attention", "flash2")  # the framework's kernel (hybrid_cases.py)
         question = (flags["model"], flags["device"], flags["platform"], flags["ranks"],
-                    flags["global-batch"], flags["seq-len"])
+                    flags["global-batch"], flags["seq-len"], attention)
         if question not in plans:
             n = len(plans)
             platform = out / f"platform_{n}.json"
@@ -65,7 +66,8 @@ def main():
             asked.write_text(json.dumps(question))
             done = subprocess.run(
                 [dtsim, "plan", "--model", flags["model"], "--device", flags["device"],
-                 "--precision", flags["precision"], "--platform", str(platform), "--gpus",
+                 "--precision", flags["precision"], "--attention", attention,
+                 "--platform", str(platform), "--gpus",
                  flags["ranks"], "--global-batch", flags["global-batch"], "--seq-len",
                  flags["seq-len"], "--simulate", "0", "--report", str(report)],
                 capture_output=True, text=True)

@@ -16,6 +16,11 @@ from cases import COLLECTIVE_LATENCY, NCCL_ALGORITHMS, PRESET_GPUS, Skip, _int
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CATALOG_CPP = REPO / "workloads/transformer_catalog.cpp"
 LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
+# The attention kernel each framework runs (workloads/TRANSFORMER.md, "Attention kernels"):
+# torchtitan and llm-foundry call PyTorch's scaled_dot_product_attention or FlashAttention-2;
+# NeMo runs Transformer Engine's fused attention (cuDNN). Megatron-LM's rows (2020-2021, V100
+# and A100) are on GPUs where the two kernels are timed alike.
+ATTENTION_KERNEL = {"TT": "flash2", "LLMF": "flash2", "NEMO": "cudnn", "MEG": "cudnn"}
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
            "iter_time": "s", "throughput": "tokens/s"}
 # Two iterations: the second is the steady state (equal to the third within 1e-12 on six rows:
@@ -364,6 +369,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         args.append("--sequence-parallel")
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
         args += ["--cross-entropy", "pytorch"]
+    args += ["--attention", ATTENTION_KERNEL[source]]
     args += ["--recompute", recompute, "--collective-latency", COLLECTIVE_LATENCY,
              "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",
              "--iterations", str(ITERATIONS)]

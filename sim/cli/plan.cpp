@@ -318,8 +318,8 @@ int run_plan(const std::vector<std::string>& args) {
                            .attention = attention_kernel(f.attention),
                            .network = net,
                            .threads = f.threads});
-    model_args.insert(model_args.end(), {"--seq-len", std::to_string(space.seq_len),
-                                         "--attention", f.attention});
+    model_args.insert(model_args.end(),
+                      {"--seq-len", std::to_string(space.seq_len), "--attention", f.attention});
   }
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   if (!f.report.empty()) {

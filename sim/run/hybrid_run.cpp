@@ -85,9 +85,9 @@ BuiltModel transformer(const HybridConfig& c, int seq_len) {
   const workloads::DeviceSpec& device = workloads::find_device(c.device);
   const workloads::Roofline roofline = workloads::make_roofline(device, c.precision);
   b.report.model = arch.name;
-  b.report.compute_source = "generator (roofline of the sharded shapes on " + device.full_name +
-                            ", attention " + std::string(workloads::attention_kernel_name(c.attention)) +
-                            ", workloads/TRANSFORMER.md)";
+  b.report.compute_source =
+      "generator (roofline of the sharded shapes on " + device.full_name + ", attention " +
+      std::string(workloads::attention_kernel_name(c.attention)) + ", workloads/TRANSFORMER.md)";
   b.report.device = device.full_name;
   b.report.precision = c.precision;
   b.report.parameters = workloads::parameter_count(arch);

@@ -151,6 +151,8 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
                "dtsim memory: --recompute selective-op: torchtitan's op-level policy is modelled "
                "for dense, bias-free SwiGLU blocks (Llama); gpt3-1.3b is not one (use selective "
                "or full)\n");
+  expect_error(kGpt + " --attention flash3",
+               "dtsim memory: --attention flash3: expected flash2 or cudnn\n");
   expect_error(kGpt + " --cross-entropy torch",
                "dtsim memory: --cross-entropy torch: expected fused or pytorch\n");
   expect_error("--model resnet50 --cross-entropy pytorch",

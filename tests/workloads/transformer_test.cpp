@@ -226,10 +226,8 @@ TEST(TransformerPieces, AttentionTimesAreTheRooflineOfEachKernel) {
                           roofline_sec(2.5 * core_flops, 4 * q_bytes + 2 * kv_bytes) +
                           memory_sec(3 * t * h * kBf16) + memory_sec(3 * t * 1280 * kBf16) +
                           memory_sec(5 * t * h * kBf16);
-  const TransformerPiece attention =
-      transformer_pieces(toy_llama(), {.micro_batch = 2,
-                                       .seq_len = 512,
-                                       .attention = AttentionKernel::kCudnn})[1];
+  const TransformerPiece attention = transformer_pieces(
+      toy_llama(), {.micro_batch = 2, .seq_len = 512, .attention = AttentionKernel::kCudnn})[1];
   EXPECT_NEAR(attention.forward_sec, forward, 1e-15);
   EXPECT_NEAR(attention.backward_sec, backward, 1e-15);
 }
@@ -241,7 +239,8 @@ TEST(TransformerPieces, FlashAttention2RunsAtItsPublishedShareOfHopper) {
   // else of the block is unchanged, so the two kernels differ by the core alone.
   const double core_flops = 2.0 * 1024 * 1024 * 1024;
   const auto block = [](const std::string& device, AttentionKernel kernel) {
-    return transformer_pieces(toy_llama(), {.seq_len = 1024, .attention = kernel, .device = device})[1];
+    return transformer_pieces(toy_llama(),
+                              {.seq_len = 1024, .attention = kernel, .device = device})[1];
   };
   const TransformerPiece flash2 = block("h100", AttentionKernel::kFlash2);
   const TransformerPiece cudnn = block("h100", AttentionKernel::kCudnn);
@@ -255,8 +254,8 @@ TEST(TransformerPieces, FlashAttention2RunsAtItsPublishedShareOfHopper) {
   EXPECT_EQ(block("a100", AttentionKernel::kFlash2), block("a100", AttentionKernel::kCudnn));
   // fp32 runs no FlashAttention: the core is timed at the precision's rate with either name.
   const auto fp32 = [](AttentionKernel kernel) {
-    return transformer_pieces(toy_llama(), {.seq_len = 1024, .attention = kernel,
-                                            .precision = "fp32"})[1];
+    return transformer_pieces(toy_llama(),
+                              {.seq_len = 1024, .attention = kernel, .precision = "fp32"})[1];
   };
   EXPECT_EQ(fp32(AttentionKernel::kFlash2), fp32(AttentionKernel::kCudnn));
 }

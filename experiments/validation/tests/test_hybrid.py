@@ -64,7 +64,7 @@ class HybridCases(unittest.TestCase):
             "--platform", '{"preset": "dgx-h100", "nodes": 1}', "--ranks", "8",
             "--parallel", "tp=1,pp=1,dp=8", "--micro-batch", "2", "--global-batch", "16",
             "--seq-len", "8192", "--zero", "3", "--cross-entropy", "pytorch",
-            "--recompute", "selective-op"] + COMMON_TAIL
+            "--attention", "flash2", "--recompute", "selective-op"] + COMMON_TAIL
             + ["--algorithm", "ring", "--replay", "fast", "--iterations", "2"])
         self.assertEqual((c.kind, c.flags), ("FSDP", []))
         self.assertTrue(any("500W" in a for a in c.assumed))
@@ -153,6 +153,8 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(a[a.index("--zero") + 1], "1")
         self.assertEqual(a[a.index("--precision") + 1], "fp8")
         self.assertIn("--sequence-parallel", a)
+        # NeMo runs Transformer Engine's fused attention (workloads/TRANSFORMER.md).
+        self.assertEqual(a[a.index("--attention") + 1], "cudnn")
         self.assertEqual(a[a.index("--recompute") + 1], "none")
         self.assertIn("recompute not stated: none", c.assumed)
         self.assertEqual(c.flags, [])
