@@ -189,6 +189,19 @@ TEST_F(WhatIfCli, PriorityPropagationByHand) {
   EXPECT_NEAR(j["runs"][1]["speedup"].get<double>(), 1.1, 1e-6);
   EXPECT_NEAR(iteration_sec(2), 0.011, 1e-9);
 
+  // Its graph, dumped, replays with --graph to the same 10 ms (the priorities it carries order
+  // the program again; its compute stream interleaves step k's updates with step k+1's forward).
+  const std::string graph = (dir_ / "p3.json").string();
+  const std::string job =
+      "simulate --workload tests/testdata/whatif_two_layers_v100.json --platform "
+      "tests/testdata/whatif_star2_1GBps.json --ranks 2 --bucket-mb 4 --apply p3=1MB";
+  const Result dumped = run(job + " --dump-graph " + graph);
+  ASSERT_EQ(dumped.exit_code, 0) << dumped.err;
+  const Result replayed = run("simulate --graph " + graph +
+                              " --platform tests/testdata/whatif_star2_1GBps.json" + report_flag());
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+  EXPECT_NEAR(report()["result"]["iteration_time_sec"].get<double>(), 0.010, 1e-9);
+
   const Result bad =
       run("simulate --workload tests/testdata/whatif_two_layers_v100.json --platform "
           "tests/testdata/whatif_star2_1GBps.json --ranks 2 --apply p3=0");
