@@ -35,6 +35,10 @@ def parse(command):
                    "sequence_parallel": flags.get("sequence-parallel", "0")}
 
 
+def same(a, b, *keys):
+    return all(a[k] == b[k] for k in keys)
+
+
 def rate(row, flags):
     """The row's measurement as a per-GPU rate (higher is better)."""
     value = float(row["measured"])
@@ -90,7 +94,8 @@ def main():
         pub = match[0] if match and status == "ok" else None
         checks.append(dict(
             case_id=row["case_id"], model=flags["model"], device=flags["device"],
-            metric=row["metric"],
+            metric=row["metric"], seq_len=flags["seq-len"], precision=flags["precision"],
+            global_batch=flags["global-batch"],
             gpus=flags["ranks"], status=status,
             published=" ".join(f"{k}{v}" for k, v in config.items()),
             published_est_sec=pub["estimated_iteration_sec"] if pub else "",
@@ -109,6 +114,17 @@ def main():
         w.writeheader()
         w.writerows(checks)
     pairs = agree = 0
+    # The pairs read by kind: most differ in sequence or GPU count, which says little about
+    # choosing a configuration; "same job" pairs (also the same GPUs and batch) say the most.
+    kinds = {"MPT rows among themselves": lambda a, b: a["model"].startswith("mpt")
+             and b["model"].startswith("mpt"),
+             "the other rows": lambda a, b: not a["model"].startswith("mpt"),
+             "the same sequence and precision": lambda a, b: same(a, b, "seq_len", "precision"),
+             "the same sequence, precision and global batch":
+                 lambda a, b: same(a, b, "seq_len", "precision", "global_batch"),
+             "the same job (also the same GPU count)":
+                 lambda a, b: same(a, b, "seq_len", "precision", "global_batch", "gpus")}
+    by_kind = {k: [0, 0] for k in kinds}
     kept = [c for c in checks if c.get("status") == "ok"]
     for i, a in enumerate(kept):
         for b in kept[i + 1:]:
@@ -119,12 +135,20 @@ def main():
             if a["measured_rate"] == b["measured_rate"]:
                 continue
             pairs += 1
-            agree += ((a["measured_rate"] > b["measured_rate"])
+            agrees = ((a["measured_rate"] > b["measured_rate"])
                       == (a["estimated_rate"] > b["estimated_rate"]))
+            agree += agrees
+            for kind, holds in kinds.items():
+                if holds(a, b):
+                    by_kind[kind][0] += 1
+                    by_kind[kind][1] += agrees
     ok = sum(1 for c in kept if c["best_no_slower"])
     summary = {"rows": len(checks), "published_kept": len(kept), "best_no_slower": ok,
                "pairs": pairs, "pairs_agreeing": agree,
                "agreement_pct": round(100 * agree / pairs, 1) if pairs else None,
+               "pairs_by_kind": {k: {"pairs": n, "agreeing": m,
+                                     "agreement_pct": round(100 * m / n, 1) if n else None}
+                                 for k, (n, m) in by_kind.items()},
                "not_kept": sorted({c["status"] for c in checks if c.get("status") != "ok"})}
     (out / "published_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
