@@ -44,7 +44,8 @@ struct DeviceSpec {
 [[nodiscard]] std::string device_names(const std::string& separator);
 
 // Fractions of the datasheet peaks any kernel achieves, applied to every layer, model and device
-// alike (see GENERATOR.md for how they were chosen).
+// alike (see GENERATOR.md for how they were chosen); the transformer's attention core has its
+// kernel's own share (attention_efficiency, TRANSFORMER.md).
 inline constexpr double kComputeEfficiency = 0.5;
 inline constexpr double kMemoryEfficiency = 0.9;
 
