@@ -22,6 +22,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// AddressSanitizer builds (g++ defines __SANITIZE_ADDRESS__, clang answers __has_feature).
+#if defined(__SANITIZE_ADDRESS__)
+#define DTSIM_XML_CHECKS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DTSIM_XML_CHECKS_ASAN 1
+#endif
+#endif
+#ifdef DTSIM_XML_CHECKS_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace sg4 = simgrid::s4u;
 
 namespace dtsim::platforms {
@@ -35,6 +47,21 @@ struct Probe {
   std::size_t index = 0;  // into the pairs checked
 };
 
+// A forked child that may die of what SimGrid refuses: it dies as a plain process would, by the
+// default handler of a deadly signal, not by the parent's (a fuzzer's would write every refusal
+// as a crash of its own), and a sanitizer's fatal report in it runs no callback of the parent's.
+// Under AddressSanitizer SimGrid's request for 64 GB (a fat-tree with radical="0"), which a plain
+// build gets as std::bad_alloc, is such a report, and libFuzzer's death callback, inherited by
+// the child, wrote it as a crash.
+void become_disposable_child() {
+  for (const int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE}) {
+    std::signal(sig, SIG_DFL);
+  }
+#ifdef DTSIM_XML_CHECKS_ASAN
+  __sanitizer_set_death_callback(nullptr);
+#endif
+}
+
 // Whether a transfer from `src` to `dst` has somewhere to go: links, or (a Vivaldi zone's hosts)
 // a latency of its own. SimGrid refuses a route with neither.
 bool routable(const sg4::Host* src, const sg4::Host* dst) {
@@ -46,8 +73,7 @@ bool routable(const sg4::Host* src, const sg4::Host* dst) {
 
 [[noreturn]] void probe_routes(const std::vector<HostPair>& pairs, Probe* probe) {
   // Quietly: the parent says what failed. SimGrid's own handler would print "Segmentation fault."
-  std::signal(SIGSEGV, SIG_DFL);
-  std::signal(SIGBUS, SIG_DFL);
+  become_disposable_child();
   const int null = open("/dev/null", O_WRONLY);
   if (null >= 0) {
     dup2(null, STDERR_FILENO);
@@ -108,11 +134,7 @@ std::string simgrid_message(const std::string& output) {
 }
 
 [[noreturn]] void load_in_child(const std::string& file, int stderr_fd) {
-  // The child dies of what SimGrid refuses (xbt_die aborts): with the default handlers, not the
-  // parent's (a fuzzer's would report every refusal as a crash of its own).
-  for (const int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE}) {
-    std::signal(sig, SIG_DFL);
-  }
+  become_disposable_child();  // it dies of what SimGrid refuses (xbt_die aborts)
   dup2(stderr_fd, STDERR_FILENO);
   const int null = open("/dev/null", O_WRONLY);
   if (null >= 0) {
