@@ -280,6 +280,7 @@ int run_plan(const std::vector<std::string>& args) {
   check_at_least("simulate", f.simulate, 0);
   check_at_least("jobs", f.jobs, 1);
   check_at_least("threads", f.threads, 0);
+  const workloads::AttentionKernel attention = attention_kernel(f.attention);
   if (!(f.simulate_timeout_sec >= 0)) {
     throw ConfigError("--simulate-timeout: expected a number of seconds >= 0");
   }
@@ -315,7 +316,7 @@ int run_plan(const std::vector<std::string>& args) {
     outcome.result = plan({.space = space,
                            .device = f.device,
                            .precision = f.precision,
-                           .attention = attention_kernel(f.attention),
+                           .attention = attention,
                            .network = net,
                            .threads = f.threads});
     model_args.insert(model_args.end(),
