@@ -83,6 +83,14 @@ po::options_description hybrid_flags(HybridFlags& f) {
   return d;
 }
 
+workloads::AttentionKernel attention_flag(const std::string& name) {
+  const auto kernel = workloads::parse_attention_kernel(name);
+  if (!kernel) {
+    throw ConfigError("--attention " + name + ": expected flash2 or cudnn");
+  }
+  return *kernel;
+}
+
 bool wants_hybrid(const HybridFlags& f) {
   return !f.model.empty() || !f.parallel.empty();
 }
@@ -228,11 +236,7 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
                       ": expected none, selective, selective-op or full");
   }
   c.recompute = *recompute;
-  const auto attention = workloads::parse_attention_kernel(f.attention);
-  if (!attention) {
-    throw ConfigError("--attention " + f.attention + ": expected flash2 or cudnn");
-  }
-  c.attention = *attention;
+  c.attention = attention_flag(f.attention);
   if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
   }

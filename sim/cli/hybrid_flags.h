@@ -28,6 +28,9 @@ struct HybridFlags {
 // The "Hybrid parallelism" flags, bound to `flags`.
 [[nodiscard]] boost::program_options::options_description hybrid_flags(HybridFlags& flags);
 
+// The kernel `--attention NAME` names. Throws ConfigError naming the flag for another name.
+[[nodiscard]] workloads::AttentionKernel attention_flag(const std::string& name);
+
 // Whether the flags ask for a hybrid-parallel run (--model or --parallel given).
 [[nodiscard]] bool wants_hybrid(const HybridFlags& flags);
 

@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/cli/child_runs.h"
+#include "sim/cli/hybrid_flags.h"
 #include "sim/cli/output_flags.h"
 #include "sim/config_error.h"
 #include "sim/planner/plan_report.h"
@@ -90,14 +91,6 @@ void check_at_least(const char* flag, int value, int least) {
 }
 
 // --gpus and --global-batch against `net`.
-workloads::AttentionKernel attention_kernel(const std::string& name) {
-  const auto kernel = workloads::parse_attention_kernel(name);
-  if (!kernel) {
-    throw ConfigError("--attention " + name + ": expected flash2 or cudnn");
-  }
-  return *kernel;
-}
-
 void check_sizes(const PlanFlags& f, const PlannerNetwork& net) {
   check_at_least("gpus", f.gpus, 1);
   check_at_least("global-batch", f.global_batch, 1);
@@ -280,7 +273,7 @@ int run_plan(const std::vector<std::string>& args) {
   check_at_least("simulate", f.simulate, 0);
   check_at_least("jobs", f.jobs, 1);
   check_at_least("threads", f.threads, 0);
-  const workloads::AttentionKernel attention = attention_kernel(f.attention);
+  const workloads::AttentionKernel attention = attention_flag(f.attention);
   if (!(f.simulate_timeout_sec >= 0)) {
     throw ConfigError("--simulate-timeout: expected a number of seconds >= 0");
   }
