@@ -24,6 +24,9 @@ HYBRID = ROOT / "experiments" / "validation" / "data" / "hybrid.csv"
 DGX1 = ROOT / "experiments" / "buckets" / "config" / "dgx1_v100_2nodes.json"
 # NCCL builds 4 rings on a DGX-1, one channel (CUDA block, one SM) each: NVIDIA/nccl#299.
 DGX1_CHANNELS = 4
+# The rows' PyTorch 1.4 prescales each bucket with one div_ kernel on the compute stream
+# (torch/lib/c10d/reducer.cpp, mark_variable_ready_dense; WHATIF.md, "Bucket cost").
+DDP_BUCKET_KERNELS = 1
 # Runs of more GPUs take minutes each (Megatron-LM's 1024-3072 GPU rows): left out, and listed.
 MAX_RANKS = 512
 FIELDS = ["pair", "kind", "baseline", "changed", "what_if", "gpus", "measured_speedup",
@@ -74,7 +77,9 @@ def bucket_pairs(dtsim, work):
             generate(dtsim, model, "v100", "fp32", 32, float(r["single_gpu_value"]), trace)
         measured = 1 + float(m.group(1)) / 100
         for variant, extra in (("network only", []),
-                               ("with bucket cost", ["--nccl-channels", str(DGX1_CHANNELS)])):
+                               ("with bucket cost", ["--nccl-channels", str(DGX1_CHANNELS),
+                                                     "--bucket-kernels",
+                                                     str(DDP_BUCKET_KERNELS)])):
             args = ["--workload", str(trace), "--platform", str(DGX1), "--ranks", str(n),
                     "--bucket-mb", "25", "--algorithm", "ring", "--collective-latency",
                     "8.4us"] + extra

@@ -54,7 +54,7 @@ void reject_unused_flags(const po::variables_map& vm, const po::options_descript
     }
   }
   if (kind != RunKind::kDataParallel) {
-    for (const char* name : {"accumulation-steps", "overlap", "nccl-channels"}) {
+    for (const char* name : {"accumulation-steps", "overlap", "nccl-channels", "bucket-kernels"}) {
       if (given(vm, name)) {
         refuse(vm, name,
                std::string("applies to a data-parallel --workload run only") +

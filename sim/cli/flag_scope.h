@@ -20,8 +20,8 @@ enum class RunKind {
 // Throws ConfigError "--<flag> <value>: ..." for the first flag of `vm` given (on the command line
 // or by a job file, not defaulted) that a run of `kind` does not use: the hybrid flags of
 // `hybrid` (hybrid_flags(), but --model and --parallel, which choose the kind) outside kHybrid;
-// --accumulation-steps, --overlap and --nccl-channels outside kDataParallel (a hybrid run
-// accumulates by --global-batch); --bucket-mb and --iterations for kReplay.
+// --accumulation-steps, --overlap, --nccl-channels and --bucket-kernels outside kDataParallel (a
+// hybrid run accumulates by --global-batch); --bucket-mb and --iterations for kReplay.
 void reject_unused_flags(const boost::program_options::variables_map& vm,
                          const boost::program_options::options_description& hybrid, RunKind kind);
 

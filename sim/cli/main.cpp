@@ -215,6 +215,11 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "the SMs an NCCL all-reduce holds while the backward pass runs (one per channel; "
           "DGX-1 V100: 4), slowing it by C / SMs for as long as each bucket's all-reduce lasts; "
           "0: no compute-side bucket cost (sim/whatif/WHATIF.md)");
+  int bucket_kernels = 0;
+  add_job("bucket-kernels", po::value(&bucket_kernels)->default_value(0)->value_name("K"),
+          "kernels DDP launches on the compute stream per gradient bucket, each at the GPU's "
+          "fixed cost of a kernel (PyTorch <= 1.7: 1, the div_ that prescales the bucket; later "
+          "versions: 0, the default; sim/whatif/WHATIF.md)");
   add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
           "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
           "fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx; "
@@ -335,7 +340,8 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
                                     .iterations = iterations,
                                     .accumulation_steps = accumulation_steps,
                                     .overlap = *overlap_mode,
-                                    .nccl_channels = nccl_channels};
+                                    .nccl_channels = nccl_channels,
+                                    .bucket_kernels = bucket_kernels};
   const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
   write_report(f.report, dtsim::sim::report_json(report), inputs);
   dtsim::sim::write_outputs(outputs_flags, outputs);

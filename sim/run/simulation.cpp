@@ -126,6 +126,21 @@ ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig
   return add_bucket_contention(std::move(graph), seconds, 1.0 * config.nccl_channels / sms);
 }
 
+// `graph` with config.bucket_kernels kernels of the trace's GPU before each gradient all-reduce
+// (sim/whatif/bucket_cost.h).
+ExecutionGraph with_bucket_kernels(ExecutionGraph graph, const SimulateConfig& config,
+                                   const workloads::Workload& workload) {
+  const double kernel_sec = kernel_launch_sec(catalogue_device(workload.device));
+  if (kernel_sec == 0 || config.bucket_kernels < 0 || config.bucket_kernels > kMaxBucketKernels) {
+    throw ConfigError("bucket_kernels",
+                      std::to_string(config.bucket_kernels) + ": expected 0 to " +
+                          std::to_string(kMaxBucketKernels) + " kernels on a GPU whose kernel " +
+                          "cost is catalogued (v100, a100, h100, h200), and " +
+                          config.workload_path + " was measured on \"" + workload.device + "\"");
+  }
+  return add_bucket_kernels(std::move(graph), config.bucket_kernels * kernel_sec);
+}
+
 // `graph` with its priorities honoured (sim/whatif/priority.h): each program's streams in the
 // order the priority policy starts their nodes, collectives timed by the chooser's estimates.
 ExecutionGraph with_priority_order(ExecutionGraph graph, const LoweringOptions& options,
@@ -203,6 +218,9 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
                             .origin = config.workload_path});
   if (config.nccl_channels != 0) {
     graph = with_bucket_contention(std::move(graph), config, workload, options, choose);
+  }
+  if (config.bucket_kernels != 0) {
+    graph = with_bucket_kernels(std::move(graph), config, workload);
   }
   graph = with_priority_order(std::move(graph), options, choose);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));

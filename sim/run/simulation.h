@@ -93,6 +93,9 @@ class FoldNotExact : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most kernels per bucket --bucket-kernels takes: DDP launches one or none; more is a typo.
+inline constexpr int kMaxBucketKernels = 16;
+
 struct SimulateConfig {
   RunOptions run;
   std::string workload_path;
@@ -104,6 +107,10 @@ struct SimulateConfig {
   // NCCL channels (thread blocks, one SM each) an all-reduce kernel holds while the backward pass
   // runs; 0: no compute-side bucket cost (sim/whatif/bucket_cost.h, WHATIF.md).
   int nccl_channels = 0;
+  // Kernels DDP launches on the compute stream per gradient bucket, each at the GPU's fixed cost
+  // of a kernel (PyTorch <= 1.7: 1, the div_ that prescales the bucket); 0: none
+  // (sim/whatif/bucket_cost.h, WHATIF.md).
+  int bucket_kernels = 0;
 };
 
 // `dtsim simulate --graph`: an execution graph from a file (sim/graph/GRAPH.md). run.ranks is

@@ -21,7 +21,25 @@ int streaming_multiprocessors(const std::string& device) {
   return 0;
 }
 
+double kernel_launch_sec(const std::string& device) {
+  if (device == "v100") {
+    return 1.83e-6;
+  }
+  if (device == "a100") {
+    return 2.7e-6;
+  }
+  if (device == "h100" || device == "h200") {
+    return 3e-6;
+  }
+  return 0;
+}
+
 namespace {
+
+bool is_gradient_all_reduce(const Program& p, const Node& n) {
+  return n.kind == NodeKind::kCollective && n.phase == Phase::kBackward &&
+         n.op == CollectiveOp::kAllReduce && !p.deps_of(n).empty();
+}
 
 bool is_backward_compute(const Node& n, const Node& of) {
   return n.kind == NodeKind::kCompute && n.phase == Phase::kBackward &&
@@ -43,11 +61,10 @@ ExecutionGraph add_bucket_contention(ExecutionGraph g, const CollectiveSeconds& 
   for (std::size_t pi = 0; pi < g.programs.size(); ++pi) {
     const Program& p = g.programs[pi];
     for (const Node& n : p.nodes) {
-      const auto deps = p.deps_of(n);
-      if (n.kind != NodeKind::kCollective || n.phase != Phase::kBackward ||
-          n.op != CollectiveOp::kAllReduce || deps.empty()) {
+      if (!is_gradient_all_reduce(p, n)) {
         continue;
       }
+      const auto deps = p.deps_of(n);
       const std::int32_t ready = *std::max_element(deps.begin(), deps.end());
       const Node& producer = p.nodes[static_cast<std::size_t>(ready)];
       std::int32_t next = -1;
@@ -68,6 +85,34 @@ ExecutionGraph add_bucket_contention(ExecutionGraph g, const CollectiveSeconds& 
                                      .micro_batch = producer.micro_batch,
                                      .label = label,
                                      .duration_sec = std::min(sec(g, n), left_sec) * sm_share}});
+    }
+  }
+  return insert_nodes(std::move(g), insertions);
+}
+
+ExecutionGraph add_bucket_kernels(ExecutionGraph g, double seconds) {
+  if (!(seconds >= 0)) {
+    throw ConfigError("bucket_kernels", ": expected a cost of at least 0 s per bucket");
+  }
+  if (seconds == 0) {
+    return g;
+  }
+  std::vector<Insertion> insertions;
+  const std::int32_t label = ExecutionGraph::intern(g.labels, "ddp bucket kernels");
+  for (std::size_t pi = 0; pi < g.programs.size(); ++pi) {
+    const Program& p = g.programs[pi];
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const Node& n = p.nodes[i];
+      if (!is_gradient_all_reduce(p, n)) {
+        continue;
+      }
+      insertions.push_back({.anchor = {static_cast<std::int32_t>(pi), static_cast<std::int32_t>(i)},
+                            .where = Where::kBefore,
+                            .node = {.phase = Phase::kBackward,
+                                     .iteration = n.iteration,
+                                     .micro_batch = n.micro_batch,
+                                     .label = label,
+                                     .duration_sec = seconds}});
     }
   }
   return insert_nodes(std::move(g), insertions);

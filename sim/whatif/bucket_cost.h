@@ -2,7 +2,9 @@
 // CUDA kernel of one thread block per channel, so while it runs during the backward pass it holds
 // `channels` of the GPU's streaming multiprocessors, and the backward kernels run on the others.
 // Many small buckets spend longer in NCCL (a latency per ring step each), hence take SMs from
-// the backward pass for longer: the cost that makes 1 MB buckets slower than 25 MB ones.
+// the backward pass for longer: the cost that makes 1 MB buckets slower than 25 MB ones. And
+// some DDP versions launch kernels of their own per bucket on the compute stream, each paying the
+// GPU's fixed cost of a kernel whatever its bytes.
 #ifndef DTSIM_SIM_WHATIF_BUCKET_COST_H_
 #define DTSIM_SIM_WHATIF_BUCKET_COST_H_
 
@@ -28,6 +30,19 @@ using CollectiveSeconds = std::function<double(const ExecutionGraph&, const Node
 // share". Throws ConfigError("nccl_channels", ...) unless 0 <= sm_share <= 1.
 [[nodiscard]] ExecutionGraph add_bucket_contention(ExecutionGraph g, const CollectiveSeconds& sec,
                                                    double sm_share);
+
+// Seconds a GPU's stream spends on each of back-to-back launched kernels that do no work, the
+// fixed cost of a kernel: v100 1.83e-6 and a100 2.7e-6 (CSCS's ReFrame check
+// gpu_kernel_latency, its "async" references on ault's V100 and A100 nodes); h100 and h200 3e-6
+// (NVIDIA's developer forum, 2022: null kernels "about 3 microseconds with recent hardware and
+// software"); 0 for another name.
+[[nodiscard]] double kernel_launch_sec(const std::string& device);
+
+// `g` with, right before every backward all-reduce that waits for a node, a compute node of
+// `seconds` (the kernels DDP launches per bucket on the compute stream, WHATIF.md "Bucket
+// cost") that waits for what the all-reduce waited for; the all-reduce waits for it. Labelled
+// "ddp bucket kernels". Throws ConfigError("bucket_kernels", ...) unless seconds >= 0.
+[[nodiscard]] ExecutionGraph add_bucket_kernels(ExecutionGraph g, double seconds);
 
 }  // namespace dtsim::sim
 

@@ -162,6 +162,25 @@ TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
             "measured on \"NVIDIA V100-SXM2\"\n");
 }
 
+TEST_F(WhatIfCli, BucketKernelsCostTheGpusFixedKernelCostPerBucket) {
+  // One bucket, two kernels before its all-reduce at a V100's 1.83 us each (CSCS's ReFrame
+  // reference, sim/whatif/bucket_cost.h): 0.03 + 2 x 1.83e-6 + 0.001 s.
+  const Result r =
+      run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --ranks 2 --overlap none --bucket-kernels 2" +
+          report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(report()["result"]["iteration_time_sec"].get<double>(), 0.031 + 3.66e-6, 1e-12);
+  const Result bad =
+      run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
+          "tests/testdata/whatif_star2_1GBps.json --ranks 2 --bucket-kernels 17");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err,
+            "dtsim simulate: --bucket-kernels 17: expected 0 to 16 kernels on a GPU whose kernel "
+            "cost is catalogued (v100, a100, h100, h200), and "
+            "tests/testdata/whatif_one_layer_v100.json was measured on \"NVIDIA V100-SXM2\"\n");
+}
+
 // P3 on two layers a, b (tests/testdata/whatif_two_layers_v100.json): 1 ms forward and 1 ms
 // backward each, 4 MB of gradients each (one bucket each), on the 2-rank 1 GB/s star: an
 // all-reduce of S bytes takes S/B (4 ms a bucket, 1 ms a 1 MB slice). By hand, in ms:

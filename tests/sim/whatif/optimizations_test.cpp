@@ -191,6 +191,33 @@ TEST(BucketContention, TakesTheSmShareWhileTheAllReduceOverlapsBackward) {
                ConfigError);
 }
 
+TEST(BucketKernels, RunOnTheComputeStreamBeforeEachGradientAllReduce) {
+  // Each all-reduce (old nodes 4 and 5) gets a node of 1 ms that waits for its gradients (old
+  // backward b = 2, backward a = 3) and that it waits for; in issue order right after them:
+  // fwd a, fwd b, bwd b, kernels b, bwd a, kernels a, all-reduce b, all-reduce a, optimizer.
+  const ExecutionGraph g = add_bucket_kernels(two_layer_graph(), 1e-3);
+  const auto& n = g.programs[0].nodes;
+  ASSERT_EQ(n.size(), 9u);
+  for (const std::size_t i : {3u, 5u}) {
+    EXPECT_EQ(n[i].kind, NodeKind::kCompute);
+    EXPECT_EQ(n[i].duration_sec, 1e-3);
+    EXPECT_EQ(g.labels[static_cast<std::size_t>(n[i].label)], "ddp bucket kernels");
+  }
+  EXPECT_EQ(n[4].layer, 0);  // backward a
+  EXPECT_EQ(deps_of(g, 3), (V{2}));
+  EXPECT_EQ(deps_of(g, 5), (V{4}));
+  EXPECT_EQ(deps_of(g, 6), (V{3}));  // b's all-reduce
+  EXPECT_EQ(deps_of(g, 7), (V{5}));  // a's all-reduce
+  EXPECT_EQ(n[6].bytes, 100u);
+  EXPECT_EQ(add_bucket_kernels(two_layer_graph(), 0).programs[0].nodes.size(), 7u);
+  EXPECT_THROW((void)add_bucket_kernels(two_layer_graph(), -1), ConfigError);
+  // The per-kernel costs the header cites (CSCS ReFrame; NVIDIA's forum for Hopper).
+  EXPECT_EQ(kernel_launch_sec("v100"), 1.83e-6);
+  EXPECT_EQ(kernel_launch_sec("a100"), 2.7e-6);
+  EXPECT_EQ(kernel_launch_sec("h200"), 3e-6);
+  EXPECT_EQ(kernel_launch_sec("mi300x"), 0);
+}
+
 TEST(LayerOpClasses, TheGeneratorsResNet50ConvolutionsAreComputeBound) {
   // workloads/traces/resnet50_v100_b32.json comes from the roofline generator: conv1 runs
   // 7.55e9 FLOPs in 0.73 ms (1.0e13 FLOP/s, the trace's top rate: compute-bound on a V100),
