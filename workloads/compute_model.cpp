@@ -52,7 +52,7 @@ double timed(const Gemm& g, const MathRate& rate, const DeviceSpec& device, doub
 // A convolution as an implicit GEMM (im2col without materializing it): M = output positions,
 // N = output channels, K = input channels x window. Its bytes are the tensors', not im2col's.
 LayerSeconds convolution(const LayerCost& c, const DeviceSpec& device, const std::string& precision,
-                         const GemmEfficiency& e, double element_bytes) {
+                         const GemmEfficiency& e, double element_bytes, ConvLayout layout) {
   const CnnGeometry& g = c.cnn;
   const double fwd_bytes = c.activation_elements * element_bytes + element_bytes * c.params;
   const double grad_bytes = c.activation_elements * element_bytes + 4.0 * c.params;
@@ -76,10 +76,15 @@ LayerSeconds convolution(const LayerCost& c, const DeviceSpec& device, const std
   const bool winograd = rate.unit == MathUnit::kCudaCore && g.kernel == 3 && g.kernel_width == 0 &&
                         g.stride == 1 && g.dims == 2;
   const double fraction = winograd ? 1 / kWinogradReduction : 1;
-  LayerSeconds s{.forward_sec = timed(fwd, rate, device, fwd_bytes, fraction)};
-  s.backward_sec = timed(weight_gradient(fwd), rate, device, grad_bytes, fraction);
+  // NCHW on tensor cores: each call transposes its input and output, each read and written.
+  const double transpose_sec =
+      layout == ConvLayout::kNchw && rate.unit == MathUnit::kTensorCore
+          ? memory_seconds(2 * c.activation_elements * element_bytes, device)
+          : 0;
+  LayerSeconds s{.forward_sec = timed(fwd, rate, device, fwd_bytes, fraction) + transpose_sec};
+  s.backward_sec = timed(weight_gradient(fwd), rate, device, grad_bytes, fraction) + transpose_sec;
   if (c.backward_factor >= 2) {
-    s.backward_sec += timed(input_gradient(fwd), rate, device, fwd_bytes, fraction);
+    s.backward_sec += timed(input_gradient(fwd), rate, device, fwd_bytes, fraction) + transpose_sec;
   }
   return s;
 }
@@ -153,6 +158,20 @@ std::optional<ComputeModel> parse_compute_model(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view conv_layout_name(ConvLayout layout) {
+  return layout == ConvLayout::kNhwc ? "nhwc" : "nchw";
+}
+
+std::optional<ConvLayout> parse_conv_layout(std::string_view name) {
+  if (name == "nhwc") {
+    return ConvLayout::kNhwc;
+  }
+  if (name == "nchw") {
+    return ConvLayout::kNchw;
+  }
+  return std::nullopt;
+}
+
 MathRate math_rate(const DeviceSpec& device, const std::string& precision, bool convolution,
                    const GemmEfficiency& e) {
   MathRate r;
@@ -201,12 +220,13 @@ double gemm_seconds(const Gemm& gemm, const MathRate& rate, const DeviceSpec& de
 }
 
 LayerSeconds op_class_seconds(const LayerCost& c, const DeviceSpec& device,
-                              const std::string& precision, const GemmEfficiency& e) {
+                              const std::string& precision, const GemmEfficiency& e,
+                              ConvLayout layout) {
   const double element_bytes = activation_element_bytes(precision);
   (void)math_rate(device, precision, false, e);  // refuses a precision the device lacks
   switch (c.cnn.op) {
     case CnnOp::kConv:
-      return convolution(c, device, precision, e, element_bytes);
+      return convolution(c, device, precision, e, element_bytes, layout);
     case CnnOp::kLinear: {
       const CnnGeometry& g = c.cnn;
       double in = g.in_channels;
@@ -225,12 +245,13 @@ LayerSeconds op_class_seconds(const LayerCost& c, const DeviceSpec& device,
 
 std::vector<LayerSeconds> op_class_model(const std::vector<LayerCost>& layers,
                                          const DeviceSpec& device, const std::string& precision,
-                                         const GemmEfficiency& efficiency, bool fuse_norm_relu) {
+                                         const GemmEfficiency& efficiency, bool fuse_norm_relu,
+                                         ConvLayout layout) {
   const double element_bytes = activation_element_bytes(precision);
   std::vector<LayerSeconds> out;
   bool fused_before = false;  // the previous layer ran inside a norm's kernel, or was one
   for (const LayerCost& c : layers) {
-    LayerSeconds s = op_class_seconds(c, device, precision, efficiency);
+    LayerSeconds s = op_class_seconds(c, device, precision, efficiency, layout);
     const bool elementwise = c.cnn.op == CnnOp::kElementwise;
     if (fuse_norm_relu && elementwise && fused_before) {
       const bool add = c.activation_elements > 2 * c.output_elements;  // two inputs

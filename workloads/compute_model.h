@@ -36,6 +36,13 @@ inline constexpr double kMinSplitK = 256;
 // cuDNN's CUDNN_CONVOLUTION_*_ALGO_WINOGRAD*).
 inline constexpr double kWinogradReduction = 2.25;
 
+// How the framework lays out a convolution's activations. cuDNN's tensor-core convolutions
+// compute in NHWC; given NCHW tensors (PyTorch's and MXNet's default), each call transposes its
+// activation operands in and its result back (COMPUTE.md, "Layout").
+enum class ConvLayout { kNhwc, kNchw };
+[[nodiscard]] std::string_view conv_layout_name(ConvLayout layout);
+[[nodiscard]] std::optional<ConvLayout> parse_conv_layout(std::string_view name);
+
 // The two GEMM efficiencies, overridable for a study (`--tensor-core-efficiency`, ...).
 struct GemmEfficiency {
   double tensor_core = kTensorCoreEfficiency;
@@ -78,20 +85,21 @@ struct LayerSeconds {
 };
 
 // The layer on `device` at `precision` with the op-class model. Backward runs each GEMM's two
-// gradient products (input and weight; only the weight's where backward_factor < 2).
+// gradient products (input and weight; only the weight's where backward_factor < 2). With
+// ConvLayout::kNchw, a convolution on tensor cores also moves its input and output through a
+// transpose (read and written) in each of its calls: forward, weight gradient, input gradient.
 [[nodiscard]] LayerSeconds op_class_seconds(const LayerCost& layer, const DeviceSpec& device,
                                             const std::string& precision,
-                                            const GemmEfficiency& efficiency = {});
+                                            const GemmEfficiency& efficiency = {},
+                                            ConvLayout layout = ConvLayout::kNhwc);
 
 // Every layer of a model in order. With `fuse_norm_relu` (NVIDIA's MXNet ResNet runner in
 // float16: --fuse-bn-relu 1 --fuse-bn-add-relu 1), a ReLU right after a batch norm and a
 // residual add + ReLU right after one run inside the norm's kernel: the ReLU moves no bytes of
 // its own, the add only reads the other branch (forward) and writes its gradient (backward).
-[[nodiscard]] std::vector<LayerSeconds> op_class_model(const std::vector<LayerCost>& layers,
-                                                       const DeviceSpec& device,
-                                                       const std::string& precision,
-                                                       const GemmEfficiency& efficiency,
-                                                       bool fuse_norm_relu);
+[[nodiscard]] std::vector<LayerSeconds> op_class_model(
+    const std::vector<LayerCost>& layers, const DeviceSpec& device, const std::string& precision,
+    const GemmEfficiency& efficiency, bool fuse_norm_relu, ConvLayout layout = ConvLayout::kNhwc);
 
 }  // namespace dtsim::workloads
 

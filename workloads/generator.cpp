@@ -28,14 +28,17 @@ std::string roofline_source(const DeviceSpec& device, const std::string& precisi
 }
 
 std::string op_class_source(const DeviceSpec& device, const std::string& precision,
-                            const GemmEfficiency& e, bool fuse) {
+                            const GemmEfficiency& e, bool fuse, ConvLayout layout) {
   return std::string(kOpClassSource) + " (workloads/COMPUTE.md) on " + device.datasheet + ", " +
          std::to_string(device.sm_count) + " SMs, " + precision + ": GEMMs and convolutions at " +
          format("%.3g", e.tensor_core) + " (tensor cores) or " + format("%.3g", e.cuda_core) +
          " (CUDA cores) of peak times their tile and wave quantization, memory-bound kernels by "
          "their bytes at " +
          format("%.2f", kMemoryEfficiency) + " of memory bandwidth" +
-         (fuse ? "; ReLU and add + ReLU fused into the batch norm before them" : "");
+         (fuse ? "; ReLU and add + ReLU fused into the batch norm before them" : "") +
+         (layout == ConvLayout::kNchw
+              ? "; NCHW activations, transposed around each tensor-core convolution call"
+              : "");
 }
 
 }  // namespace
@@ -73,9 +76,11 @@ Workload generate_workload(const GeneratorConfig& config) {
   }
   if (config.compute_model != ComputeModel::kOpClass &&
       (config.efficiency.tensor_core != kTensorCoreEfficiency ||
-       config.efficiency.cuda_core != kCudaCoreEfficiency || config.fuse_norm_relu)) {
+       config.efficiency.cuda_core != kCudaCoreEfficiency || config.fuse_norm_relu ||
+       config.conv_layout != ConvLayout::kNhwc)) {
     throw GeneratorError("compute_model",
-                         "roofline: the GEMM efficiencies and fusions are the op-class model's "
+                         "roofline: the GEMM efficiencies, fusions and layouts are the op-class "
+                         "model's "
                          "(give --compute-model op-class)");
   }
   if (config.calibrate_iteration_sec &&
@@ -93,7 +98,7 @@ Workload generate_workload(const GeneratorConfig& config) {
   const bool op_class = config.compute_model == ComputeModel::kOpClass;
   const std::vector<LayerSeconds> op_class_times =
       op_class ? op_class_model(costs, device, config.precision, config.efficiency,
-                                config.fuse_norm_relu)
+                                config.fuse_norm_relu, config.conv_layout)
                : std::vector<LayerSeconds>();
   for (std::size_t i = 0; i < costs.size(); ++i) {
     const LayerCost& c = costs[i];
@@ -131,9 +136,9 @@ Workload generate_workload(const GeneratorConfig& config) {
       std::string(kGeneratedSource) + ": per-layer FLOPs and memory traffic from the " + w.model +
       " architecture (workloads/model_zoo.cpp), " + std::to_string(w.batch_per_device) +
       " samples; " +
-      (op_class
-           ? op_class_source(device, config.precision, config.efficiency, config.fuse_norm_relu)
-           : roofline_source(device, config.precision)) +
+      (op_class ? op_class_source(device, config.precision, config.efficiency,
+                                  config.fuse_norm_relu, config.conv_layout)
+                : roofline_source(device, config.precision)) +
       "; optimizer " + optimizer + " = " + format("%g", bytes_per_param) +
       " bytes per parameter at memory speed; activation_bytes = each layer's output elements x " +
       format("%g", element_bytes) + " bytes" +

@@ -32,6 +32,7 @@ struct GeneratorConfig {
   ComputeModel compute_model = ComputeModel::kRoofline;  // how layers are timed
   GemmEfficiency efficiency;                             // op-class only: its GEMM efficiencies
   bool fuse_norm_relu = false;  // op-class only: ReLU and add + ReLU inside the batch norm
+  ConvLayout conv_layout = ConvLayout::kNhwc;  // op-class only: NCHW pays cuDNN's transposes
   std::string note;  // appended to the trace's source, e.g. where the calibration time is from
 };
 

@@ -211,15 +211,34 @@ def allreduce_case(row, base, workdir):
                     "--algorithm", algorithm, "--collective-latency", latency])
 
 
+def conv_layout(row, precision):
+    """The activation layout the row's recipe runs its convolutions in (workloads/COMPUTE.md,
+    "Layout"): channels-last where the row says so; NHWC in TensorFlow (its GPU default) and in
+    NVIDIA's DeepLearningExamples ConvNets with mixed precision (PyTorch's configs.yml sets
+    memory_format nhwc for AMP only; the MXNet runner sets NHWC layouts for float16 only);
+    otherwise PyTorch's and MXNet's default, NCHW."""
+    text = " ".join(row.get(k) or "" for k in ("source", "notes", "comm_lib")).lower()
+    if any(w in text for w in ("nhwc", "channels_last", "channels-last", "channels last")):
+        return "nhwc"
+    if "tensorflow" in text or "keras" in text:
+        return "nhwc"
+    if "deeplearningexamples" in text and precision in ("fp16", "bf16"):
+        return "nhwc"
+    return "nchw"
+
+
 def compute_args(row, model, precision, xla=False):
     """`dtsim workload generate` flags that time a row's compute without a measurement: the
-    op-class model, and the fusions its framework's recipe turns on. NVIDIA's MXNet ResNet-50
-    runner (DeepLearningExamples MxNet/Classification/RN50v1.5/runner) passes --fuse-bn-relu 1
-    --fuse-bn-add-relu 1 in float16 only; XLA fuses elementwise work into its producers."""
+    op-class model, and the fusions and layout its framework's recipe runs. NVIDIA's MXNet
+    ResNet-50 runner (DeepLearningExamples MxNet/Classification/RN50v1.5/runner) passes
+    --fuse-bn-relu 1 --fuse-bn-add-relu 1 in float16 only; XLA fuses elementwise work into its
+    producers. A CNN in NCHW pays cuDNN's transposes around its tensor-core convolutions."""
     args = ["--compute-model", "op-class"]
     mxnet = "mxnet" in row["source"].lower()
     if xla or (mxnet and precision == "fp16" and model.startswith("resnet")):
         args.append("--fuse-norm-relu")
+    if not model.startswith(("bert", "gpt")) and conv_layout(row, precision) == "nchw":
+        args += ["--conv-layout", "nchw"]
     return args
 
 

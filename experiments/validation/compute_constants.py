@@ -5,7 +5,11 @@ Usage: compute_constants.py [--dtsim PATH]
 For each profile, dtsim's op-class trace of the same model, batch and precision is compared
 layer by layer with the measured one. Where dtsim's layer is compute-bound, its time scales as
 1 / efficiency, so the efficiency the measurement implies is 0.5 x dtsim / measured (dtsim run
-at the default 0.5). Prints the medians (workloads/COMPUTE.md quotes them).
+at the default 0.5). The profiles ran PyTorch's default NCHW layout, so their convolutions also
+hold cuDNN's transposes (COMPUTE.md, "Layout"): dtsim's convolutions are generated with
+--conv-layout nchw, and the efficiency a convolution implies is 0.5 x G / (measured - T), G its
+GEMM time at 0.5 and T its transposes (the NCHW trace less the NHWC one). Prints the medians
+(workloads/COMPUTE.md quotes them).
 """
 import argparse
 import json
@@ -21,10 +25,11 @@ TRACES = REPO / "workloads" / "traces"
 PASSES = ("forward_sec", "backward_sec")
 
 
-def generate(dtsim, work, model, batch, precision, seq=None):
-    out = work / f"{model}.json"
+def generate(dtsim, work, model, batch, precision, seq=None, layout="nhwc"):
+    out = work / f"{model}_{layout}.json"
     args = [dtsim, "workload", "generate", "--model", model, "--batch", str(batch), "--device",
-            "h200", "--precision", precision, "--compute-model", "op-class", "-o", str(out)]
+            "h200", "--precision", precision, "--compute-model", "op-class", "--conv-layout",
+            layout, "-o", str(out)]
     if seq:
         args += ["--seq-len", str(seq)]
     subprocess.run(args, check=True, capture_output=True)
@@ -39,11 +44,29 @@ def ratios(model, meas, names):
     return [model[n][p] / meas[n][p] for n in names for p in PASSES]
 
 
+def implied_with_transposes(gemm, nchw, meas, names):
+    """0.5 x G / (measured - T) per pass, where the measurement exceeds the transposes T."""
+    out = []
+    for n in names:
+        for p in PASSES:
+            transposes = nchw[n][p] - gemm[n][p]
+            if meas[n][p] > transposes:
+                out.append(0.5 * gemm[n][p] / (meas[n][p] - transposes))
+    return out
+
+
+def sums(model, meas, names):
+    return " ".join(f"{p.split('_')[0]} {sum(model[n][p] for n in names) / sum(meas[n][p] for n in names):.3f}"
+                    for p in PASSES)
+
+
 def report(what, values, scale=0.5):
+    """Prints the median ratio and, for a rate that scales as 1 / efficiency, what it implies."""
     m = statistics.median(values)
+    implied = f"; implied efficiency {scale * m:.3f}" if scale else ""
     print(f"{what}: dtsim / measured median {m:.3f} over {len(values)} passes "
           f"(quartiles {statistics.quantiles(values, n=4)[0]:.3f} .. "
-          f"{statistics.quantiles(values, n=4)[2]:.3f}); implied efficiency {scale * m:.3f}")
+          f"{statistics.quantiles(values, n=4)[2]:.3f}){implied}")
 
 
 def main():
@@ -54,10 +77,16 @@ def main():
         work = pathlib.Path(tmp)
         # VGG-16 fp32 on the H200: convolutions in TF32 (cuDNN's default), ReLUs memory-bound.
         vgg = generate(a.dtsim, work, "vgg16", 32, "fp32")
+        vgg_nchw = generate(a.dtsim, work, "vgg16", 32, "fp32", layout="nchw")
         vgg_meas = measured("vgg16_h200_b32_fp32.json")
         convs = [n for n in vgg if vgg_meas.get(n) and n.startswith("features.")
                  and int(n.split(".")[1]) in (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)]
-        report("VGG-16 TF32 convolutions", ratios(vgg, vgg_meas, convs))
+        report("VGG-16 TF32 convolutions, NCHW (dtsim with the transposes)",
+               ratios(vgg_nchw, vgg_meas, convs), scale=None)
+        values = implied_with_transposes(vgg, vgg_nchw, vgg_meas, convs)
+        print(f"  efficiency implied with the transposes subtracted: median "
+              f"{statistics.median(values):.3f} over {len(values)} passes; without the layout "
+              f"rule: {0.5 * statistics.median(ratios(vgg, vgg_meas, convs)):.3f}")
         relus = [n for n in vgg if n.startswith("features.") and n not in convs
                  and vgg[n]["param_bytes"] == 0
                  and int(n.split(".")[1]) not in (4, 9, 16, 23, 30)]  # not the max pools
@@ -71,13 +100,18 @@ def main():
             for p in PASSES:
                 values.append(gpt[f"transformer.h.{i}.mlp"][p] / sum(gpt_meas[n][p] for n in parts))
         report("GPT-2 bf16 MLP blocks (two GEMMs and a GELU)", values)
-        # ResNet-50 bf16 NCHW: the layout conversions are inside each convolution's time.
+        # ResNet-50 bf16 NCHW: a check of the layout rule (nothing is chosen on it).
         rn = generate(a.dtsim, work, "resnet50", 128, "bf16")
+        rn_nchw = generate(a.dtsim, work, "resnet50", 128, "bf16", layout="nchw")
         rn_meas = measured("resnet50_h200_b128_bf16.json")
         convs = [n for n in rn if n in rn_meas and (n.split(".")[-1].startswith("conv")
                                                     or n.endswith("downsample.0"))]
-        report("ResNet-50 bf16 NCHW convolutions", ratios(rn, rn_meas, convs))
-
+        report("ResNet-50 bf16 NCHW convolutions, without the layout rule",
+               ratios(rn, rn_meas, convs))
+        report("ResNet-50 bf16 NCHW convolutions, with it", ratios(rn_nchw, rn_meas, convs),
+               scale=None)
+        print(f"  summed over the convolutions, dtsim / measured: without {sums(rn, rn_meas, convs)};"
+              f" with {sums(rn_nchw, rn_meas, convs)}")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -503,6 +503,10 @@ int run_workload_generate(const std::vector<std::string>& args) {
   add_flags("fuse-norm-relu", po::bool_switch(&config.fuse_norm_relu),
             "op-class: ReLU and residual add + ReLU run inside the batch norm before them (as "
             "NVIDIA's MXNet ResNet does in float16)");
+  std::string conv_layout = "nhwc";
+  add_flags("conv-layout", po::value(&conv_layout)->default_value("nhwc")->value_name("nhwc|nchw"),
+            "op-class: the activations' layout; nchw (PyTorch's and MXNet's default) transposes "
+            "them around every tensor-core convolution, nhwc (channels-last) does not");
   add_flags("calibrate-iter-sec", po::value(&calibrate_sec)->value_name("SECONDS"),
             "scale forward and backward so that one single-device iteration (forward + backward + "
             "optimizer) takes this many seconds, e.g. a published single-GPU measurement");
@@ -531,6 +535,11 @@ int run_workload_generate(const std::vector<std::string>& args) {
                                            compute_model + ": expected roofline or op-class");
   }
   config.compute_model = *model;
+  const auto layout = dtsim::workloads::parse_conv_layout(conv_layout);
+  if (!layout) {
+    throw dtsim::workloads::GeneratorError("conv_layout", conv_layout + ": expected nhwc or nchw");
+  }
+  config.conv_layout = *layout;
   dtsim::sim::check_output_path("output", output);
   const auto workload = dtsim::workloads::generate_workload(config);
   dtsim::workloads::write_workload(workload, output);

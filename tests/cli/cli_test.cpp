@@ -269,9 +269,11 @@ TEST_F(Cli, GeneratorRefusesAPrecisionTheDeviceLacks) {
 TEST_F(Cli, GeneratorTimesWithTheOpClassModelWhenAsked) {
   const std::string trace = (dir_ / "oc.json").string();
   const std::string base = "workload generate --model resnet50 --batch 8 --device a100 -o " + trace;
-  ASSERT_EQ(run(base + " --compute-model op-class --fuse-norm-relu").exit_code, 0);
+  ASSERT_EQ(run(base + " --compute-model op-class --fuse-norm-relu --conv-layout nchw").exit_code,
+            0);
   EXPECT_NE(slurp(trace).find("op-class compute model (workloads/COMPUTE.md)"), std::string::npos);
   EXPECT_NE(slurp(trace).find("ReLU and add + ReLU fused"), std::string::npos);
+  EXPECT_NE(slurp(trace).find("NCHW activations, transposed"), std::string::npos);
   auto refused = [&](const std::string& flags, const std::string& message) {
     fs::remove(trace);
     const Result r = run(base + flags);
@@ -281,9 +283,12 @@ TEST_F(Cli, GeneratorTimesWithTheOpClassModelWhenAsked) {
   };
   // The op-class knobs are refused with the roofline; bad values name their flag.
   const std::string roofline_only =
-      "dtsim workload generate: --compute-model roofline: the GEMM efficiencies and fusions are "
-      "the op-class model's (give --compute-model op-class)\n";
+      "dtsim workload generate: --compute-model roofline: the GEMM efficiencies, fusions and "
+      "layouts are the op-class model's (give --compute-model op-class)\n";
   refused(" --fuse-norm-relu", roofline_only);
+  refused(" --conv-layout nchw", roofline_only);
+  refused(" --compute-model op-class --conv-layout NHWC",
+          "dtsim workload generate: --conv-layout NHWC: expected nhwc or nchw\n");
   refused(" --cuda-core-efficiency 0.6", roofline_only);
   refused(" --compute-model measured",
           "dtsim workload generate: --compute-model measured: expected roofline or "

@@ -107,6 +107,25 @@ TEST(OpClass, ConvolutionOnCudaCoresIsAWinogradImplicitGemm) {
               1e-15);
 }
 
+TEST(OpClass, NchwTensorCoreConvolutionsPayATransposePerCall) {
+  // conv3x3(): 56 x 56 positions, 64 channels in, 128 out. NCHW on tensor cores: each call
+  // (forward, weight gradient, input gradient) reads and writes its input and output once more:
+  // 2 x 56 x 56 x (64 + 128) elements of 2 bytes (fp16), at 0.9 of the A100's 2039 GB/s.
+  const DeviceSpec& a100 = find_device("a100");
+  const LayerSeconds nhwc = op_class_seconds(conv3x3(), a100, "fp16");
+  const LayerSeconds nchw = op_class_seconds(conv3x3(), a100, "fp16", {}, ConvLayout::kNchw);
+  const double transpose = 2 * 56.0 * 56 * 192 * 2 / (0.9 * 2039e9);
+  EXPECT_NEAR(nchw.forward_sec - nhwc.forward_sec, transpose, 1e-15);
+  EXPECT_NEAR(nchw.backward_sec - nhwc.backward_sec, 2 * transpose, 1e-15);
+  // On CUDA cores (fp32 on a V100) cuDNN computes NCHW natively: no transposes.
+  const DeviceSpec& v100 = find_device("v100");
+  EXPECT_EQ(op_class_seconds(conv3x3(), v100, "fp32", {}, ConvLayout::kNchw).forward_sec,
+            op_class_seconds(conv3x3(), v100, "fp32").forward_sec);
+  EXPECT_EQ(parse_conv_layout("nchw"), ConvLayout::kNchw);
+  EXPECT_EQ(conv_layout_name(ConvLayout::kNhwc), "nhwc");
+  EXPECT_FALSE(parse_conv_layout("NCHW"));
+}
+
 TEST(OpClass, ConvolutionOnTensorCoresPadsChannelsAndSkipsWinograd) {
   LayerCost c = conv3x3();
   c.cnn.in_channels = 3;  // an image's first layer: padded to 8 channels in fp16

@@ -40,7 +40,7 @@ class SingleGpu(unittest.TestCase):
     def test_mxnet_in_float16_runs_fused_and_so_faster(self):
         fused, plain = self.rows["S-3"], self.rows["S-1"]
         self.assertEqual(fused["flags"], "--fuse-norm-relu")
-        self.assertEqual(plain["flags"], "")
+        self.assertEqual(plain["flags"], "--conv-layout nchw")  # PyTorch's default layout
         self.assertLess(float(fused["predicted_iter_sec"]), float(plain["predicted_iter_sec"]))
 
     def test_the_fit_subset_is_listed_apart_and_counted_in_no_figure(self):
@@ -58,10 +58,23 @@ class ComputeArgs(unittest.TestCase):
         mxnet = self.row("github:NVIDIA/DeepLearningExamples MxNet/Classification/RN50v1.5")
         self.assertEqual(cases.compute_args(mxnet, "resnet50", "fp16"),
                          ["--compute-model", "op-class", "--fuse-norm-relu"])
-        self.assertEqual(cases.compute_args(mxnet, "resnet50", "fp32"),
-                         ["--compute-model", "op-class"])
+        self.assertEqual(cases.compute_args(mxnet, "resnet50", "fp32"),  # NCHW: the default
+                         ["--compute-model", "op-class", "--conv-layout", "nchw"])
         self.assertEqual(cases.compute_args(self.row("PyTorch"), "resnet50", "fp16"),
-                         ["--compute-model", "op-class"])
+                         ["--compute-model", "op-class", "--conv-layout", "nchw"])
+
+    def test_the_recipes_layout(self):
+        dle = "github:NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets"
+        # configs.yml: memory_format nhwc for AMP only; main.py's default is nchw.
+        self.assertEqual(cases.conv_layout(self.row(dle), "fp16"), "nhwc")
+        self.assertEqual(cases.conv_layout(self.row(dle), "tf32"), "nchw")
+        self.assertEqual(cases.conv_layout(self.row("TensorFlow benchmarks"), "fp32"), "nhwc")
+        self.assertEqual(cases.conv_layout({"source": "PyTorch", "notes": "channels_last"},
+                                           "fp16"), "nhwc")
+        self.assertEqual(cases.conv_layout(self.row("PyTorch"), "fp16"), "nchw")
+        # Transformers have no convolutions: no layout flag.
+        self.assertNotIn("--conv-layout", cases.compute_args(self.row("PyTorch"), "bert_large",
+                                                             "fp16"))
 
 
 if __name__ == "__main__":
