@@ -37,6 +37,11 @@ SC21_TABLE1 = {"megatron-gpt-1.7b": (16, None), "megatron-gpt-3.6b": (16, None),
                "megatron-gpt-145b": (2, 5), "megatron-gpt-310b": (1, 3),
                "megatron-gpt-530b": (1, 1), "megatron-gpt-1t": (1, None)}
 SC21 = "Megatron-LM examples/sc21/run_table_1.sh @cf547dea"
+# Megatron-LM's 2020 scaling study (images/tables.tex, the README's scaling-mp and scaling-dp
+# tables): its model-parallel rows and their 128-way data-parallel versions are one set of
+# runs of the 2020 example scripts, which pass --checkpoint-activations (Megatron's full
+# recomputation); a data-parallel row's scaling is stated against the single-GPU case.
+SCALING_2020 = "Megatron-LM images/tables.tex"
 
 
 class HybridSkip(Skip):
@@ -196,6 +201,9 @@ def _recompute(row, source, sc21):
             return "full", "recompute: the source's --checkpoint-activations (full)"
         if sc21:
             return "full", f"recompute: {SC21} (--activations-checkpoint-method uniform, full)"
+        if source == "MEG" and SCALING_2020 in row["source"]:
+            return "full", ("recompute: the 2020 scaling study's example scripts' "
+                            "--checkpoint-activations (full), as for its model-parallel rows")
         return "none", "recompute not stated: none"
     raise HybridSkip("recompute", f"'{row['recompute']}' not understood")
 

@@ -160,6 +160,17 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(c.flags, [])
         self.assertEqual(c.kind, "tp+pp+cp")
 
+    def test_the_2020_scaling_study_recomputes_whatever_its_row_says(self):
+        # Its data-parallel rows leave recompute "not stated"; the study's scripts pass
+        # --checkpoint-activations, as its model-parallel rows' column names.
+        row = {"source": "github:NVIDIA/Megatron-LM images/tables.tex @52819194 (2020)",
+               "recompute": "not stated"}
+        mode, note = hc._recompute(row, "MEG", sc21=False)
+        self.assertEqual(mode, "full")
+        self.assertIn("2020 scaling study", note)
+        other = dict(row, source="github:NVIDIA/Megatron-LM README.md")
+        self.assertEqual(hc._recompute(other, "MEG", sc21=False)[0], "none")
+
     def test_nemo_tflops_are_the_reports_megatron_formula(self):
         c = self.case("NEMO-H2")
         self.assertEqual(c.formula, "megatron")
