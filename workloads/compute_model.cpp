@@ -49,6 +49,17 @@ double timed(const Gemm& g, const MathRate& rate, const DeviceSpec& device, doub
   return std::max(compute, memory_seconds(bytes, device));
 }
 
+// What one call of a convolution spends on layout: cuDNN's tensor-core kernels compute in NHWC,
+// so with NCHW tensors each call transposes its input in and its output back, each read and
+// written once (COMPUTE.md, "Layout"). CUDA-core kernels read NCHW as it is.
+double nchw_transpose_seconds(const LayerCost& c, const MathRate& rate, ConvLayout layout,
+                              const DeviceSpec& device, double element_bytes) {
+  if (layout != ConvLayout::kNchw || rate.unit != MathUnit::kTensorCore) {
+    return 0;
+  }
+  return memory_seconds(2 * c.activation_elements * element_bytes, device);
+}
+
 // A convolution as an implicit GEMM (im2col without materializing it): M = output positions,
 // N = output channels, K = input channels x window. Its bytes are the tensors', not im2col's.
 LayerSeconds convolution(const LayerCost& c, const DeviceSpec& device, const std::string& precision,
@@ -76,11 +87,7 @@ LayerSeconds convolution(const LayerCost& c, const DeviceSpec& device, const std
   const bool winograd = rate.unit == MathUnit::kCudaCore && g.kernel == 3 && g.kernel_width == 0 &&
                         g.stride == 1 && g.dims == 2;
   const double fraction = winograd ? 1 / kWinogradReduction : 1;
-  // NCHW on tensor cores: each call transposes its input and output, each read and written.
-  const double transpose_sec =
-      layout == ConvLayout::kNchw && rate.unit == MathUnit::kTensorCore
-          ? memory_seconds(2 * c.activation_elements * element_bytes, device)
-          : 0;
+  const double transpose_sec = nchw_transpose_seconds(c, rate, layout, device, element_bytes);
   LayerSeconds s{.forward_sec = timed(fwd, rate, device, fwd_bytes, fraction) + transpose_sec};
   s.backward_sec = timed(weight_gradient(fwd), rate, device, grad_bytes, fraction) + transpose_sec;
   if (c.backward_factor >= 2) {

@@ -213,14 +213,12 @@ def allreduce_case(row, base, workdir):
 
 def conv_layout(row, precision):
     """The activation layout the row's recipe runs its convolutions in (workloads/COMPUTE.md,
-    "Layout"): channels-last where the row says so; NHWC in TensorFlow (its GPU default) and in
-    NVIDIA's DeepLearningExamples ConvNets with mixed precision (PyTorch's configs.yml sets
-    memory_format nhwc for AMP only; the MXNet runner sets NHWC layouts for float16 only);
-    otherwise PyTorch's and MXNet's default, NCHW."""
+    "Layout"): channels-last where the row says so, and in NVIDIA's DeepLearningExamples ConvNets
+    with mixed precision (PyTorch's configs.yml sets memory_format nhwc for AMP only; the MXNet
+    runner sets NHWC layouts for float16 only); otherwise NCHW, PyTorch's and MXNet's default
+    (and TensorFlow's tf_cnn_benchmarks' data_format)."""
     text = " ".join(row.get(k) or "" for k in ("source", "notes", "comm_lib")).lower()
     if any(w in text for w in ("nhwc", "channels_last", "channels-last", "channels last")):
-        return "nhwc"
-    if "tensorflow" in text or "keras" in text:
         return "nhwc"
     if "deeplearningexamples" in text and precision in ("fp16", "bf16"):
         return "nhwc"
@@ -237,6 +235,7 @@ def compute_args(row, model, precision, xla=False):
     mxnet = "mxnet" in row["source"].lower()
     if xla or (mxnet and precision == "fp16" and model.startswith("resnet")):
         args.append("--fuse-norm-relu")
+    # Only a CNN's command carries the layout (a transformer has no convolution it would change).
     if not model.startswith(("bert", "gpt")) and conv_layout(row, precision) == "nchw":
         args += ["--conv-layout", "nchw"]
     return args

@@ -40,7 +40,9 @@ SC21 = "Megatron-LM examples/sc21/run_table_1.sh @cf547dea"
 # Megatron-LM's 2020 scaling study (images/tables.tex, the README's scaling-mp and scaling-dp
 # tables): its model-parallel rows and their 128-way data-parallel versions are one set of
 # runs of the 2020 example scripts, which pass --checkpoint-activations (Megatron's full
-# recomputation); a data-parallel row's scaling is stated against the single-GPU case.
+# recomputation); a data-parallel row's scaling is stated against the single-GPU case. This rule
+# was written after the data-parallel rows' errors had been seen (README, "The worst rows"), so
+# those rows do not check it.
 SCALING_2020 = "Megatron-LM images/tables.tex"
 
 

@@ -217,9 +217,9 @@ int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_
           "0: no compute-side bucket cost (sim/whatif/WHATIF.md)");
   int bucket_kernels = 0;
   add_job("bucket-kernels", po::value(&bucket_kernels)->default_value(0)->value_name("K"),
-          "kernels DDP launches on the compute stream per gradient bucket, each at the GPU's "
-          "fixed cost of a kernel (PyTorch <= 1.7: 1, the div_ that prescales the bucket; later "
-          "versions: 0, the default; sim/whatif/WHATIF.md)");
+          "kernels DDP launches on the compute stream per gradient bucket (0 to 16), each at "
+          "the GPU's fixed cost of a kernel (PyTorch <= 1.7: 1, the div_ that prescales the "
+          "bucket; later versions: 0, the default; sim/whatif/WHATIF.md)");
   add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
           "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
           "fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx; "

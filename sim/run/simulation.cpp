@@ -127,15 +127,20 @@ ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig
 }
 
 // `graph` with config.bucket_kernels kernels of the trace's GPU before each gradient all-reduce
-// (sim/whatif/bucket_cost.h).
+// (sim/whatif/bucket_cost.h). The cost is the trace's GPU's, also under --apply gpu=NAME.
 ExecutionGraph with_bucket_kernels(ExecutionGraph graph, const SimulateConfig& config,
                                    const workloads::Workload& workload) {
+  if (config.bucket_kernels < 0 || config.bucket_kernels > kMaxBucketKernels) {
+    throw ConfigError("bucket_kernels", std::to_string(config.bucket_kernels) + ": expected 0 to " +
+                                            std::to_string(kMaxBucketKernels) +
+                                            " kernels per bucket");
+  }
   const double kernel_sec = kernel_launch_sec(catalogue_device(workload.device));
-  if (kernel_sec == 0 || config.bucket_kernels < 0 || config.bucket_kernels > kMaxBucketKernels) {
+  if (kernel_sec == 0) {
     throw ConfigError("bucket_kernels",
-                      std::to_string(config.bucket_kernels) + ": expected 0 to " +
-                          std::to_string(kMaxBucketKernels) + " kernels on a GPU whose kernel " +
-                          "cost is catalogued (v100, a100, h100, h200), and " +
+                      std::to_string(config.bucket_kernels) +
+                          ": the fixed kernel cost is catalogued for v100, a100, h100 and h200, "
+                          "and " +
                           config.workload_path + " was measured on \"" + workload.device + "\"");
   }
   return add_bucket_kernels(std::move(graph), config.bucket_kernels * kernel_sec);

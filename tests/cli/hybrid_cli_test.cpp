@@ -138,6 +138,9 @@ TEST_F(HybridCli, FlagsTheRunDoesNotUseAreRefusedNotIgnored) {
   expect_error(kGpt + " --parallel tp=2,dp=8 --nccl-channels 4",
                "dtsim simulate: --nccl-channels 4: applies to a data-parallel --workload run "
                "only\n");
+  expect_error(kGpt + " --parallel tp=2,dp=8 --bucket-kernels 1",
+               "dtsim simulate: --bucket-kernels 1: applies to a data-parallel --workload run "
+               "only\n");
   const std::string graph =
       "--graph tests/testdata/graph_pipeline_2stage.json --platform "
       "tests/testdata/sim_fat_tree16.json";

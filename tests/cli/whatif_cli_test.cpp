@@ -175,10 +175,7 @@ TEST_F(WhatIfCli, BucketKernelsCostTheGpusFixedKernelCostPerBucket) {
       run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
           "tests/testdata/whatif_star2_1GBps.json --ranks 2 --bucket-kernels 17");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err,
-            "dtsim simulate: --bucket-kernels 17: expected 0 to 16 kernels on a GPU whose kernel "
-            "cost is catalogued (v100, a100, h100, h200), and "
-            "tests/testdata/whatif_one_layer_v100.json was measured on \"NVIDIA V100-SXM2\"\n");
+  EXPECT_EQ(bad.err, "dtsim simulate: --bucket-kernels 17: expected 0 to 16 kernels per bucket\n");
 }
 
 // P3 on two layers a, b (tests/testdata/whatif_two_layers_v100.json): 1 ms forward and 1 ms
