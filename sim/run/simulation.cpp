@@ -106,17 +106,34 @@ void add_buckets(const ExecutionGraph& graph, const LoweredGraph& lowered, const
   }
 }
 
+// The GPU the run computes on, for the bucket costs: the last --apply gpu=NAME's, else the
+// trace's (catalogue name, or empty); and how to say which, for a message.
+struct RunGpu {
+  std::string name;
+  std::string said;
+};
+RunGpu run_gpu(const SimulateConfig& config, const workloads::Workload& workload) {
+  for (auto it = config.run.what_if.rbegin(); it != config.run.what_if.rend(); ++it) {
+    if (it->kind == WhatIfKind::kGraph && it->name == "gpu") {
+      return {.name = it->value,
+              .said = "the run's GPU is \"" + it->value + "\" (" + it->text + ")"};
+    }
+  }
+  return {.name = catalogue_device(workload.device),
+          .said = config.workload_path + " was measured on \"" + workload.device + "\""};
+}
+
 // `graph` with the SM share of config.nccl_channels taken from the backward pass while each
 // gradient all-reduce runs (sim/whatif/bucket_cost.h), timed by the chooser's estimates.
 ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig& config,
                                       const workloads::Workload& workload,
                                       const LoweringOptions& options, GroupChooser& choose) {
-  const int sms = streaming_multiprocessors(catalogue_device(workload.device));
+  const RunGpu gpu = run_gpu(config, workload);
+  const int sms = streaming_multiprocessors(gpu.name);
   if (sms == 0 || config.nccl_channels < 0 || config.nccl_channels > sms) {
     throw ConfigError("nccl_channels",
                       std::to_string(config.nccl_channels) + ": expected 0 to the SMs of the " +
-                          "trace's GPU (v100 80, a100 108, h100 and h200 132), and " +
-                          config.workload_path + " was measured on \"" + workload.device + "\"");
+                          "run's GPU (v100 80, a100 108, h100 and h200 132), and " + gpu.said);
   }
   (void)count_lowered_tasks(graph, options, std::ref(choose));  // every bucket's choice made
   const auto seconds = [&choose](const ExecutionGraph& g, const Node& n) {
@@ -126,8 +143,8 @@ ExecutionGraph with_bucket_contention(ExecutionGraph graph, const SimulateConfig
   return add_bucket_contention(std::move(graph), seconds, 1.0 * config.nccl_channels / sms);
 }
 
-// `graph` with config.bucket_kernels kernels of the trace's GPU before each gradient all-reduce
-// (sim/whatif/bucket_cost.h). The cost is the trace's GPU's, also under --apply gpu=NAME.
+// `graph` with config.bucket_kernels kernels of the run's GPU after each bucket's gradients
+// (sim/whatif/bucket_cost.h).
 ExecutionGraph with_bucket_kernels(ExecutionGraph graph, const SimulateConfig& config,
                                    const workloads::Workload& workload) {
   if (config.bucket_kernels < 0 || config.bucket_kernels > kMaxBucketKernels) {
@@ -135,13 +152,14 @@ ExecutionGraph with_bucket_kernels(ExecutionGraph graph, const SimulateConfig& c
                                             std::to_string(kMaxBucketKernels) +
                                             " kernels per bucket");
   }
-  const double kernel_sec = kernel_launch_sec(catalogue_device(workload.device));
+  const RunGpu gpu = run_gpu(config, workload);
+  const double kernel_sec = kernel_launch_sec(gpu.name);
   if (kernel_sec == 0) {
     throw ConfigError("bucket_kernels",
                       std::to_string(config.bucket_kernels) +
                           ": the fixed kernel cost is catalogued for v100, a100, h100 and h200, "
                           "and " +
-                          config.workload_path + " was measured on \"" + workload.device + "\"");
+                          gpu.said);
   }
   return add_bucket_kernels(std::move(graph), config.bucket_kernels * kernel_sec);
 }

@@ -1,6 +1,8 @@
 #include "sim/whatif/bucket_cost.h"
 
 #include <algorithm>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "sim/config_error.h"
@@ -97,20 +99,28 @@ ExecutionGraph add_bucket_kernels(ExecutionGraph g, double seconds) {
   if (seconds == 0) {
     return g;
   }
+  // One insertion per node whose gradients a bucket waits for: a bucket cut into P3 slices is
+  // still one bucket to DDP, and the slices all wait for the same node.
+  std::set<std::pair<std::size_t, std::int32_t>> producers;
   std::vector<Insertion> insertions;
   const std::int32_t label = ExecutionGraph::intern(g.labels, "ddp bucket kernels");
   for (std::size_t pi = 0; pi < g.programs.size(); ++pi) {
     const Program& p = g.programs[pi];
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      const Node& n = p.nodes[i];
+    for (const Node& n : p.nodes) {
       if (!is_gradient_all_reduce(p, n)) {
         continue;
       }
-      insertions.push_back({.anchor = {static_cast<std::int32_t>(pi), static_cast<std::int32_t>(i)},
-                            .where = Where::kBefore,
+      const auto deps = p.deps_of(n);
+      const std::int32_t ready = *std::max_element(deps.begin(), deps.end());
+      const Node& producer = p.nodes[static_cast<std::size_t>(ready)];
+      if (producer.kind != NodeKind::kCompute || !producers.insert({pi, ready}).second) {
+        continue;
+      }
+      insertions.push_back({.anchor = {static_cast<std::int32_t>(pi), ready},
+                            .where = Where::kAfter,
                             .node = {.phase = Phase::kBackward,
-                                     .iteration = n.iteration,
-                                     .micro_batch = n.micro_batch,
+                                     .iteration = producer.iteration,
+                                     .micro_batch = producer.micro_batch,
                                      .label = label,
                                      .duration_sec = seconds}});
     }

@@ -38,10 +38,11 @@ using CollectiveSeconds = std::function<double(const ExecutionGraph&, const Node
 // software"); 0 for another name.
 [[nodiscard]] double kernel_launch_sec(const std::string& device);
 
-// `g` with, right before every backward all-reduce that waits for a node, a compute node of
-// `seconds` (the kernels DDP launches per bucket on the compute stream, WHATIF.md "Bucket
-// cost") that waits for what the all-reduce waited for; the all-reduce waits for it. Labelled
-// "ddp bucket kernels". Throws ConfigError("bucket_kernels", ...) unless seconds >= 0.
+// `g` with, right after each compute node whose gradients a backward all-reduce waits for (the
+// last of its dependencies), a compute node of `seconds`: the kernels DDP launches per bucket
+// on the compute stream (WHATIF.md "Bucket cost"). What waited for that node waits for the new
+// one, the all-reduces (all of a bucket's P3 slices: one insertion per node) included.
+// Labelled "ddp bucket kernels". Throws ConfigError("bucket_kernels", ...) unless seconds >= 0.
 [[nodiscard]] ExecutionGraph add_bucket_kernels(ExecutionGraph g, double seconds);
 
 }  // namespace dtsim::sim

@@ -157,7 +157,7 @@ TEST_F(WhatIfCli, NcclChannelsBeyondTheGpusSmsAreRefused) {
           "tests/testdata/whatif_star2_1GBps.json --ranks 2 --nccl-channels 100");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "dtsim simulate: --nccl-channels 100: expected 0 to the SMs of the trace's GPU (v100 "
+            "dtsim simulate: --nccl-channels 100: expected 0 to the SMs of the run's GPU (v100 "
             "80, a100 108, h100 and h200 132), and tests/testdata/whatif_one_layer_v100.json was "
             "measured on \"NVIDIA V100-SXM2\"\n");
 }
@@ -171,6 +171,15 @@ TEST_F(WhatIfCli, BucketKernelsCostTheGpusFixedKernelCostPerBucket) {
           report_flag());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NEAR(report()["result"]["iteration_time_sec"].get<double>(), 0.031 + 3.66e-6, 1e-12);
+  // Under --apply gpu=a100 the kernels are the A100's, 2.7 us each: two add 5.4 us to the
+  // same run without them.
+  const std::string on_a100 =
+      "simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
+      "tests/testdata/whatif_star2_1GBps.json --ranks 2 --overlap none --apply gpu=a100";
+  ASSERT_EQ(run(on_a100 + report_flag()).exit_code, 0);
+  const double a100_sec = report()["result"]["iteration_time_sec"].get<double>();
+  ASSERT_EQ(run(on_a100 + " --bucket-kernels 2" + report_flag()).exit_code, 0);
+  EXPECT_NEAR(report()["result"]["iteration_time_sec"].get<double>() - a100_sec, 5.4e-6, 1e-12);
   const Result bad =
       run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
           "tests/testdata/whatif_star2_1GBps.json --ranks 2 --bucket-kernels 17");

@@ -2,6 +2,8 @@
 // worked out by hand from the datasheet figures in workloads/roofline.cpp.
 #include "sim/whatif/optimizations.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "sim/config_error.h"
@@ -210,6 +212,28 @@ TEST(BucketKernels, RunOnTheComputeStreamBeforeEachGradientAllReduce) {
   EXPECT_EQ(deps_of(g, 7), (V{5}));  // a's all-reduce
   EXPECT_EQ(n[6].bytes, 100u);
   EXPECT_EQ(add_bucket_kernels(two_layer_graph(), 0).programs[0].nodes.size(), 7u);
+  // A second all-reduce of b's gradients (a P3 slice: it waits for backward b too) is the same
+  // bucket to DDP: still one kernel node per bucket, and both slices wait for it.
+  ExecutionGraph sliced = two_layer_graph();
+  sliced.programs[0].add({.kind = NodeKind::kCollective,
+                          .phase = Phase::kBackward,
+                          .layer = 1,
+                          .last_layer = 1,
+                          .label = 0,
+                          .comm = 0,
+                          .bytes = 50},
+                         {2});
+  const ExecutionGraph k = add_bucket_kernels(std::move(sliced), 1e-3);
+  const auto& kn = k.programs[0].nodes;
+  ASSERT_EQ(kn.size(), 10u);
+  EXPECT_EQ(std::count_if(kn.begin(), kn.end(),
+                          [&](const Node& x) {
+                            return k.labels[static_cast<std::size_t>(x.label)] ==
+                                   "ddp bucket kernels";
+                          }),
+            2);
+  EXPECT_EQ(deps_of(k, 6), (V{3}));  // b's all-reduce
+  EXPECT_EQ(deps_of(k, 9), (V{3}));  // and its second slice
   EXPECT_THROW((void)add_bucket_kernels(two_layer_graph(), -1), ConfigError);
   // The per-kernel costs the header cites (CSCS ReFrame; NVIDIA's forum for Hopper).
   EXPECT_EQ(kernel_launch_sec("v100"), 1.83e-6);
