@@ -1,5 +1,6 @@
 """Predicted against measured speedup of every what-if pair: results/pairs.csv -> results/*.png."""
 import csv
+import itertools
 import pathlib
 import sys
 
@@ -11,15 +12,26 @@ import matplotlib.pyplot as plt  # noqa: E402
 results = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent /
                        "results")
 rows = list(csv.DictReader(open(results / "pairs.csv")))
+
+
+def group(r):
+    """The legend entry of a pair: its set, the hybrid.csv groups (one kind each) together."""
+    kind = "hybrid.csv what-if groups" if r["model"] == "strategy knob" else r["kind"]
+    return f"{kind} ({r['model']})"
+
+
+groups = sorted({group(r) for r in rows})
+markers = dict(zip(groups, itertools.cycle("osD^v<>pPX*")))
+colors = {name: f"C{i % 10}" for i, name in enumerate(groups)}  # one colour in both panels
 fig, axes = plt.subplots(1, 2, figsize=(11, 5))
 for ax, small in zip(axes, (False, True)):
-    for (kind, model), marker in zip(sorted({(r["kind"], r["model"]) for r in rows}), "osD^v<>"):
-        sel = [r for r in rows if (r["kind"], r["model"]) == (kind, model) and
+    for name in groups:  # every pair is drawn: the left panel or the right one
+        sel = [r for r in rows if group(r) == name and
                (abs(float(r["measured_speedup"]) - 1) < 0.06) == small]
         if sel:
             ax.scatter([float(r["measured_speedup"]) for r in sel],
-                       [float(r["predicted_speedup"]) for r in sel], marker=marker,
-                       label=f"{kind} ({model})", alpha=0.8)
+                       [float(r["predicted_speedup"]) for r in sel], marker=markers[name],
+                       color=colors[name], label=name, alpha=0.8)
     lo, hi = ax.get_xlim()
     lo, hi = min(lo, ax.get_ylim()[0]), max(hi, ax.get_ylim()[1])
     ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="predicted = measured")
