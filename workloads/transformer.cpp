@@ -17,6 +17,10 @@ constexpr double kFlashBackwardFactor = 2.5;  // FlashAttention-2: 5 matmuls aga
 // 2023 measured up to 335 TFLOP/s of the H100's 989, forward and backward). It was written for
 // Ampere's mma.sync and uses none of Hopper's asynchronous tensor-core instructions.
 constexpr double kFlash2HopperEfficiency = 0.35;
+// FlashAttention (v1) and its Triton port run at half FlashAttention-2's rate on every GPU (Dao
+// 2023, abstract: FlashAttention-2 yields "around 2x speedup compared to FlashAttention", which
+// reached "only 25-40% of the theoretical maximum FLOPs/s" on an A100 against its 50-73 %).
+constexpr double kFlash1SpeedRatio = 0.5;
 constexpr int kHopperComputeCapability = 90;
 // Float8's cast of an activation or gradient: read it in bf16, write the fp8 copy (2 + 1 bytes
 // per element; the amax is taken in the producing kernel: TE's fused norm + cast, or
@@ -439,7 +443,8 @@ bool has_selective_op(const TransformerArch& arch) {
 }
 
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view name) {
-  for (AttentionKernel k : {AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
+  for (AttentionKernel k :
+       {AttentionKernel::kFlash1, AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
     if (attention_kernel_name(k) == name) {
       return k;
     }
@@ -448,7 +453,15 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view name) {
 }
 
 std::string_view attention_kernel_name(AttentionKernel kernel) {
-  return kernel == AttentionKernel::kCudnn ? "cudnn" : "flash2";
+  switch (kernel) {
+    case AttentionKernel::kFlash1:
+      return "flash1";
+    case AttentionKernel::kFlash2:
+      return "flash2";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+  }
+  return "flash2";
 }
 
 // On Ampere and Ada, FlashAttention-2 is "close to the efficiency of GEMM operations" (Dao 2023:
@@ -456,12 +469,15 @@ std::string_view attention_kernel_name(AttentionKernel kernel) {
 // and FlashAttention-3 (Shah et al. 2024: 75 % of the H100's peak forward) use the asynchronous
 // tensor cores as cuBLAS does. Both take the GEMMs' efficiency, kComputeEfficiency, except
 // FlashAttention-2 on Hopper and later. B200 is taken as Hopper: no published FlashAttention-2
-// figure on it was found.
+// figure on it was found. FlashAttention (v1) runs at half FlashAttention-2's share.
 double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device) {
-  if (kernel == AttentionKernel::kFlash2 && device.compute_capability >= kHopperComputeCapability) {
-    return kFlash2HopperEfficiency;
+  if (kernel == AttentionKernel::kCudnn) {
+    return kComputeEfficiency;
   }
-  return kComputeEfficiency;
+  const double flash2 = device.compute_capability >= kHopperComputeCapability
+                            ? kFlash2HopperEfficiency
+                            : kComputeEfficiency;
+  return kernel == AttentionKernel::kFlash1 ? kFlash1SpeedRatio * flash2 : flash2;
 }
 
 std::vector<TransformerPiece> transformer_pieces(const TransformerArch& arch,

@@ -71,12 +71,13 @@ enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 [[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view name);
 [[nodiscard]] std::string_view recompute_name(Recompute recompute);
 
-// The attention core's kernel (TRANSFORMER.md, "Attention kernels"): kFlash2, FlashAttention-2
-// (PyTorch's scaled_dot_product_attention, llm-foundry, torchtitan); kCudnn, cuDNN's fused
-// attention as Transformer Engine runs it (Megatron-LM, NeMo), or FlashAttention-3, which
-// performs alike on Hopper.
-enum class AttentionKernel { kFlash2, kCudnn };
-// "flash2", "cudnn"; nullopt for anything else.
+// The attention core's kernel (TRANSFORMER.md, "Attention kernels"): kFlash1, FlashAttention
+// (v1) or its Triton port (MPT's `attn_impl: flash|triton` in llm-foundry's 2023 benchmarks);
+// kFlash2, FlashAttention-2 (PyTorch's scaled_dot_product_attention, torchtitan); kCudnn,
+// cuDNN's fused attention as Transformer Engine runs it (Megatron-LM, NeMo), or
+// FlashAttention-3, which performs alike on Hopper.
+enum class AttentionKernel { kFlash1, kFlash2, kCudnn };
+// "flash1", "flash2", "cudnn"; nullopt for anything else.
 [[nodiscard]] std::optional<AttentionKernel> parse_attention_kernel(std::string_view name);
 [[nodiscard]] std::string_view attention_kernel_name(AttentionKernel kernel);
 // The fraction of `device`'s dense 16-bit peak that `kernel` sustains on the attention core.

@@ -66,11 +66,14 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "activation recomputation: none, selective (Megatron-LM's: the attention core), "
       "selective-op (torchtitan's op-level policy: every second matrix multiplication of a "
       "block), full (every block's forward again before its backward)");
-  add("attention", po::value(&f.attention)->default_value("flash2")->value_name("flash2|cudnn"),
+  add("attention",
+      po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel: flash2 (FlashAttention-2: PyTorch's "
-      "scaled_dot_product_attention, llm-foundry, torchtitan) or cudnn (cuDNN's fused "
-      "attention as Transformer Engine runs it in Megatron-LM and NeMo, or FlashAttention-3); "
-      "they differ on Hopper and later (workloads/TRANSFORMER.md)");
+      "scaled_dot_product_attention, torchtitan), flash1 (FlashAttention v1 or its Triton port, "
+      "as MPT ran them in llm-foundry's 2023 benchmarks: half flash2's rate) or cudnn (cuDNN's "
+      "fused attention as Transformer Engine runs it in Megatron-LM and NeMo, or "
+      "FlashAttention-3); flash2 and cudnn differ on Hopper and later "
+      "(workloads/TRANSFORMER.md)");
   add("cross-entropy",
       po::value(&f.cross_entropy)->default_value("fused")->value_name("fused|pytorch"),
       "the loss, for memory: fused (Megatron-LM's vocab-parallel cross-entropy) or pytorch "
@@ -86,7 +89,7 @@ po::options_description hybrid_flags(HybridFlags& f) {
 workloads::AttentionKernel attention_flag(const std::string& name) {
   const auto kernel = workloads::parse_attention_kernel(name);
   if (!kernel) {
-    throw ConfigError("--attention " + name + ": expected flash2 or cudnn");
+    throw ConfigError("--attention " + name + ": expected flash1, flash2 or cudnn");
   }
   return *kernel;
 }

@@ -48,7 +48,8 @@ po::options_description plan_flags(PlanFlags& f) {
           .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (float8 linear layers)");
-  add("attention", po::value(&f.attention)->default_value("flash2")->value_name("flash2|cudnn"),
+  add("attention",
+      po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel, as `dtsim simulate --attention` takes it");
   add("platform", po::value(&f.platform)->required()->value_name("P.json"),
       "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");

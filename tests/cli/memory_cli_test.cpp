@@ -152,7 +152,7 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
                "for dense, bias-free SwiGLU blocks (Llama); gpt3-1.3b is not one (use selective "
                "or full)\n");
   expect_error(kGpt + " --attention flash3",
-               "dtsim memory: --attention flash3: expected flash2 or cudnn\n");
+               "dtsim memory: --attention flash3: expected flash1, flash2 or cudnn\n");
   expect_error(kGpt + " --cross-entropy torch",
                "dtsim memory: --cross-entropy torch: expected fused or pytorch\n");
   expect_error("--model resnet50 --cross-entropy pytorch",

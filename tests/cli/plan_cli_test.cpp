@@ -91,7 +91,7 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
                "dtsim plan: --gpus 32: the platform tests/testdata/dgx_a100_2nodes.json has 16 "
                "GPUs\n");
   expect_error(model + " --gpus 8 --attention flash3",
-               "dtsim plan: --attention flash3: expected flash2 or cudnn\n");
+               "dtsim plan: --attention flash3: expected flash1, flash2 or cudnn\n");
   expect_error(model + " --gpus 8 --strategies tp,fsdp",
                "dtsim plan: --strategies tp,fsdp: unknown strategy \"fsdp\" (expected tp, pp, "
                "dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, filter, channel)\n");

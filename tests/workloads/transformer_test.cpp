@@ -260,8 +260,31 @@ TEST(TransformerPieces, FlashAttention2RunsAtItsPublishedShareOfHopper) {
   EXPECT_EQ(fp32(AttentionKernel::kFlash2), fp32(AttentionKernel::kCudnn));
 }
 
+TEST(TransformerPieces, FlashAttention1RunsAtHalfFlashAttention2sRate) {
+  // The same block as above: FlashAttention-2 is "around 2x" FlashAttention's speed (Dao 2023),
+  // so the core at 0.25 of the A100's 312 TFLOP/s (FlashAttention-2's 0.5 halved) and at 0.175
+  // of the H100's 989.4 (its 0.35 halved); the rest of the block is unchanged.
+  const double core_flops = 2.0 * 1024 * 1024 * 1024;
+  const auto block = [](const std::string& device, AttentionKernel kernel) {
+    return transformer_pieces(toy_llama(),
+                              {.seq_len = 1024, .attention = kernel, .device = device})[1];
+  };
+  const auto expect_core_at = [&](const std::string& device, double flash1_flops_per_sec,
+                                  double flash2_flops_per_sec) {
+    const TransformerPiece flash1 = block(device, AttentionKernel::kFlash1);
+    const TransformerPiece flash2 = block(device, AttentionKernel::kFlash2);
+    const double extra = core_flops / flash1_flops_per_sec - core_flops / flash2_flops_per_sec;
+    EXPECT_NEAR(flash1.forward_sec - flash2.forward_sec, extra, 1e-15) << device;
+    EXPECT_NEAR(flash1.backward_sec - flash2.backward_sec, 2.5 * extra, 1e-15) << device;
+    EXPECT_EQ(flash1.forward_flops, flash2.forward_flops) << device;
+  };
+  expect_core_at("a100", 0.25 * 312e12, 0.5 * 312e12);
+  expect_core_at("h100", 0.175 * 989.4e12, 0.35 * 989.4e12);
+}
+
 TEST(TransformerPieces, AttentionKernelNamesRoundTrip) {
-  for (AttentionKernel k : {AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
+  for (AttentionKernel k :
+       {AttentionKernel::kFlash1, AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
     EXPECT_EQ(parse_attention_kernel(attention_kernel_name(k)), k);
   }
   EXPECT_EQ(parse_attention_kernel("flash3"), std::nullopt);
