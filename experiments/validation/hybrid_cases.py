@@ -17,10 +17,18 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 CATALOG_CPP = REPO / "workloads/transformer_catalog.cpp"
 LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
 # The attention kernel each framework runs (workloads/TRANSFORMER.md, "Attention kernels"):
-# torchtitan and llm-foundry call PyTorch's scaled_dot_product_attention or FlashAttention-2;
-# NeMo runs Transformer Engine's fused attention (cuDNN). Megatron-LM's rows (2020-2021, V100
-# and A100) are on GPUs where the two kernels are timed alike.
-ATTENTION_KERNEL = {"TT": "flash2", "LLMF": "flash2", "NEMO": "cudnn", "MEG": "cudnn"}
+# torchtitan calls PyTorch's scaled_dot_product_attention (FlashAttention-2); NeMo runs
+# Transformer Engine's fused attention (cuDNN). Megatron-LM's rows (2020-2021, V100 and A100)
+# are on GPUs where those two are timed alike. llm-foundry's tables were run by
+# scripts/train/benchmarking/sweep.sh, which passes no --attn_impl: submit_benchmarks.py's
+# default, `triton` (FlashAttention's Triton port) in its 2023 versions (@12a6319, installing
+# `.[gpu]`: flash-attn 1.0.x and triton-pre-mlir), so MPT's attention was FlashAttention v1
+# (flash1). Its later versions default to `flash` with `.[gpu-flash2]` (FlashAttention-2,
+# @51652ea); which version ran the tables is not stated. One kernel for the whole source: the
+# H100 bf16 and fp8 rows were one campaign (one table in the README's earlier versions). flash1
+# is an assumption, and the README ("llm-foundry's MPT") gives the figures both ways; this rule
+# was written after the long-sequence rows' errors had been seen.
+ATTENTION_KERNEL = {"TT": "flash2", "LLMF": "flash1", "NEMO": "cudnn", "MEG": "cudnn"}
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
            "iter_time": "s", "throughput": "tokens/s"}
 # Two iterations: the second is the steady state (equal to the third within 1e-12 on six rows:

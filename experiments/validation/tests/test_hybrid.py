@@ -160,6 +160,16 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(c.flags, [])
         self.assertEqual(c.kind, "tp+pp+cp")
 
+    def test_llm_foundry_rows_run_flashattention_1(self):
+        # Its 2023 benchmark script defaulted to MPT's Triton FlashAttention (v1), one kernel for
+        # every row of the source, fp8 included (hybrid_cases.ATTENTION_KERNEL's sources).
+        with open(REPO / "experiments/validation/data/hybrid.csv", newline="") as f:
+            shared = {r["case_id"]: r for r in csv.DictReader(f)}
+        for case_id, precision in (("LLMF-050", "bf16"), ("LLMF-074", "fp8")):
+            a = hc.make_hybrid_case(shared[case_id], self.work, self.catalog).args
+            self.assertEqual(a[a.index("--precision") + 1], precision, case_id)
+            self.assertEqual(a[a.index("--attention") + 1], "flash1", case_id)
+
     def test_the_2020_scaling_study_recomputes_whatever_its_row_says(self):
         # Its data-parallel rows leave recompute "not stated"; the study's scripts pass
         # --checkpoint-activations, as its model-parallel rows' column names.
