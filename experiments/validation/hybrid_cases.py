@@ -24,10 +24,10 @@ LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
 # default, `triton` (FlashAttention's Triton port) in its 2023 versions (@12a6319, installing
 # `.[gpu]`: flash-attn 1.0.x and triton-pre-mlir), so MPT's attention was FlashAttention v1
 # (flash1). Its later versions default to `flash` with `.[gpu-flash2]` (FlashAttention-2,
-# @51652ea); which version ran the tables is not stated. One kernel for the whole source: the
-# H100 bf16 and fp8 rows were one campaign (one table in the README's earlier versions). flash1
-# is an assumption, and the README ("llm-foundry's MPT") gives the figures both ways; this rule
-# was written after the long-sequence rows' errors had been seen.
+# @51652ea); which version ran each table is not stated (the H100 bf16 table was rerun after
+# the fp8 one). One rule for the whole source, as for every column: flash1 is an assumption, and
+# the README ("llm-foundry's MPT") gives the figures both ways; this rule was written after the
+# long-sequence rows' errors had been seen.
 ATTENTION_KERNEL = {"TT": "flash2", "LLMF": "flash1", "NEMO": "cudnn", "MEG": "cudnn"}
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
            "iter_time": "s", "throughput": "tokens/s"}

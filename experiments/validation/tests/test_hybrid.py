@@ -161,7 +161,7 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(c.kind, "tp+pp+cp")
 
     def test_llm_foundry_rows_run_flashattention_1(self):
-        # Its 2023 benchmark script defaulted to MPT's Triton FlashAttention (v1), one kernel for
+        # Its 2023 benchmark script defaulted to MPT's Triton FlashAttention (v1); one rule for
         # every row of the source, fp8 included (hybrid_cases.ATTENTION_KERNEL's sources).
         with open(REPO / "experiments/validation/data/hybrid.csv", newline="") as f:
             shared = {r["case_id"]: r for r in csv.DictReader(f)}
