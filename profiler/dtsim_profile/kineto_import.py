@@ -147,10 +147,7 @@ def _nest(events: list[Event]) -> dict[int, _Context]:
         thread_events.sort(key=lambda e: (e.start_us, -e.end_us, e.index))
         stack: list[Event] = []
         for event in thread_events:
-            # Events of one thread nest; an event that starts inside another is its child even
-            # if it ends a little after it (timestamps are rounded: to 1 us by the legacy
-            # profiler).
-            while stack and stack[-1].end_us <= event.start_us + _EPS_US:
+            while stack and not _inside(event, stack[-1]):
                 stack.pop()
             parent = contexts[stack[-1].index] if stack else _Context()
             context = _Context(parent.outer_op, parent.module, parent.optimizer, parent.comm)
@@ -166,6 +163,21 @@ def _nest(events: list[Event]) -> dict[int, _Context]:
             contexts[event.index] = context
             stack.append(event)
     return contexts
+
+
+def _inside(event: Event, parent: Event) -> bool:
+    """Whether `event`, which starts no earlier than `parent`, is its child.
+
+    Events of one thread nest. One that starts inside another is its child even if it ends a
+    little after it (Kineto's ``ts + dur`` rounds). The legacy profiler truncates both ends to
+    the microsecond, so a child that starts in its parent's last microsecond starts at the
+    parent's end: a zero-width event there is taken as the child (an op's last sub-op, such as
+    ``AccumulateGrad``'s ``add_``), not as a sibling after it, which would have to start within
+    the microsecond the previous op ended in.
+    """
+    if event.start_us < parent.end_us - _EPS_US:
+        return True
+    return event.start_us <= parent.end_us + _EPS_US and event.end_us <= parent.end_us + _EPS_US
 
 
 def _windows(trace: KinetoTrace) -> list[_Window]:

@@ -147,6 +147,21 @@ class HandWrittenGpuTrace(unittest.TestCase):
         self.assertEqual(doc["measurement"]["clock"], "cuda_events")
         self.assertIn("left out: 1 GPU activities with no launching CPU event", stderr)
 
+    def test_a_zero_width_op_at_its_parents_last_microsecond_is_its_child(self):
+        # The legacy profiler truncates both ends to the microsecond: the bias's AccumulateGrad
+        # run in the last microsecond of its evaluate_function [392, 398] reads [398, 398].
+        # It is still Linear_0's gradient: 16x8 + 16 floats = 576 B, none outside a layer.
+        doc = gpu_trace()
+        bias = doc["traceEvents"][34]
+        self.assertEqual(bias["args"]["Input Dims"], [[16]])
+        bias["ts"], bias["dur"] = 398, 0
+        out = self.tmp / "t.json"
+        code, _, stderr = run_import([self.write("r.json", doc), "--batch", 4, "-o", out])
+        self.assertEqual(code, 0, stderr)
+        grads = {l["name"]: l["param_bytes"] for l in json.loads(out.read_text())["layers"]}
+        self.assertEqual(grads, {"Net_0.Linear_0": 576, "Net_0.ReLU_0": 0, "Net_0.(own)": 0,
+                                 "(no module)": 0})
+
     def test_two_ranks_give_a_graph_with_the_all_reduce_where_it_was_issued(self):
         paths = [self.write(f"r{r}.json", gpu_trace(rank=r)) for r in (1, 0)]  # any order
         graph_path = self.tmp / "g.json"
