@@ -74,7 +74,7 @@ enum class Recompute { kNone, kSelective, kSelectiveOp, kFull };
 // The attention core's kernel (TRANSFORMER.md, "Attention kernels"): kFlash1, FlashAttention
 // (v1) or its Triton port (MPT's `attn_impl: flash|triton` in llm-foundry's 2023 benchmarks);
 // kFlash2, FlashAttention-2 (PyTorch's scaled_dot_product_attention, torchtitan); kCudnn,
-// cuDNN's fused attention as Transformer Engine runs it (Megatron-LM, NeMo), or
+// cuDNN's fused attention as Transformer Engine runs it (Megatron-LM, NeMo since mid-2024), or
 // FlashAttention-3, which performs alike on Hopper.
 enum class AttentionKernel { kFlash1, kFlash2, kCudnn };
 // "flash1", "flash2", "cudnn"; nullopt for anything else.

@@ -18,7 +18,7 @@ CATALOG_CPP = REPO / "workloads/transformer_catalog.cpp"
 LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
 # The attention kernel each framework runs (workloads/TRANSFORMER.md, "Attention kernels"):
 # torchtitan calls PyTorch's scaled_dot_product_attention (FlashAttention-2); NeMo runs
-# Transformer Engine's fused attention (cuDNN). Megatron-LM's rows (2020-2021, V100 and A100)
+# Transformer Engine's choice (nemo_attention_kernel below). Megatron-LM's rows (2020-2021, V100 and A100)
 # are on GPUs where those two are timed alike. llm-foundry's tables were run by
 # scripts/train/benchmarking/sweep.sh, which passes no --attn_impl: submit_benchmarks.py's
 # default, `triton` (FlashAttention's Triton port) in its 2023 versions (@12a6319, installing
@@ -29,6 +29,28 @@ LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
 # the README ("llm-foundry's MPT") gives the figures both ways; this rule was written after the
 # long-sequence rows' errors had been seen.
 ATTENTION_KERNEL = {"TT": "flash2", "LLMF": "flash1", "NEMO": "cudnn", "MEG": "cudnn"}
+# Transformer Engine picks NeMo's attention. Before NeMo 24.05 it ran FlashAttention-2 wherever
+# flash-attn could: TE's DotProductAttention of late 2023 returns its FlashAttention path first
+# and runs context parallelism with FlashAttention only ("Context parallelism is only
+# implemented with Flash Attention!"), and NeMo's memory_optimizations.rst said "By default,
+# Flash Attention is enabled" (Flash Attention 2) until NVIDIA/NeMo#9188 (2024-05-22) rewrote it
+# to "Transformer Engine prefers cuDNN flash attention on Hopper+ architectures", which TE's
+# later get_attention_backend does ("Disabling FlashAttention to give FusedAttention preference
+# on Hopper+"). So a row's container decides: before 24.05 flash2, from 24.05 on or
+# unstated cudnn. Found from sources after the 24.03 long-sequence rows' errors had been seen
+# (the README gives the figures both ways).
+NEMO_CUDNN_FROM = (24, 5)
+_NEMO_CONTAINER = re.compile(r"NeMo ?(\d{2})\.(\d{2})")
+
+
+def attention_kernel(source, row):
+    """The --attention kernel of a row of `source` (ATTENTION_KERNEL, NeMo by its container)."""
+    if source == "NEMO":
+        container = _NEMO_CONTAINER.search(row["source"])
+        if container and (int(container[1]), int(container[2])) < NEMO_CUDNN_FROM:
+            return "flash2"
+    return ATTENTION_KERNEL[source]
+
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
            "iter_time": "s", "throughput": "tokens/s"}
 # Two iterations: the second is the steady state (equal to the third within 1e-12 on six rows:
@@ -387,7 +409,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         args.append("--sequence-parallel")
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
         args += ["--cross-entropy", "pytorch"]
-    args += ["--attention", ATTENTION_KERNEL[source]]
+    args += ["--attention", attention_kernel(source, row)]
     args += ["--recompute", recompute, "--collective-latency", COLLECTIVE_LATENCY,
              "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",
              "--iterations", str(ITERATIONS)]

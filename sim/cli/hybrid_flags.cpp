@@ -71,7 +71,7 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "a transformer's attention kernel: flash2 (FlashAttention-2: PyTorch's "
       "scaled_dot_product_attention, torchtitan), flash1 (FlashAttention v1 or its Triton port, "
       "as MPT ran them in llm-foundry's 2023 benchmarks: half flash2's rate) or cudnn (cuDNN's "
-      "fused attention as Transformer Engine runs it in Megatron-LM and NeMo, or "
+      "fused attention as Transformer Engine runs it in Megatron-LM and NeMo since mid-2024, or "
       "FlashAttention-3); flash2 and cudnn differ on Hopper and later "
       "(workloads/TRANSFORMER.md)");
   add("cross-entropy",

@@ -170,6 +170,21 @@ class HybridCases(unittest.TestCase):
             self.assertEqual(a[a.index("--precision") + 1], precision, case_id)
             self.assertEqual(a[a.index("--attention") + 1], "flash1", case_id)
 
+    def test_nemo_rows_run_the_attention_their_containers_transformer_engine_picked(self):
+        # Before NeMo 24.05, Transformer Engine ran FlashAttention-2 first (and context
+        # parallelism with it only); from then on it prefers cuDNN's on Hopper.
+        with open(REPO / "experiments/validation/data/hybrid.csv", newline="") as f:
+            shared = {r["case_id"]: r for r in csv.DictReader(f)}
+        for case_id, container, kernel in (("NEMO-40", "NeMo 24.03.01", "flash2"),
+                                           ("NEMO-11", "24.07", "cudnn")):
+            self.assertIn(container, shared[case_id]["source"], case_id)
+            a = hc.make_hybrid_case(shared[case_id], self.work, self.catalog).args
+            self.assertEqual(a[a.index("--attention") + 1], kernel, case_id)
+        unstated = {"source": "a NeMo table that names no container"}
+        self.assertEqual(hc.attention_kernel("NEMO", unstated), "cudnn")
+        self.assertEqual(hc.attention_kernel("NEMO", {"source": "NeMo 24.05"}), "cudnn")
+        self.assertEqual(hc.attention_kernel("NEMO", {"source": "NeMo 23.11"}), "flash2")
+
     def test_the_2020_scaling_study_recomputes_whatever_its_row_says(self):
         # Its data-parallel rows leave recompute "not stated"; the study's scripts pass
         # --checkpoint-activations, as its model-parallel rows' column names.
