@@ -4,9 +4,10 @@ can model, one run at a time.
 Usage: hybrid_validate.py [--cases FILE.csv] [--out DIR] [--dtsim PATH] [--limit-sec S]
                           [--limit-gib G] [--only ID,ID,...]
 Writes DIR/hybrid_results.csv, DIR/hybrid_skipped.csv and DIR/hybrid_summary.md. Rows are
-handled in input order; a run over --limit-sec seconds or --limit-gib GiB of memory is stopped
-and its row skipped as too large for this machine. Rows with the same dtsim command (a what-if
-knob dtsim does not model, or two metrics of one run) share one run.
+handled in input order; a run over --limit-sec seconds of CPU or --limit-gib GiB of memory is
+stopped and its row skipped as too large for this machine (CPU time, not wall time, so that
+what else the machine runs does not decide which rows are predicted). Rows with the same dtsim
+command (a what-if knob dtsim does not model, or two metrics of one run) share one run.
 """
 import argparse
 import hashlib
@@ -33,9 +34,21 @@ RESULT_FIELDS = ["case_id", "source", "kind", "metric", "grade", "ranks", "unit"
                  "command"]
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of a running process (/proc/PID/stat: utime, stime); 0 once it
+    is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # after the name, which may hold " "
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_watched(dtsim, args, report, limit_sec, limit_kib):
     """(report dict or None, why not, wall seconds, peak RSS in KiB) of one dtsim run, stopped
-    when it passes either limit."""
+    when it passes either limit: limit_sec of its CPU time (or 10x that of wall time, should it
+    get no CPU at all), limit_kib of resident memory."""
     start = time.monotonic()
     try:
         proc = subprocess.Popen([dtsim] + args + ["--report", str(report)],
@@ -51,10 +64,10 @@ def run_watched(dtsim, args, report, limit_sec, limit_kib):
                         peak = max(peak, int(line.split()[1]))
         except (FileNotFoundError, ProcessLookupError):
             pass
-        elapsed = time.monotonic() - start
-        if peak > limit_kib or elapsed > limit_sec:
+        elapsed, cpu = time.monotonic() - start, cpu_seconds(proc.pid)
+        if peak > limit_kib or cpu > limit_sec or elapsed > 10 * limit_sec:
             why = (f"{TOO_LARGE} (over {limit_kib / 2**20:g} GiB after {elapsed:.0f} s)"
-                   if peak > limit_kib else f"{TOO_LARGE} (over {limit_sec:g} s, "
+                   if peak > limit_kib else f"{TOO_LARGE} (over {limit_sec:g} s of CPU, "
                                             f"{peak / 2**20:.1f} GiB)")
             proc.kill()
             break
@@ -224,7 +237,7 @@ def main():
     ap.add_argument("--dtsim", default=os.environ.get("DTSIM",
                                                       str(validate.REPO / "build/sim/dtsim")))
     ap.add_argument("--limit-sec", type=float, default=180.0,
-                    help="stop a dtsim run after this many seconds (default 180)")
+                    help="stop a dtsim run after this many seconds of CPU (default 180)")
     ap.add_argument("--limit-gib", type=float, default=8.0,
                     help="stop a dtsim run above this resident memory (default 8 GiB)")
     ap.add_argument("--only", default="", help="comma-separated case_ids to run (default: all)")

@@ -13,6 +13,7 @@ REPO = HERE.parents[2]
 DTSIM = os.environ.get("DTSIM", str(REPO / "build/sim/dtsim"))
 sys.path.insert(0, str(HERE.parent))
 import hybrid_cases as hc  # noqa: E402
+import hybrid_validate as hv  # noqa: E402
 
 COMMON_TAIL = ["--collective-latency", "8.4us"]
 
@@ -275,6 +276,38 @@ class HybridRunner(unittest.TestCase):
         self.assertIn("| headline rows (nothing unmodelled) | 4 |", summary)
         self.assertIn("| TT: torch.compile (fused kernels) | 1 |", summary)
         self.assertIn("| peak memory: the memory model is another issue | 1 |", summary)
+
+
+class WatchedRuns(unittest.TestCase):
+    """run_watched's limit is the run's CPU time: a run that waits is not stopped by the clock,
+    one that computes is."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.tmp = pathlib.Path(self.dir.name)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def fake_dtsim(self, body):
+        path = self.tmp / "dtsim"
+        # The runner appends "--report PATH": the last argument.
+        path.write_text("#!/bin/sh\n" + body + '\nfor a; do out=$a; done; echo "{}" > "$out"\n')
+        path.chmod(0o755)
+        return str(path)
+
+    def test_a_run_that_sleeps_past_the_limit_is_not_stopped(self):
+        dtsim = self.fake_dtsim("sleep 1.5")  # 1.5 s of wall time, almost no CPU
+        report, why, wall, _ = hv.run_watched(dtsim, [], self.tmp / "r.json", 1.0, 2**20)
+        self.assertIsNone(why)
+        self.assertEqual(report, {})
+        self.assertGreater(wall, 1.0)
+
+    def test_a_run_that_computes_past_the_limit_is_stopped(self):
+        dtsim = self.fake_dtsim("while :; do :; done")  # CPU until killed
+        report, why, _, _ = hv.run_watched(dtsim, [], self.tmp / "r.json", 0.5, 2**20)
+        self.assertIsNone(report)
+        self.assertTrue(why.startswith(hv.TOO_LARGE + " (over 0.5 s of CPU"), why)
 
 
 if __name__ == "__main__":
