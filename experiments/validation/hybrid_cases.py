@@ -18,8 +18,8 @@ CATALOG_CPP = REPO / "workloads/transformer_catalog.cpp"
 LLM_SOURCES = ("TT", "MEG", "NEMO", "LLMF")
 # The attention kernel each framework runs (workloads/TRANSFORMER.md, "Attention kernels"):
 # torchtitan calls PyTorch's scaled_dot_product_attention (FlashAttention-2); NeMo runs
-# Transformer Engine's choice (nemo_attention_kernel below). Megatron-LM's rows (2020-2021, V100 and A100)
-# are on GPUs where those two are timed alike. llm-foundry's tables were run by
+# Transformer Engine's choice (attention_kernel below). Megatron-LM's rows (2020-2021, V100 and
+# A100) are on GPUs where those two are timed alike. llm-foundry's tables were run by
 # scripts/train/benchmarking/sweep.sh, which passes no --attn_impl: submit_benchmarks.py's
 # default, `triton` (FlashAttention's Triton port) in its 2023 versions (@12a6319, installing
 # `.[gpu]`: flash-attn 1.0.x and triton-pre-mlir), so MPT's attention was FlashAttention v1
