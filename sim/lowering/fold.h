@@ -15,13 +15,14 @@
 // each in its own tensor- and data-parallel group, each sending to its own peer). A member's
 // communication whose communicator holds none of the representatives it would release is a
 // *shadow*: entered when the representatives' compute says, its exits release nothing, and
-// lowering records them (LoweredGraph::fold_checks). After the replay, check_fold compares each
-// with the representative's exit from the same node: if all are equal, the folded replay ran the
-// same transfers at the same times as the unfolded one would (by induction over time: every
-// member's compute started when its own communication ended, which is when the
-// representative's did), so its times are every rank's. If one differs, the fold did not hold
-// and the caller replays again without it. Classes whose collectives' schedules do not release
-// every rank together are not formed: their members' exits differ by construction.
+// lowering records them (LoweredGraph::fold_checks). While the replay runs (check_fold_so_far) and
+// after it (check_fold), each is compared with the representative's exit from the same node: if all
+// are equal, the folded replay ran the same transfers at the same times as the unfolded one would
+// (by induction over time: every member's compute started when its own communication ended, which
+// is when the representative's did), so its times are every rank's. If one differs, the fold did
+// not hold and the caller stops the replay there and replays again without it. Classes whose
+// collectives' schedules do not release every rank together are not formed: their members' exits
+// differ by construction.
 //
 // Memoization, under stronger preconditions, turns a repeat of a collective into a wait as long
 // as its first replay:

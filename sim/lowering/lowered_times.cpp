@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "sim/lowering/lowering.h"
 
@@ -66,7 +67,7 @@ double node_duration_sec(const ExecutionGraph& graph, const LoweredGraph& lowere
 
 namespace {
 
-double latest_end(const std::vector<TaskId>& tasks, const ReplayTimes& times) {
+double latest_end(std::span<const TaskId> tasks, const ReplayTimes& times) {
   double end = 0;
   for (TaskId t : tasks) {
     end = std::max(end, times.end_sec[static_cast<std::size_t>(t)]);
@@ -74,23 +75,38 @@ double latest_end(const std::vector<TaskId>& tasks, const ReplayTimes& times) {
   return end;
 }
 
-}  // namespace
+bool all_ended(std::span<const TaskId> tasks, const ReplayTimes& times) {
+  return std::ranges::all_of(
+      tasks, [&](TaskId t) { return times.ended[static_cast<std::size_t>(t)] != 0; });
+}
 
-FoldVerdict check_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
-                       const ReplayTimes& times, double tolerance_sec) {
+// Compares FoldChecks with their representatives' exits; `compared` as check_fold_so_far's, or
+// null: every check, all ended.
+FoldVerdict compare_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                         const ReplayTimes& times, double tolerance_sec,
+                         std::vector<std::uint8_t>* compared) {
   const LocalRanks local(graph);
   FoldVerdict verdict;
-  for (const FoldCheck& check : lowered.fold_checks) {
+  for (std::size_t i = 0; i < lowered.fold_checks.size(); ++i) {
+    if (compared != nullptr && (*compared)[i] != 0) {
+      continue;
+    }
+    const FoldCheck& check = lowered.fold_checks[i];
     const int rep = lowered.stands_for[static_cast<std::size_t>(check.rank)];
     const Node& node = graph.program_of(rep).nodes[static_cast<std::size_t>(check.node)];
     const NodeTasks& t = lowered.node(rep, check.node);
-    double expected = 0;
+    std::span<const TaskId> expected_tasks(&t.task, 1);
     if (node.kind == NodeKind::kCollective) {
       const CollectiveInstance& inst = lowered.instances[static_cast<std::size_t>(t.instance)];
-      expected = latest_end(inst.exits_of(local.of(inst.communicator, rep)), times);
-    } else {
-      expected = times.end_sec[static_cast<std::size_t>(t.task)];
+      expected_tasks = inst.exits_of(local.of(inst.communicator, rep));
     }
+    if (compared != nullptr) {
+      if (!all_ended(expected_tasks, times) || !all_ended(check.exits, times)) {
+        continue;
+      }
+      (*compared)[i] = 1;
+    }
+    const double expected = latest_end(expected_tasks, times);
     const double actual = latest_end(check.exits, times);
     const double difference = std::abs(actual - expected);
     ++verdict.checked;
@@ -107,6 +123,20 @@ FoldVerdict check_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
     }
   }
   return verdict;
+}
+
+}  // namespace
+
+FoldVerdict check_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                       const ReplayTimes& times, double tolerance_sec) {
+  return compare_fold(graph, lowered, times, tolerance_sec, nullptr);
+}
+
+FoldVerdict check_fold_so_far(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                              const ReplayTimes& times, double tolerance_sec,
+                              std::vector<std::uint8_t>& compared) {
+  compared.resize(lowered.fold_checks.size(), 0);
+  return compare_fold(graph, lowered, times, tolerance_sec, &compared);
 }
 
 }  // namespace dtsim::sim

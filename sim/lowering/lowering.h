@@ -179,6 +179,14 @@ struct FoldVerdict {
 [[nodiscard]] FoldVerdict check_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
                                      const ReplayTimes& times, double tolerance_sec);
 
+// The same while the replay runs: compares only the checks whose tasks have all ended
+// (ReplayTimes::ended) and that `compared` (one flag per FoldCheck, kept from call to call,
+// all 0 at first) does not mark yet, and marks them. `checked` counts this call's.
+[[nodiscard]] FoldVerdict check_fold_so_far(const ExecutionGraph& graph,
+                                            const LoweredGraph& lowered, const ReplayTimes& times,
+                                            double tolerance_sec,
+                                            std::vector<std::uint8_t>& compared);
+
 }  // namespace dtsim::sim
 
 #endif  // DTSIM_SIM_LOWERING_LOWERING_H_

@@ -56,6 +56,8 @@ struct CollectiveTasks {
 struct ReplayTimes {
   std::vector<double> start_sec;
   std::vector<double> end_sec;
+  std::vector<std::uint8_t> ended;  // per task: 1 once it ended
+  bool stopped = false;             // a ReplayWatch stopped the replay before every task ended
 };
 
 class TaskGraph {

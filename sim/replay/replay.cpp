@@ -20,9 +20,12 @@ namespace {
 // nothing runs between a check and the wait that follows it.
 class ReplayState {
  public:
-  ReplayState(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_hosts)
+  ReplayState(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_hosts,
+              const ReplayWatch& watch)
       : graph_(graph),
         rank_hosts_(rank_hosts),
+        watch_(watch),
+        next_check_(watch.every_tasks),
         unmet_(graph.tasks().size()),
         dependents_begin_(graph.tasks().size() + 1),
         waiting_for_(graph.lanes().size(), -1) {
@@ -51,6 +54,7 @@ class ReplayState {
     mailboxes_.resize(graph.lanes().size(), nullptr);
     times_.start_sec.assign(tasks.size(), 0);
     times_.end_sec.assign(tasks.size(), 0);
+    times_.ended.assign(tasks.size(), 0);
   }
 
   // Blocks the calling lane actor until every dependency of `id` has finished.
@@ -81,7 +85,16 @@ class ReplayState {
         break;
     }
     times_.end_sec[static_cast<std::size_t>(id)] = sg4::Engine::get_clock();
+    times_.ended[static_cast<std::size_t>(id)] = 1;
     finish(id);
+    if (finished_ == next_check_) {
+      next_check_ += watch_.every_tasks;
+      if (!watch_.check(times_)) {
+        times_.stopped = true;
+        sg4::Actor::kill_all();   // every actor but this one,
+        sg4::this_actor::exit();  // and this one: the engine returns
+      }
+    }
   }
 
   // A memoized wait lasts as long as the span it repeats (finished: it is a dependency).
@@ -98,6 +111,7 @@ class ReplayState {
   }
   [[nodiscard]] ReplayTimes take_times() { return std::move(times_); }
   [[nodiscard]] std::size_t finished() const { return finished_; }
+  [[nodiscard]] bool stopped() const { return times_.stopped; }
   [[nodiscard]] sg4::Mailbox* mailbox(int lane) {
     sg4::Mailbox*& m = mailboxes_[static_cast<std::size_t>(lane)];
     if (m == nullptr) {
@@ -124,6 +138,8 @@ class ReplayState {
   std::size_t finished_ = 0;  // tasks run to their end
   const TaskGraph& graph_;
   const std::vector<sg4::Host*>& rank_hosts_;
+  const ReplayWatch& watch_;
+  std::size_t next_check_;             // finished_ at which watch_ is checked next (0: never)
   std::vector<int> unmet_;             // per task: dependencies not finished yet
   std::vector<int> dependents_begin_;  // per task: offset into dependents_
   std::vector<TaskId> dependents_;
@@ -188,8 +204,9 @@ std::pair<std::size_t, int> lane_transfers(const TaskGraph& graph, const Lane& l
 
 }  // namespace
 
-ReplayTimes replay(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_hosts) {
-  ReplayState state(graph, rank_hosts);
+ReplayTimes replay(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_hosts,
+                   const ReplayWatch& watch) {
+  ReplayState state(graph, rank_hosts, watch);
   const auto& lanes = graph.lanes();
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     if (lanes[i].tasks.empty()) {
@@ -204,6 +221,9 @@ ReplayTimes replay(const TaskGraph& graph, const std::vector<sg4::Host*>& rank_h
   }
   sg4::Engine::get_instance()->run();
   XBT_DEBUG("replayed %zu tasks on %zu lanes", graph.tasks().size(), lanes.size());
+  if (state.stopped()) {
+    return state.take_times();
+  }
   check_background_budget();                       // a flow that stopped early unloaded the network
   if (state.finished() != graph.tasks().size()) {  // SimGrid stopped on a deadlock
     throw std::runtime_error("the replay stopped with " +

@@ -173,6 +173,39 @@ TEST(FoldRanks, VerifiedClassesFoldAcrossCommunicatorsAndCheckTheirShadows) {
   EXPECT_EQ(memo.shadows, 2);
 }
 
+// The check while a replay runs (check_fold_so_far) on the verified fold above (rank 2 a shadow
+// of rank 0), with times made up by hand: nothing ended, nothing compared; everything ended at
+// 0 s, every check compared once and found equal; rank 2's first exit 1 s late, a mismatch.
+TEST(FoldRanks, AFoldIsCheckedOnlyWhereItsTasksHaveEnded) {
+  ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 2});
+  g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
+  g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
+  const RingAlgorithm ring({.collapse = true});
+  const LoweredGraph lowered = lower(g, {.fold = FoldMode::kVerified}, with(ring));
+  ASSERT_FALSE(lowered.fold_checks.empty());
+  const std::size_t tasks = lowered.tasks.tasks().size();
+  ReplayTimes times{.start_sec = std::vector<double>(tasks, 0.0),
+                    .end_sec = std::vector<double>(tasks, 0.0),
+                    .ended = std::vector<std::uint8_t>(tasks, 0)};
+  std::vector<std::uint8_t> compared;
+  FoldVerdict v = check_fold_so_far(g, lowered, times, 1e-9, compared);
+  EXPECT_EQ(v.checked, 0U);
+  EXPECT_EQ(v.mismatch, "");
+
+  times.ended.assign(tasks, 1);
+  v = check_fold_so_far(g, lowered, times, 1e-9, compared);
+  EXPECT_EQ(v.checked, lowered.fold_checks.size());
+  EXPECT_EQ(v.mismatch, "");
+  EXPECT_EQ(check_fold_so_far(g, lowered, times, 1e-9, compared).checked, 0U);  // each once
+
+  times.end_sec[static_cast<std::size_t>(lowered.fold_checks.front().exits.front())] = 1.0;
+  std::vector<std::uint8_t> afresh;
+  v = check_fold_so_far(g, lowered, times, 1e-9, afresh);
+  EXPECT_EQ(v.max_difference_sec, 1.0);
+  EXPECT_NE(v.mismatch.find("rank 2's node"), std::string::npos) << v.mismatch;
+  EXPECT_EQ(check_fold(g, lowered, times, 1e-9).mismatch, v.mismatch);
+}
+
 // A slow GPU makes its own class: nothing folds, since every class's collectives span more.
 TEST(FoldRanks, ASlowRankBreaksTheClass) {
   const ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 1});
