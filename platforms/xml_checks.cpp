@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <xbt/asserts.h>
 
 #include "platforms/platform_spec.h"
 #include "workloads/parsing/json_fields.h"
@@ -57,6 +58,10 @@ void become_disposable_child() {
   for (const int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE}) {
     std::signal(sig, SIG_DFL);
   }
+  // A failed xbt_assert prints SimGrid's backtrace, symbolized from the binary's debug
+  // information: most of a refused platform's time in the child (about 0.3 s), for lines the
+  // parent never reads (simgrid_message keeps the CRITICAL line). SimGrid's --log=no_loc.
+  xbt_log_no_loc = 1;
 #ifdef DTSIM_XML_CHECKS_ASAN
   __sanitizer_set_death_callback(nullptr);
 #endif
