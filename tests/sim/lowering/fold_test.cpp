@@ -118,12 +118,17 @@ TEST(FoldRanks, TreesKeepEveryRanksComputeStream) {
 }
 
 // Two data-parallel jobs side by side in one graph: ranks 0-1 on communicator "a", 2-3 on "b".
-// Each pair is a class of its own; both fold (every collective spans exactly its class), but
-// nothing is memoized: the two classes' all-reduces may overlap on the network.
-TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
+ExecutionGraph side_by_side() {
   ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 2});
   g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
   g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
+  return g;
+}
+
+// Each pair is a class of its own; both fold (every collective spans exactly its class), but
+// nothing is memoized: the two classes' all-reduces may overlap on the network.
+TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
+  const ExecutionGraph g = side_by_side();
   const RingAlgorithm ring({.collapse = true});
   const LoweredGraph lowered = lower(g, {.fold = FoldMode::kExact, .memoize = true}, with(ring));
   EXPECT_EQ(lowered.stands_for, (std::vector<int>{0, 0, 2, 2}));
@@ -137,9 +142,7 @@ TEST(FoldRanks, EachClassFoldsOnItsOwnAndTwoClassesAreNotMemoized) {
 // per ordered pair), both communicators are private: each memoizes its repeats, and b's repeats
 // are left out once its first replay of each size is in.
 TEST(FoldRanks, VerifiedClassesFoldAcrossCommunicatorsAndCheckTheirShadows) {
-  ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 2});
-  g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
-  g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
+  const ExecutionGraph g = side_by_side();
   const RingAlgorithm ring({.collapse = true});
   const LoweredGraph plain = lower(g, {.fold = FoldMode::kVerified}, with(ring));
   EXPECT_EQ(plain.stands_for, std::vector<int>(4, 0));
@@ -177,9 +180,7 @@ TEST(FoldRanks, VerifiedClassesFoldAcrossCommunicatorsAndCheckTheirShadows) {
 // of rank 0), with times made up by hand: nothing ended, nothing compared; everything ended at
 // 0 s, every check compared once and found equal; rank 2's first exit 1 s late, a mismatch.
 TEST(FoldRanks, AFoldIsCheckedOnlyWhereItsTasksHaveEnded) {
-  ExecutionGraph g = build_data_parallel(four_layers(), {.ranks = 4, .iterations = 2});
-  g.communicators = {{.name = "a", .ranks = {0, 1}}, {.name = "b", .ranks = {2, 3}}};
-  g.ranks = {{0, {0}}, {0, {0}}, {0, {1}}, {0, {1}}};
+  const ExecutionGraph g = side_by_side();
   const RingAlgorithm ring({.collapse = true});
   const LoweredGraph lowered = lower(g, {.fold = FoldMode::kVerified}, with(ring));
   ASSERT_FALSE(lowered.fold_checks.empty());
