@@ -115,6 +115,12 @@ struct HybridModel {
   std::uint64_t tied_grad_bytes = 0;
   std::uint64_t tied_weight_bytes = 0;
   double optimizer_sec = 0;  // one rank's optimizer step over all its pieces, unsharded
+  // Pipeline transfers scatter and gather (Megatron-LM's scatter_gather_tensors_in_pipeline,
+  // Narayanan et al., SC21, section 4.1): where every TP rank of a stage holds the whole boundary
+  // activation (tensor parallelism without sequence parallelism), each sends only its 1/tp of
+  // output_bytes to its peer, and the receiving stage all-gathers the pieces over its TP group
+  // (NVLink) before it uses them. Without it, each TP rank sends all of output_bytes.
+  bool scatter_gather_boundary = false;
 };
 
 // ZeRO-3: how long a unit's gathered weights are kept (FSDP2's reshard_after_forward and

@@ -79,6 +79,26 @@ class StageWriter {
   [[nodiscard]] std::uint64_t output_bytes(int piece) const {
     return model_.pieces[static_cast<std::size_t>(piece)].output_bytes;
   }
+  // What one rank sends or receives of piece's output across a stage boundary: its 1/tp under
+  // scatter/gather (HybridModel::scatter_gather_boundary), else all of it.
+  // (As Megatron-LM, a tensor that does not split evenly goes whole.)
+  [[nodiscard]] bool scatters(int piece) const {
+    const auto tp = static_cast<std::uint64_t>(job_.degrees.tp);
+    return model_.scatter_gather_boundary && tp > 1 && has(kTp) && output_bytes(piece) % tp == 0;
+  }
+  [[nodiscard]] std::uint64_t boundary_bytes(int piece) const {
+    const std::uint64_t bytes = output_bytes(piece);
+    return scatters(piece) ? bytes / static_cast<std::uint64_t>(job_.degrees.tp) : bytes;
+  }
+  // Receives piece's output across a stage boundary on `role`; under scatter/gather, then
+  // all-gathers it over the TP group. Returns what the stage's first compute waits for.
+  Deps receive_boundary(Role role, int piece, int at) {
+    const std::int32_t in = p2p(NodeKind::kRecv, role, at, boundary_bytes(piece), {});
+    if (!scatters(piece)) {
+      return {in};
+    }
+    return {collective(CollectiveOp::kAllGather, kTp, at, output_bytes(piece), {in})};
+  }
   [[nodiscard]] bool last_micro_batch() const { return micro_batch_ == job_.micro_batches - 1; }
 
   Node tagged(NodeKind kind, int piece) const {
@@ -315,7 +335,7 @@ class StageWriter {
     wait_.clear();
     input_ = -1;
     if (v > 0 && has(kActIn)) {
-      wait_ = {p2p(NodeKind::kRecv, kActIn, range.begin, output_bytes(range.begin - 1), {})};
+      wait_ = receive_boundary(kActIn, range.begin - 1, range.begin);
     }
     const std::vector<PieceRange> units = units_of(range);
     std::vector<std::int32_t> gathers(units.size(), -1);
@@ -341,7 +361,7 @@ class StageWriter {
       before_previous = last_;
     }
     if (v + 1 < virtual_stages() && has(kActOut)) {
-      p2p(NodeKind::kSend, kActOut, range.end - 1, output_bytes(range.end - 1), {last_});
+      p2p(NodeKind::kSend, kActOut, range.end - 1, boundary_bytes(range.end - 1), {last_});
     }
   }
 
@@ -374,7 +394,7 @@ class StageWriter {
     wait_.clear();
     input_ = -1;
     if (v + 1 < virtual_stages() && has(kGradIn)) {
-      wait_ = {p2p(NodeKind::kRecv, kGradIn, range.end - 1, output_bytes(range.end - 1), {})};
+      wait_ = receive_boundary(kGradIn, range.end - 1, range.end - 1);
     }
     std::vector<std::int32_t> ready(model_.pieces.size(), -1);
     const std::vector<PieceRange> units = units_of(range);
@@ -406,7 +426,7 @@ class StageWriter {
       reduce_buckets(range, ready, true);
     }
     if (v > 0 && has(kGradOut)) {
-      p2p(NodeKind::kSend, kGradOut, range.begin, output_bytes(range.begin - 1), {last_});
+      p2p(NodeKind::kSend, kGradOut, range.begin, boundary_bytes(range.begin - 1), {last_});
     }
   }
 

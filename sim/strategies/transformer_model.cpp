@@ -14,7 +14,11 @@ HybridModel model_from_transformer(const workloads::TransformerArch& arch,
       workloads::make_roofline(workloads::find_device(shard.device), shard.precision);
   const auto element = static_cast<std::uint64_t>(roofline.element_bytes);
   const std::uint64_t boundary_bytes = workloads::boundary_activation_bytes(arch, shard);
-  HybridModel model{.first_units = 1, .last_units = 1};
+  // Megatron-LM's default whenever TP ranks hold whole activations (its --no-scatter-gather-
+  // tensors-in-pipeline turns it off); with sequence parallelism they hold 1/tp already.
+  HybridModel model{.first_units = 1,
+                    .last_units = 1,
+                    .scatter_gather_boundary = shard.tp > 1 && !shard.sequence_parallel};
   std::uint64_t params = 0;
   for (const workloads::TransformerPiece& p : pieces) {
     ModelPiece piece{.name = p.name,

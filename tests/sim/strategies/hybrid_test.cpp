@@ -172,6 +172,36 @@ TEST(Hybrid, PipelineSendsTwoActivationsPerMicroBatchAndBoundary) {
   EXPECT_EQ(sent.at("pp_act") + sent.at("pp_grad"), 2u * 3 * 4 * 1000);
 }
 
+TEST(Hybrid, PipelineTransfersScatterOverTensorParallelRanksAndGatherAfter) {
+  // Megatron-LM's scatter/gather (Narayanan et al. 2021, section 4.1): with tp = 2 and no
+  // sequence parallelism, each TP rank sends its half of the 1000-byte boundary, and the
+  // receiver all-gathers the whole 1000 bytes over its TP group. 4 stages (3 boundaries), m = 8,
+  // two directions, 2 TP ranks per stage: 2 * 3 * 8 * 2 * 500 bytes sent, and as many
+  // all-gathers of 1000 bytes (one per receive) beside the 3 blocks' TP all-reduces, which stay.
+  HybridModel model = toy_model(4);
+  model.scatter_gather_boundary = true;
+  const HybridJob job{.degrees = {.tp = 2, .pp = 4}, .micro_batches = 8};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const ExecutionGraph g = build_hybrid(model, job);
+  expect_valid(g);
+  const auto sent = bytes_by(g, NodeKind::kSend);
+  EXPECT_EQ(sent.at("pp_act") + sent.at("pp_grad"), 2u * 3 * 8 * 2 * 500);
+  EXPECT_EQ(bytes_by(g, NodeKind::kRecv), sent);
+  EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kAllGather)["tp"],
+            2u * 3 * 8 * 2 * 1000);
+  // Without it (the model's default), each TP rank sends all 1000 bytes and nothing gathers.
+  const ExecutionGraph whole = build_hybrid(toy_model(4), job);
+  const auto sent_whole = bytes_by(whole, NodeKind::kSend);
+  EXPECT_EQ(sent_whole.at("pp_act") + sent_whole.at("pp_grad"), 2u * 3 * 8 * 2 * 1000);
+  EXPECT_EQ(bytes_by(whole, NodeKind::kCollective, CollectiveOp::kAllGather).count("tp"), 0U);
+  // A boundary that does not split evenly goes whole (as Megatron-LM's override): 1001 bytes.
+  for (ModelPiece& piece : model.pieces) {
+    piece.output_bytes = piece.output_bytes == 0 ? 0 : 1001;
+  }
+  const auto sent_odd = bytes_by(build_hybrid(model, job), NodeKind::kSend);
+  EXPECT_EQ(sent_odd.at("pp_act") + sent_odd.at("pp_grad"), 2u * 3 * 8 * 2 * 1001);
+}
+
 // Ring bytes per rank of a collective of nccl-tests size S on p ranks (Patarasuk and Yuan):
 // all-reduce 2 (p-1)/p S, all-gather and reduce-scatter (p-1)/p S.
 double ring_bytes(const ExecutionGraph& g, int p) {

@@ -133,6 +133,17 @@ MemoryReport model_of(const TransformerArch& arch, const TransformerShard& shard
   return memory_model(arch, shard, job, attention);
 }
 
+// Which transformer shards scatter and gather their stage boundaries (HybridModel): TP ranks
+// that hold whole activations (tp > 1, no sequence parallelism), as Megatron-LM's default.
+TEST(MemoryModel, TransformersScatterTheirBoundariesWhereTpRanksHoldWholeActivations) {
+  TransformerShard shard = tiny_shard();
+  EXPECT_FALSE(model_from_transformer(tiny(), shard).scatter_gather_boundary);  // tp = 1
+  shard.tp = 2;
+  EXPECT_TRUE(model_from_transformer(tiny(), shard).scatter_gather_boundary);
+  shard.sequence_parallel = true;  // each holds 1/tp already
+  EXPECT_FALSE(model_from_transformer(tiny(), shard).scatter_gather_boundary);
+}
+
 TEST(MemoryModel, TinyTransformerPiecesByHand) {
   const TransformerArch a = tiny();
   EXPECT_EQ(workloads::parameter_count(a), kParams);
