@@ -186,13 +186,13 @@ MathRate math_rate(const DeviceSpec& device, const std::string& precision, bool 
     r = {.unit = MathUnit::kTensorCore,
          .peak_flops_per_sec =
              precision == "fp16" ? device.fp16_flops_per_sec : device.bf16_flops_per_sec,
-         .efficiency = e.tensor_core,
+         .efficiency = e.tensor_core * tensor_core_scale(device, false),
          .pad_elements = 8};
   } else if (precision == "tf32" ||
              (precision == "fp32" && convolution && device.tf32_flops_per_sec > 0)) {
     r = {.unit = MathUnit::kTensorCore,
          .peak_flops_per_sec = device.tf32_flops_per_sec,
-         .efficiency = e.tensor_core,
+         .efficiency = e.tensor_core * tensor_core_scale(device, false),
          .pad_elements = 4};
   } else if (precision == "fp32") {
     r = {.unit = MathUnit::kCudaCore,

@@ -43,7 +43,8 @@ enum class ConvLayout { kNhwc, kNchw };
 [[nodiscard]] std::string_view conv_layout_name(ConvLayout layout);
 [[nodiscard]] std::optional<ConvLayout> parse_conv_layout(std::string_view name);
 
-// The two GEMM efficiencies, overridable for a study (`--tensor-core-efficiency`, ...).
+// The two GEMM efficiencies, overridable for a study (`--tensor-core-efficiency`, ...). The
+// tensor cores' is the H200's; math_rate scales it to the device (roofline.h, tensor_core_scale).
 struct GemmEfficiency {
   double tensor_core = kTensorCoreEfficiency;
   double cuda_core = kCudaCoreEfficiency;
@@ -51,7 +52,8 @@ struct GemmEfficiency {
 
 enum class MathUnit { kTensorCore, kCudaCore };
 
-// The math unit a kernel runs on, its datasheet peak and the fraction of it a GEMM reaches.
+// The math unit a kernel runs on, its datasheet peak and the fraction of it a GEMM reaches
+// (on tensor cores: GemmEfficiency::tensor_core times the device's tensor_core_scale).
 struct MathRate {
   MathUnit unit = MathUnit::kCudaCore;
   double peak_flops_per_sec = 0;

@@ -21,8 +21,10 @@ constexpr const char* kCalibratedSource = " so the iteration takes the given ";
 constexpr const char* kOpClassSource = "op-class compute model";
 
 std::string roofline_source(const DeviceSpec& device, const std::string& precision) {
-  return "roofline on " + device.datasheet + " at " + format("%.2f", kComputeEfficiency) +
-         " of peak " + precision + " compute and " + format("%.2f", kMemoryEfficiency) +
+  const Roofline r = make_roofline(device, precision);
+  return "roofline on " + device.datasheet + " at " +
+         format("%.3g", r.flops_per_sec / r.peak_flops_per_sec) + " of peak " + precision +
+         " compute and " + format("%.2f", kMemoryEfficiency) +
          " of memory bandwidth; backward = 2x forward FLOPs (1x for the first layer and "
          "weightless ops) and 2x activation traffic";
 }
@@ -31,7 +33,8 @@ std::string op_class_source(const DeviceSpec& device, const std::string& precisi
                             const GemmEfficiency& e, bool fuse, ConvLayout layout) {
   return std::string(kOpClassSource) + " (workloads/COMPUTE.md) on " + device.datasheet + ", " +
          std::to_string(device.sm_count) + " SMs, " + precision + ": GEMMs and convolutions at " +
-         format("%.3g", e.tensor_core) + " (tensor cores) or " + format("%.3g", e.cuda_core) +
+         format("%.3g", e.tensor_core * tensor_core_scale(device, false)) + " (tensor cores) or " +
+         format("%.3g", e.cuda_core) +
          " (CUDA cores) of peak times their tile and wave quantization, memory-bound kernels by "
          "their bytes at " +
          format("%.2f", kMemoryEfficiency) + " of memory bandwidth" +

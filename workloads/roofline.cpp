@@ -11,6 +11,13 @@ constexpr double kTera = 1e12;
 // A datasheet "GB" of HBM (roofline.h): V100 32 GB, A100 80 or 40 GB, H100 80 GB, H200 141 GB,
 // B200 180 GB, as NVIDIA's datasheets of the SXM cards give them.
 constexpr double kGiB = 1024.0 * 1024 * 1024;
+// The matmul shares (roofline.h): the MAMF table of Bekman's ML Engineering book ("Maximum
+// Achievable Matmul FLOPS comparison table", BF16 and FP8, the best of a brute-force search of
+// shapes, mean of 100 iterations): A100 SXM 271.2 of 312 TFLOP/s (its card's memory size not
+// given: taken for both SXM4 cards, whose clocks and SMs are the same), A100 PCIe 252.9, H100
+// SXM 794.5 of 989 bf16 and 1402.6 of 1979 fp8, H200 1453.4 fp8 (bf16 "the same" as the H100),
+// B200 1745 of 2250 and 3432.5 of 4500.
+constexpr double kA100SxmMatmulShare = 0.869;
 }  // namespace
 
 const std::vector<DeviceSpec>& device_catalog() {
@@ -55,6 +62,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 108,
        .compute_capability = 80,
+       .matmul_bf16_share = kA100SxmMatmulShare,
        .datasheet = "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 2039 GB/s HBM2e"},
       {.name = "a100-40gb",
@@ -67,6 +75,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_capacity_bytes = 40 * kGiB,
        .sm_count = 108,
        .compute_capability = 80,
+       .matmul_bf16_share = kA100SxmMatmulShare,
        .datasheet = "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 1555 GB/s HBM2"},
       {.name = "a100-pcie",
@@ -79,6 +88,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 108,
        .compute_capability = 80,
+       .matmul_bf16_share = 0.811,
        .datasheet = "NVIDIA A100 datasheet (PCIe 80GB): 19.5 TFLOPS fp32, 156 TF32, 312 "
                     "fp16/bf16 (dense), 1935 GB/s HBM2e"},
       {.name = "a10",
@@ -145,6 +155,8 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_capacity_bytes = 80 * kGiB,
        .sm_count = 132,
        .compute_capability = 90,
+       .matmul_bf16_share = 0.803,
+       .matmul_fp8_share = 0.709,
        .datasheet = "NVIDIA H100 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16, "
                     "1979 fp8 (dense), 3.35 TB/s HBM3"},
       {.name = "h200",
@@ -158,6 +170,8 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_capacity_bytes = 141 * kGiB,
        .sm_count = 132,
        .compute_capability = 90,
+       .matmul_bf16_share = kReferenceMatmulBf16Share,
+       .matmul_fp8_share = kReferenceMatmulFp8Share,
        .datasheet = "NVIDIA H200 datasheet (SXM): 67 TFLOPS fp32, 494.7 TF32, 989.4 fp16/bf16, "
                     "1979 fp8 (dense), 4.8 TB/s HBM3e"},
       {.name = "b200",
@@ -171,6 +185,8 @@ const std::vector<DeviceSpec>& device_catalog() {
        .memory_capacity_bytes = 180 * kGiB,
        .sm_count = 148,
        .compute_capability = 100,
+       .matmul_bf16_share = 0.776,
+       .matmul_fp8_share = 0.763,
        .datasheet = "NVIDIA DGX B200 / HGX B200 datasheet, per GPU: 75 TFLOPS fp32, 1.125 PFLOPS "
                     "TF32, 2.25 fp16/bf16, 4.5 fp8 (dense: half the sparse figures), 8 TB/s HBM3e, "
                     "180 GB"},
@@ -194,6 +210,15 @@ const DeviceSpec& find_device(const std::string& name) {
   }
   throw GeneratorError("device",
                        name + ": unknown device (expected one of " + device_names(", ") + ")");
+}
+
+double tensor_core_scale(const DeviceSpec& device, bool fp8) {
+  const double bf16 =
+      device.matmul_bf16_share > 0 ? device.matmul_bf16_share : kReferenceMatmulBf16Share;
+  const double share = !fp8                          ? bf16
+                       : device.matmul_fp8_share > 0 ? device.matmul_fp8_share
+                                                     : kReferenceMatmulFp8Share;
+  return share / kReferenceMatmulBf16Share;
 }
 
 double Roofline::seconds(double flops, double bytes) const {
@@ -220,12 +245,16 @@ Roofline make_roofline(const DeviceSpec& device, const std::string& precision) {
   if (peak <= 0 || linear_peak <= 0) {
     throw GeneratorError("precision", precision + ": " + device.full_name + " does not support it");
   }
-  return {.flops_per_sec = peak * kComputeEfficiency,
+  // Everything but fp32 runs on tensor cores (fp32 is the CUDA-core peak here).
+  const double scale = precision == "fp32" ? 1 : tensor_core_scale(device, false);
+  const double linear_scale = precision == "fp8" ? tensor_core_scale(device, true) : scale;
+  return {.peak_flops_per_sec = peak,
+          .flops_per_sec = peak * kComputeEfficiency * scale,
           .bytes_per_sec = device.memory_bytes_per_sec * kMemoryEfficiency,
           .element_bytes = element_bytes,
           .fp8_linears = precision == "fp8",
-          .linear_flops_per_sec = linear_peak * kComputeEfficiency,
-          .attention_flops_per_sec = peak * kComputeEfficiency};
+          .linear_flops_per_sec = linear_peak * kComputeEfficiency * linear_scale,
+          .attention_flops_per_sec = peak * kComputeEfficiency * scale};
 }
 
 }  // namespace dtsim::workloads

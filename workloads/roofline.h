@@ -33,6 +33,12 @@ struct DeviceSpec {
   // L4 and L40S 89, H100 and H200 90, B200 100. Which kernels a GPU runs, and how well, depends
   // on it (the attention kernels of workloads/TRANSFORMER.md).
   int compute_capability = 0;
+  // The best share of the dense bf16 and fp8 peaks that a matmul reached on this GPU: the
+  // maximum achievable matmul FLOPS (MAMF) that Bekman's ML Engineering book measured with
+  // PyTorch 2.5-2.7 (its "MAMF comparison table"); 0 where no one published it. How the GEMMs'
+  // efficiency follows it: tensor_core_scale.
+  double matmul_bf16_share = 0;
+  double matmul_fp8_share = 0;
   std::string datasheet;  // where the figures come from
 };
 
@@ -43,11 +49,23 @@ struct DeviceSpec {
 // The catalogue's names in order, joined by `separator`: "v100, a100, ...".
 [[nodiscard]] std::string device_names(const std::string& separator);
 
-// Fractions of the datasheet peaks any kernel achieves, applied to every layer, model and device
-// alike (see GENERATOR.md for how they were chosen); the transformer's attention core has its
-// kernel's own share (attention_efficiency, TRANSFORMER.md).
+// Fractions of the datasheet peaks any kernel achieves, applied to every layer and model (see
+// GENERATOR.md for how they were chosen); the transformer's attention core has its kernel's own
+// share (attention_efficiency, TRANSFORMER.md). On tensor cores kComputeEfficiency is the share
+// measured on an H200 (COMPUTE.md) and other GPUs scale it (tensor_core_scale).
 inline constexpr double kComputeEfficiency = 0.5;
 inline constexpr double kMemoryEfficiency = 0.9;
+
+// The reference GPU's matmul shares (the H200, on which the tensor-core efficiency was measured):
+// bf16 as the H100's, "H200 is the same" in the MAMF table; fp8 measured on the H200.
+inline constexpr double kReferenceMatmulBf16Share = 0.803;
+inline constexpr double kReferenceMatmulFp8Share = 0.734;
+
+// What a GEMM's tensor-core efficiency on `device` is, as a multiple of the one measured on the
+// H200: the device's MAMF share (fp8 or 16-bit, TF32 taken as 16-bit) over the H200's bf16 one.
+// A GPU nobody measured takes the H200's shares: 1 in 16 bits, 0.734 / 0.803 in fp8. CUDA
+// cores are not scaled (no measurement). A100 SXM 1.082, B200 0.966, H100 fp8 0.883.
+[[nodiscard]] double tensor_core_scale(const DeviceSpec& device, bool fp8);
 
 // The catalogue entry called `name`. Throws GeneratorError("device", ...) listing the known
 // names. The reference is to the catalogue, which lives as long as the program.
@@ -55,11 +73,14 @@ inline constexpr double kMemoryEfficiency = 0.9;
 
 // One device at one precision, derated by the efficiency constants.
 struct Roofline {
-  double flops_per_sec = 0;  // dense peak of the precision * kComputeEfficiency
+  double peak_flops_per_sec = 0;  // the precision's dense datasheet peak (MFU's denominator)
+  // peak_flops_per_sec * kComputeEfficiency, times tensor_core_scale on tensor cores
+  double flops_per_sec = 0;
   double bytes_per_sec = 0;  // memory bandwidth * kMemoryEfficiency
   double element_bytes = 0;  // bytes of one activation element: 4 (fp32, tf32) or 2 (fp16, bf16)
   // fp8 (float8 training, workloads/TRANSFORMER.md): the linear layers' GEMMs run on fp8 operands
-  // at linear_flops_per_sec (the fp8 peak * kComputeEfficiency); everything else in bf16.
+  // at linear_flops_per_sec (the fp8 peak * kComputeEfficiency * tensor_core_scale(fp8));
+  // everything else in bf16.
   // Otherwise linear_flops_per_sec = flops_per_sec.
   bool fp8_linears = false;
   double linear_flops_per_sec = 0;

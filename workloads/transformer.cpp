@@ -111,9 +111,8 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
   const DeviceSpec& device = find_device(s.device);
   Roofline r = make_roofline(device, s.precision);
   if (r.element_bytes == 2) {  // FlashAttention and cuDNN's fused attention are 16-bit kernels
-    // the precision's peak (flops_per_sec is it times kComputeEfficiency) times the kernel's share
-    r.attention_flops_per_sec =
-        r.flops_per_sec / kComputeEfficiency * attention_efficiency(s.attention, device);
+    // the precision's peak times the kernel's share
+    r.attention_flops_per_sec = r.peak_flops_per_sec * attention_efficiency(s.attention, device);
   }
   return r;
 }
@@ -467,16 +466,17 @@ std::string_view attention_kernel_name(AttentionKernel kernel) {
 // On Ampere and Ada, FlashAttention-2 is "close to the efficiency of GEMM operations" (Dao 2023:
 // 50-73 % of the A100's peak forward), and cuDNN's fused attention matches it; on Hopper cuDNN
 // and FlashAttention-3 (Shah et al. 2024: 75 % of the H100's peak forward) use the asynchronous
-// tensor cores as cuBLAS does. Both take the GEMMs' efficiency, kComputeEfficiency, except
-// FlashAttention-2 on Hopper and later. B200 is taken as Hopper: no published FlashAttention-2
-// figure on it was found. FlashAttention (v1) runs at half FlashAttention-2's share.
+// tensor cores as cuBLAS does. Both take the GEMMs' efficiency (kComputeEfficiency times the
+// device's tensor_core_scale), except FlashAttention-2 on Hopper and later. B200 is taken as
+// Hopper: no published FlashAttention-2 figure on it was found. FlashAttention (v1) runs at half
+// FlashAttention-2's share.
 double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device) {
+  const double gemm = kComputeEfficiency * tensor_core_scale(device, false);
   if (kernel == AttentionKernel::kCudnn) {
-    return kComputeEfficiency;
+    return gemm;
   }
-  const double flash2 = device.compute_capability >= kHopperComputeCapability
-                            ? kFlash2HopperEfficiency
-                            : kComputeEfficiency;
+  const double flash2 =
+      device.compute_capability >= kHopperComputeCapability ? kFlash2HopperEfficiency : gemm;
   return kernel == AttentionKernel::kFlash1 ? kFlash1SpeedRatio * flash2 : flash2;
 }
 

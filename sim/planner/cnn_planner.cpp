@@ -103,7 +103,7 @@ PlanResult plan_cnn(const CnnPlanRequest& r) {
   PlanResult result{.enumerated = static_cast<int>(all.size()),
                     .capacity_bytes = static_cast<std::uint64_t>(device.memory_capacity_bytes),
                     .flops_per_token = flops_per_sample(r.space),
-                    .peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency};
+                    .peak_flops_per_sec = roofline.peak_flops_per_sec};
   std::vector<Outcome> outcomes(all.size());
   tbb::task_arena arena(r.threads > 0 ? r.threads : tbb::task_arena::automatic);
   arena.execute([&] {

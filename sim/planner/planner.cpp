@@ -117,7 +117,7 @@ PlanResult plan(const PlanRequest& r) {
       .capacity_bytes =
           static_cast<std::uint64_t>(workloads::find_device(r.device).memory_capacity_bytes),
       .flops_per_token = workloads::model_flops_per_token_6n(r.space.arch, r.space.seq_len),
-      .peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency};
+      .peak_flops_per_sec = roofline.peak_flops_per_sec};
   std::vector<Outcome> outcomes(all.size());
   tbb::task_arena arena(r.threads > 0 ? r.threads : tbb::task_arena::automatic);
   arena.execute([&] {

@@ -93,7 +93,7 @@ BuiltModel transformer(const HybridConfig& c, int seq_len) {
   b.report.parameters = workloads::parameter_count(arch);
   b.report.flops_per_token_6n = workloads::model_flops_per_token_6n(arch, seq_len);
   b.report.flops_per_token_megatron = workloads::megatron_flops_per_token(arch, seq_len);
-  b.report.peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency;
+  b.report.peak_flops_per_sec = roofline.peak_flops_per_sec;
   return b;
 }
 
@@ -145,7 +145,7 @@ BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::s
   b.report.device = w.device;
   b.report.precision = w.precision;
   b.report.micro_batch = w.batch_per_device;
-  b.report.peak_flops_per_sec = roofline.flops_per_sec / workloads::kComputeEfficiency;
+  b.report.peak_flops_per_sec = roofline.peak_flops_per_sec;
   for (const workloads::LayerCost& l : layers) {
     b.report.parameters += l.params;
   }

@@ -18,15 +18,15 @@ namespace dtsim::sim {
 
 namespace {
 
-// The dense peak of `device` at `precision`, for a what-if (ConfigError if it lacks it).
-double peak_flops_per_sec(const workloads::DeviceSpec& device, const std::string& precision) {
+// The rate `device`'s GEMMs reach at `precision`: its dense peak times the GEMM efficiency on its
+// math unit (roofline.h: tensor_core_scale), for a what-if (ConfigError if it lacks it).
+double gemm_flops_per_sec(const workloads::DeviceSpec& device, const std::string& precision) {
   if (precision == "fp8") {  // its matmul nodes mix fp8 GEMMs with bf16 attention: no one peak
     throw ConfigError("what_if",
                       "fp8: a precision what-if scales every matmul node by one peak, and an fp8 "
                       "run's mix fp8 GEMMs with bf16 attention; compare runs with --precision");
   }
   try {
-    // make_roofline derates by kComputeEfficiency, which every ratio here cancels.
     return workloads::make_roofline(device, precision).flops_per_sec;
   } catch (const workloads::GeneratorError& e) {
     throw ConfigError("what_if", std::string(e.what()));
@@ -81,7 +81,7 @@ ExecutionGraph mixed_precision(ExecutionGraph g, const workloads::DeviceSpec& de
                                      from);
   }
   require_op_classes(g, to);
-  const double matmul = peak_flops_per_sec(device, from) / peak_flops_per_sec(device, to);
+  const double matmul = gemm_flops_per_sec(device, from) / gemm_flops_per_sec(device, to);
   g = scale_by_class(std::move(g), matmul, 2.0 / 4.0);
   // One weight cast per micro-batch, before its first forward node.
   const double cast_bytes_per_param_byte = (4.0 + 2.0) / 4.0;
@@ -114,7 +114,7 @@ ExecutionGraph mixed_precision(ExecutionGraph g, const workloads::DeviceSpec& de
 ExecutionGraph change_gpu(ExecutionGraph g, const workloads::DeviceSpec& from,
                           const workloads::DeviceSpec& to, const std::string& precision) {
   require_op_classes(g, "gpu=" + to.name);
-  const double matmul = peak_flops_per_sec(from, precision) / peak_flops_per_sec(to, precision);
+  const double matmul = gemm_flops_per_sec(from, precision) / gemm_flops_per_sec(to, precision);
   return scale_by_class(std::move(g), matmul, from.memory_bytes_per_sec / to.memory_bytes_per_sec);
 }
 

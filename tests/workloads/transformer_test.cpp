@@ -262,8 +262,9 @@ TEST(TransformerPieces, FlashAttention2RunsAtItsPublishedShareOfHopper) {
 
 TEST(TransformerPieces, FlashAttention1RunsAtHalfFlashAttention2sRate) {
   // The same block as above: FlashAttention-2 is "around 2x" FlashAttention's speed (Dao 2023),
-  // so the core at 0.25 of the A100's 312 TFLOP/s (FlashAttention-2's 0.5 halved) and at 0.175
-  // of the H100's 989.4 (its 0.35 halved); the rest of the block is unchanged.
+  // so the core at half of FlashAttention-2's share of the A100's 312 TFLOP/s (the GEMMs' 0.5
+  // times the A100's tensor-core scale, 86.9 / 80.3 % in the MAMF table: roofline.cpp) and at
+  // 0.175 of the H100's 989.4 (its 0.35 halved); the rest of the block is unchanged.
   const double core_flops = 2.0 * 1024 * 1024 * 1024;
   const auto block = [](const std::string& device, AttentionKernel kernel) {
     return transformer_pieces(toy_llama(),
@@ -278,7 +279,8 @@ TEST(TransformerPieces, FlashAttention1RunsAtHalfFlashAttention2sRate) {
     EXPECT_NEAR(flash1.backward_sec - flash2.backward_sec, 2.5 * extra, 1e-15) << device;
     EXPECT_EQ(flash1.forward_flops, flash2.forward_flops) << device;
   };
-  expect_core_at("a100", 0.25 * 312e12, 0.5 * 312e12);
+  const double a100_gemm = 0.5 * 0.869 / 0.803;
+  expect_core_at("a100", a100_gemm / 2 * 312e12, a100_gemm * 312e12);
   expect_core_at("h100", 0.175 * 989.4e12, 0.35 * 989.4e12);
 }
 
@@ -358,11 +360,13 @@ TEST(TransformerPieces, SmallTpShardsMakeGemmsMemoryBound) {
 TEST(TransformerPieces, Fp8RunsTheLinearGemmsAtTheFp8PeakAndCastsTheirInputs) {
   // toy_gpt's MLP on t = 1024 tokens (h 1024, f 4096), H100: fp8 changes only its two GEMMs.
   // bf16: 2 m k n FLOPs at 0.5 x 989.4 TFLOP/s (both compute-bound). fp8: at 0.5 x 1979 TFLOP/s
-  // (H100 SXM datasheet: 3958 with sparsity), reading 1-byte operands and writing a 2-byte output
+  // (H100 SXM datasheet: 3958 with sparsity) times the H100's fp8 matmul share over the H200's
+  // bf16 one (MAMF table, roofline.cpp: 70.9 / 80.3 %), reading 1-byte operands and writing a
+  // 2-byte output
   // (m k + k n + 2 m n bytes, compute-bound too), plus a cast of the input (3 m k bytes at
   // 0.9 x 3.35 TB/s); backward: two GEMMs and a cast of the output gradient (3 m n bytes).
   const double t = 1024, h = 1024, f = 4096;
-  const double fp8_flops_per_sec = 0.5 * 1979e12;
+  const double fp8_flops_per_sec = 0.5 * 1979e12 * 0.709 / 0.803;
   const auto gemm_bf16 = [](double m, double k, double n) {
     return roofline_sec(2 * m * k * n, (m * k + k * n + m * n) * kBf16);
   };
