@@ -280,12 +280,11 @@ Estimate estimate_step(const HybridModel& model, const HybridJob& job, const Pla
       const auto last = static_cast<std::size_t>(ranges[v].end - 1);
       boundary_bytes = std::max(boundary_bytes, model.pieces[last].output_bytes);
     }
-    // Scatter/gather (HybridModel::scatter_gather_boundary): each TP rank sends its 1/tp, and
-    // the receiving stage all-gathers the pieces over its TP group.
+    // Scatter/gather: each TP rank sends its 1/tp, and the receiving stage all-gathers the
+    // pieces over its TP group.
     double hop_sec = transfer_sec(net, g.pp, boundary_bytes);
-    const auto tp = static_cast<std::uint64_t>(d.tp);
-    if (model.scatter_gather_boundary && tp > 1 && boundary_bytes % tp == 0) {
-      hop_sec = transfer_sec(net, g.pp, boundary_bytes / tp) +
+    if (hybrid::scatters_boundary(model, d.tp, boundary_bytes)) {
+      hop_sec = transfer_sec(net, g.pp, boundary_bytes / static_cast<std::uint64_t>(d.tp)) +
                 ring_sec(net, RingOp::kAllGather, g.tp, boundary_bytes);
     }
     e.pp_sec = 2.0 * (d.pp * chunks - 1) * hop_sec;

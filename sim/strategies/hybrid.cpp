@@ -85,6 +85,10 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   return roles;
 }
 
+bool scatters_boundary(const HybridModel& model, int tp, std::uint64_t bytes) {
+  return model.scatter_gather_boundary && tp > 1 && bytes % static_cast<std::uint64_t>(tp) == 0;
+}
+
 std::vector<PieceRange> virtual_stage_pieces(const HybridModel& model, const HybridJob& job) {
   const int parts = job.degrees.pp * job.schedule.virtual_stages;
   const int units = model.pieces.back().unit + 1;

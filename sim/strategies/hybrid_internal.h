@@ -62,6 +62,11 @@ struct PieceRange {
 [[nodiscard]] std::vector<PieceRange> virtual_stage_pieces(const HybridModel& model,
                                                            const HybridJob& job);
 
+// Whether a boundary activation of `bytes` crosses a stage boundary scattered over `tp` ranks
+// (HybridModel::scatter_gather_boundary): each rank sends bytes / tp and the receiving stage
+// all-gathers them. As Megatron-LM, a tensor that does not split evenly goes whole.
+[[nodiscard]] bool scatters_boundary(const HybridModel& model, int tp, std::uint64_t bytes);
+
 // The program of every rank of pipeline stage `stage`. `graph` receives its labels.
 [[nodiscard]] Program build_stage_program(const HybridModel& model, const HybridJob& job, int stage,
                                           const GridEdges& edges, ExecutionGraph& graph);

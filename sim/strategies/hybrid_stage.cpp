@@ -80,11 +80,9 @@ class StageWriter {
     return model_.pieces[static_cast<std::size_t>(piece)].output_bytes;
   }
   // What one rank sends or receives of piece's output across a stage boundary: its 1/tp under
-  // scatter/gather (HybridModel::scatter_gather_boundary), else all of it.
-  // (As Megatron-LM, a tensor that does not split evenly goes whole.)
+  // scatter/gather (scatters_boundary), else all of it.
   [[nodiscard]] bool scatters(int piece) const {
-    const auto tp = static_cast<std::uint64_t>(job_.degrees.tp);
-    return model_.scatter_gather_boundary && tp > 1 && has(kTp) && output_bytes(piece) % tp == 0;
+    return has(kTp) && scatters_boundary(model_, job_.degrees.tp, output_bytes(piece));
   }
   [[nodiscard]] std::uint64_t boundary_bytes(int piece) const {
     const std::uint64_t bytes = output_bytes(piece);
