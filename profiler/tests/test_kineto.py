@@ -352,17 +352,23 @@ class RealCpuRuns(unittest.TestCase):
     def tearDownClass(cls):
         cls.dir.cleanup()
 
-    def check_against_hooks(self, trace_doc, hooks):
+    def ratios_out_of_bounds(self, trace_doc, hooks):
+        """The layers whose import-over-hooks ratio is outside BOUNDS, as readable lines."""
         imported = {l["name"]: l for l in trace_doc["layers"]}
+        out = []
         for index, phase in ((0, "forward_sec"), (1, "backward_sec")):
             total = sum(h[index] for h in hooks.values())
             for name, measured in hooks.items():
                 if measured[index] < self.SHARE * total:
                     continue
-                with self.subTest(layer=name, phase=phase):
-                    low, high = self.BOUNDS[phase]
-                    ratio = imported[name][phase] / measured[index]
-                    self.assertTrue(low <= ratio <= high, f"{ratio:.3f} not in [{low}, {high}]")
+                low, high = self.BOUNDS[phase]
+                ratio = imported[name][phase] / measured[index]
+                if not low <= ratio <= high:
+                    out.append(f"{name} {phase}: {ratio:.3f} not in [{low}, {high}]")
+        return out
+
+    def check_param_bytes(self, trace_doc, hooks):
+        imported = {l["name"]: l for l in trace_doc["layers"]}
         for name, measured in hooks.items():  # gradient bytes: 4 x the layer's parameters
             self.assertEqual(imported[name]["param_bytes"], measured[2], name)
 
@@ -378,12 +384,22 @@ class RealCpuRuns(unittest.TestCase):
     def test_one_rank_mlp_cnn_and_bert_layers_match_the_hooks(self):
         for model, batch in (("mlp", 64), ("tiny_cnn", 16), ("tiny_bert", 8)):
             with self.subTest(model=model):
-                files = _run_model(self.tmp, model, 1)
-                doc = self.import_runs(files, batch)
-                hooks = json.loads(files[0][1].read_text())
-                if model == "tiny_cnn":  # its ReLU_1 runs twice a step: the hooks time each
-                    hooks.pop("TinyCnn_0.TinyBlock_0.ReLU_1")  # call, the import the module
-                self.check_against_hooks(doc, hooks)
+                # Both clocks time the same calls, but on a loaded machine a preemption between
+                # a hook and the end of its node skews one small layer's pair (seen: 1.45 on a
+                # tiny_cnn convolution's backward while a fuzzer and the suite shared 2 cores;
+                # within bounds alone). A second run must then agree; a real disagreement fails
+                # both.
+                for attempt in (1, 2):
+                    files = _run_model(self.tmp, model, 1)
+                    doc = self.import_runs(files, batch)
+                    hooks = json.loads(files[0][1].read_text())
+                    if model == "tiny_cnn":  # its ReLU_1 runs twice a step: the hooks time each
+                        hooks.pop("TinyCnn_0.TinyBlock_0.ReLU_1")  # call, the import the module
+                    outside = self.ratios_out_of_bounds(doc, hooks)
+                    if not outside:
+                        break
+                self.assertEqual(outside, [], f"in both runs of {model}")
+                self.check_param_bytes(doc, hooks)
                 self.assertEqual(doc["measurement"]["timed_iterations"], 3)
 
     def test_two_gloo_ranks_give_ddp_buckets_and_a_graph_dtsim_replays(self):
