@@ -44,6 +44,28 @@ std::string op_class_source(const DeviceSpec& device, const std::string& precisi
               : "");
 }
 
+// Throws unless both GEMM efficiencies are fractions, the tensor cores' also once scaled to
+// `device` (the figure is the H200's: tensor_core_scale).
+void check_efficiencies(const GemmEfficiency& e, const DeviceSpec& device) {
+  for (const auto& [field, value] : {std::pair{"tensor_core_efficiency", e.tensor_core},
+                                     std::pair{"cuda_core_efficiency", e.cuda_core}}) {
+    if (!(value > 0 && value <= 1)) {
+      throw GeneratorError(field, format("%g", value) + ": expected a fraction in (0, 1]");
+    }
+  }
+  const double scale = tensor_core_scale(device, false);
+  if (e.tensor_core * scale > 1) {
+    throw GeneratorError(
+        "tensor_core_efficiency",
+        format("%g", e.tensor_core) + ": on " + device.full_name + " that is " +
+            format("%.3g", e.tensor_core * scale) +
+            " of its peak (the figure is the H200's, times this GPU's measured matmul share "
+            "over the H200's, " +
+            format("%.3g", scale) + "; workloads/COMPUTE.md): expected at most " +
+            format("%.3g", 1 / scale));
+  }
+}
+
 }  // namespace
 
 LayerSeconds layer_seconds(const LayerCost& c, const Roofline& roofline) {
@@ -70,13 +92,7 @@ Workload generate_workload(const GeneratorConfig& config) {
   if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "lamb") {
     throw GeneratorError("optimizer", optimizer + ": expected sgd, adamw or lamb");
   }
-  for (const auto& [field, value] :
-       {std::pair{"tensor_core_efficiency", config.efficiency.tensor_core},
-        std::pair{"cuda_core_efficiency", config.efficiency.cuda_core}}) {
-    if (!(value > 0 && value <= 1)) {
-      throw GeneratorError(field, format("%g", value) + ": expected a fraction in (0, 1]");
-    }
-  }
+  check_efficiencies(config.efficiency, device);
   if (config.compute_model != ComputeModel::kOpClass &&
       (config.efficiency.tensor_core != kTensorCoreEfficiency ||
        config.efficiency.cuda_core != kCudaCoreEfficiency || config.fuse_norm_relu ||

@@ -494,7 +494,8 @@ int run_workload_generate(const std::vector<std::string>& args) {
             po::value(&config.efficiency.tensor_core)
                 ->default_value(config.efficiency.tensor_core)
                 ->value_name("FRACTION"),
-            "op-class: the fraction of tensor-core peak a full-tile GEMM reaches");
+            "op-class: the fraction of tensor-core peak a full-tile GEMM reaches on an H200; "
+            "other GPUs scale it by their measured matmul share (workloads/COMPUTE.md)");
   add_flags("cuda-core-efficiency",
             po::value(&config.efficiency.cuda_core)
                 ->default_value(config.efficiency.cuda_core)
