@@ -14,6 +14,7 @@
 #include "workloads/generator.h"
 #include "workloads/generator_error.h"
 #include "workloads/model_zoo.h"
+#include "workloads/parsing/units.h"
 #include "workloads/roofline.h"
 #include "workloads/trace_reader.h"
 
@@ -85,9 +86,19 @@ BuiltModel transformer(const HybridConfig& c, int seq_len) {
   const workloads::DeviceSpec& device = workloads::find_device(c.device);
   const workloads::Roofline roofline = workloads::make_roofline(device, c.precision);
   b.report.model = arch.name;
-  b.report.compute_source =
-      "generator (roofline of the sharded shapes on " + device.full_name + ", attention " +
-      std::string(workloads::attention_kernel_name(c.attention)) + ", workloads/TRANSFORMER.md)";
+  // The GEMMs' share of the peak: 0.5 on an H200, scaled by the GPU's measured matmul share.
+  const std::string gemms =
+      parsing::format_number("%.3g", roofline.flops_per_sec / roofline.peak_flops_per_sec) +
+      " of peak" +
+      (roofline.fp8_linears ? ", fp8 GEMMs at " +
+                                  parsing::format_number("%.3g", roofline.linear_flops_per_sec /
+                                                                     device.fp8_flops_per_sec) +
+                                  " of the fp8 peak"
+                            : "");
+  b.report.compute_source = "generator (roofline of the sharded shapes on " + device.full_name +
+                            ", GEMMs at " + gemms + ", attention " +
+                            std::string(workloads::attention_kernel_name(c.attention)) +
+                            ", workloads/TRANSFORMER.md)";
   b.report.device = device.full_name;
   b.report.precision = c.precision;
   b.report.parameters = workloads::parameter_count(arch);

@@ -85,6 +85,23 @@ TEST_F(HybridCli, TransformerJobReportsThroughputAndStages) {
   EXPECT_EQ(slurp(path("r.json")), slurp(path("again.json")));
 }
 
+TEST_F(HybridCli, TheComputeSourceNamesTheGemmsShareOfThePeak) {
+  // 0.5 on an H200, times the GPU's MAMF share over the H200's (workloads/roofline.cpp): an
+  // A100's bf16 0.5 x 0.869 / 0.803 = 0.541; an H100's bf16 0.5 and its fp8 0.5 x 0.709 / 0.803
+  // = 0.441 of the fp8 peak.
+  const std::string job = " --parallel dp=16 --global-batch 16 --seq-len 256";
+  EXPECT_NE(simulate(kGpt + job, "a100.json")["model"]["compute_source"].get<std::string>().find(
+                "GEMMs at 0.541 of peak, attention"),
+            std::string::npos);
+  const std::string h100 =
+      "--model gpt3-1.3b --device h100 --precision fp8 --platform "
+      "platforms/files/presets/dgx-h100.json --ranks 8 --parallel dp=8 --global-batch 8 "
+      "--seq-len 256";
+  EXPECT_NE(simulate(h100, "h100.json")["model"]["compute_source"].get<std::string>().find(
+                "GEMMs at 0.5 of peak, fp8 GEMMs at 0.441 of the fp8 peak"),
+            std::string::npos);
+}
+
 TEST_F(HybridCli, BadJobsAreLocatedErrors) {
   expect_error(kGpt + " --parallel tp=8,pp=4,dp=8",
                "dtsim simulate: --parallel: tp=8,cp=1,dp=8,pp=4,ep=1 makes 256 ranks, not 16\n");
