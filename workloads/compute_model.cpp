@@ -181,18 +181,19 @@ std::optional<ConvLayout> parse_conv_layout(std::string_view name) {
 
 MathRate math_rate(const DeviceSpec& device, const std::string& precision, bool convolution,
                    const GemmEfficiency& e) {
+  const double tensor_core = e.tensor_core * tensor_core_scale(device, false);
   MathRate r;
   if (precision == "fp16" || precision == "bf16") {
     r = {.unit = MathUnit::kTensorCore,
          .peak_flops_per_sec =
              precision == "fp16" ? device.fp16_flops_per_sec : device.bf16_flops_per_sec,
-         .efficiency = e.tensor_core * tensor_core_scale(device, false),
+         .efficiency = tensor_core,
          .pad_elements = 8};
   } else if (precision == "tf32" ||
              (precision == "fp32" && convolution && device.tf32_flops_per_sec > 0)) {
     r = {.unit = MathUnit::kTensorCore,
          .peak_flops_per_sec = device.tf32_flops_per_sec,
-         .efficiency = e.tensor_core * tensor_core_scale(device, false),
+         .efficiency = tensor_core,
          .pad_elements = 4};
   } else if (precision == "fp32") {
     r = {.unit = MathUnit::kCudaCore,
