@@ -23,7 +23,9 @@
 #include "sim/cli/provenance.h"
 #include "sim/cli/rerun.h"
 #include "sim/cli/run_flags.h"
+#include "sim/cli/simulate_verb.h"
 #include "sim/cli/sweep.h"
+#include "sim/cli/verb.h"
 #include "sim/cli/whatif.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_error.h"
@@ -41,6 +43,7 @@ using dtsim::sim::ConfigError;
 
 namespace {
 
+using dtsim::sim::kHelpColumns;
 using dtsim::sim::parse_size_flag;
 using dtsim::sim::run_flags;
 using dtsim::sim::run_options;
@@ -48,7 +51,6 @@ using dtsim::sim::RunFlags;
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternalError = 1;
-constexpr unsigned kHelpColumns = 100;
 
 const char* const kUsage =
     "dtsim: predicts distributed deep-learning training time on a simulated cluster (SimGrid).\n"
@@ -84,40 +86,6 @@ const char* const kUsage =
     "Exit codes: 0 success, 2 bad input (message on stderr), 1 internal error (sweep: also a\n"
     "point that failed, sim/cli/SWEEP.md).\n";
 
-// Writes `report` with the provenance of `inputs` to `path` (nothing for an empty path).
-void write_report(const std::string& path, nlohmann::ordered_json report,
-                  const std::vector<dtsim::sim::InputFile>& inputs) {
-  if (path.empty()) {
-    return;
-  }
-  report["provenance"] = dtsim::sim::provenance_json(inputs);
-  dtsim::sim::write_text("report", path, report.dump(2) + "\n");
-}
-
-// `args` parsed against `flags`, which take no positional arguments: a stray word ("tree"
-// without --algorithm) is an error naming it, not ignored as boost would.
-po::parsed_options parse_flags_only(const std::vector<std::string>& args,
-                                    const po::options_description& flags) {
-  po::parsed_options parsed = po::command_line_parser(args).options(flags).run();
-  for (const po::option& o : parsed.options) {
-    if (o.position_key >= 0 && !o.value.empty()) {
-      throw ConfigError("unexpected argument \"" + o.value.front() +
-                        "\": every value follows its flag (see --help)");
-    }
-  }
-  return parsed;
-}
-
-// Throws ConfigError for a flag given an empty text (`--report ""` was ignored as if absent).
-void reject_empty_values(const po::variables_map& vm) {
-  for (const auto& [name, value] : vm) {
-    const auto* text = boost::any_cast<std::string>(&value.value());
-    if (!value.defaulted() && text != nullptr && text->empty()) {
-      throw ConfigError("--" + name + ": expected a value, got an empty text");
-    }
-  }
-}
-
 // Throws ConfigError naming the first argument that is not valid UTF-8: reports are JSON, which
 // must be, and a path or a value in them could not be written after the whole run.
 void reject_invalid_utf8(const std::vector<std::string>& args) {
@@ -127,226 +95,6 @@ void reject_invalid_utf8(const std::vector<std::string>& args) {
                         "\": not valid UTF-8 (reports are JSON, which must be)");
     }
   }
-}
-
-// Parses `args` against `flags`; returns false if --help was given (after printing it).
-// `vm`, if given, receives the values parsed.
-bool parse(const std::vector<std::string>& args, const po::options_description& flags,
-           const std::string& verb, const char* what, po::variables_map* parsed = nullptr) {
-  po::variables_map vm;
-  po::store(parse_flags_only(args, flags), vm);
-  if (vm.count("help")) {
-    std::cout << "Usage: dtsim " << verb << " [flags]\n" << what << "\n" << flags;
-    return false;
-  }
-  reject_empty_values(vm);
-  po::notify(vm);
-  if (parsed != nullptr) {
-    *parsed = vm;
-  }
-  return true;
-}
-
-const char* const kSimulateWhat =
-    "Predicts one steady-state iteration of data-parallel training (PyTorch DDP over\n"
-    "NCCL) on --ranks GPUs: forward, backward with per-bucket gradient all-reduces\n"
-    "overlapping it, then the optimizer step. Prints a summary; --report writes the\n"
-    "JSON report (iteration_time_sec, compute_sec, exposed_comm_sec,\n"
-    "scaling_efficiency, per-bucket all-reduce times in seconds and sizes in bytes).\n";
-const char* const kMemoryWhat =
-    "Prints the memory one rank of each pipeline stage holds at its peak\n"
-    "(sim/strategies/MEMORY.md) for a --model job given as to dtsim simulate, and the\n"
-    "worst rank against the GPU's capacity; simulates nothing (the platform and replay\n"
-    "flags are accepted and unused). --report writes it as JSON (sizes in bytes).\n";
-
-// --bucket-mb as bytes. 2^30 MiB = 2^50 bytes, the most dtsim models in one message.
-std::uint64_t bucket_cap_bytes(double bucket_mb) {
-  if (!(bucket_mb * 1024 * 1024 >= 1) || !(bucket_mb <= 1024.0 * 1024 * 1024)) {
-    throw ConfigError("--bucket-mb " + dtsim::parsing::format_number("%g", bucket_mb) +
-                      ": expected a size from 2^-20 MiB (1 byte) to 2^30 MiB (1 PiB)");
-  }
-  return static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024));
-}
-
-// With `flag_names`, only lists the long names of the flags there (for dtsim sweep). Sets
-// `job_file` to the --job file read, which says the errors of its flags. With `memory`, dtsim
-// memory: the same flags (--platform not required), the memory model printed, nothing run.
-int run_simulate(const std::vector<std::string>& args, dtsim::sim::JobFile& job_file,
-                 std::vector<std::string>* flag_names = nullptr, bool memory = false) {
-  RunFlags f;
-  std::string workload, graph, chakra, job_path;
-  int iterations = 3;
-  int accumulation_steps = 1;
-  double bucket_mb = 25;
-  po::options_description flags(kHelpColumns, kHelpColumns / 2);
-  po::options_description job("Workload and job", kHelpColumns, kHelpColumns / 2);
-  auto add_job = job.add_options();
-  add_job("job", po::value(&job_path)->value_name("J.json"),
-          "the flags in a file (sim/cli/JOB.md): a JSON object of flag: value, e.g. {\"model\": "
-          "\"gpt3-1.3b\", \"parallel\": {\"tp\": 2, \"dp\": 4}, \"sequence-parallel\": true}; "
-          "paths in it are relative to its folder; a flag given here overrides its key");
-  add_job("workload", po::value(&workload)->value_name("W.json"),
-          "one device's per-layer costs: a workload trace (see workloads/FORMAT.md), replayed as "
-          "data-parallel training on --ranks GPUs");
-  add_job("graph", po::value(&graph)->value_name("G.json"),
-          "instead of --workload: an execution graph (sim/graph/GRAPH.md), what every rank "
-          "computes and communicates, replayed as it is (--ranks, if given, must be its rank "
-          "count; the data-parallel flags below are refused)");
-  add_job("chakra", po::value(&chakra)->value_name("PREFIX"),
-          "instead of --workload: a Chakra execution trace (workloads/CHAKRA.md), PREFIX.<rank>.et "
-          "per rank as ASTRA-sim reads it, replayed as it is (--ranks: its rank count; absent: as "
-          "many as there are files)");
-  add_job("bucket-mb", po::value(&bucket_mb)->default_value(25)->value_name("MiB"),
-          "gradient bucket cap in MiB (2^20 bytes), as PyTorch DDP's bucket_cap_mb; the first "
-          "bucket is capped at 1 MiB as in DDP");
-  add_job("iterations", po::value(&iterations)->default_value(3)->value_name("K"),
-          "iterations simulated back to back; the last one (steady state) is reported");
-  add_job("accumulation-steps", po::value(&accumulation_steps)->default_value(1)->value_name("S"),
-          "micro-batches per optimizer step (gradient accumulation): S-1 forward+backward passes "
-          "without communication (DDP no_sync), then one with the gradient all-reduces");
-  std::string overlap = "backward";
-  add_job("overlap", po::value(&overlap)->default_value("backward")->value_name("backward|none"),
-          "backward: a bucket's all-reduce starts once its gradients are computed, while the "
-          "backward pass goes on (NCCL on GPUs); none: communication cannot run while the rank "
-          "computes, so every all-reduce starts after the rank's whole backward pass (gloo on "
-          "CPUs whose cores all compute)");
-  int nccl_channels = 0;
-  add_job("nccl-channels", po::value(&nccl_channels)->default_value(0)->value_name("C"),
-          "the SMs an NCCL all-reduce holds while the backward pass runs (one per channel; "
-          "DGX-1 V100: 4), slowing it by C / SMs for as long as each bucket's all-reduce lasts; "
-          "0: no compute-side bucket cost (sim/whatif/WHATIF.md)");
-  int bucket_kernels = 0;
-  add_job("bucket-kernels", po::value(&bucket_kernels)->default_value(0)->value_name("K"),
-          "kernels DDP launches on the compute stream per gradient bucket (0 to 16), each at "
-          "the GPU's fixed cost of a kernel (PyTorch <= 1.7: 1, the div_ that prescales the "
-          "bucket; later versions: 0, the default; sim/whatif/WHATIF.md)");
-  add_job("apply", po::value(&f.apply)->composing()->value_name("WHAT-IF"),
-          "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
-          "fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx; "
-          "dtsim whatif compares with the run without them");
-  dtsim::sim::OutputFlags outputs_flags;
-  dtsim::sim::HybridFlags hybrid;
-  const po::options_description hybrid_group = dtsim::sim::hybrid_flags(hybrid);
-  flags.add(job)
-      .add(hybrid_group)
-      .add(run_flags(f, false, !memory))
-      .add(dtsim::sim::output_flags(outputs_flags));
-  if (flag_names != nullptr) {
-    for (const auto& option : flags.options()) {
-      flag_names->push_back(option->long_name());
-    }
-    return 0;
-  }
-  po::variables_map vm;
-  if (!parse(dtsim::sim::with_job_file(args, flags, job_file), flags,
-             memory ? "memory" : "simulate", memory ? kMemoryWhat : kSimulateWhat, &vm)) {
-    return 0;
-  }
-  if (memory) {
-    if (!graph.empty()) {
-      throw ConfigError("--graph " + graph +
-                        ": dtsim memory needs --model NAME (a graph has no layer shapes)");
-    }
-    dtsim::sim::check_output_path("report", f.report);
-    const auto inputs = dtsim::sim::input_files({{"job", job_path}});
-    std::vector<std::pair<std::string, std::string>> files{{"report", f.report}};
-    for (const auto& input : inputs) {
-      files.emplace_back(input.flag, input.path);
-    }
-    dtsim::sim::check_distinct_outputs(files);
-    const auto report = dtsim::sim::hybrid_memory(dtsim::sim::hybrid_config(
-        hybrid, {.ranks = f.ranks}, workload, bucket_cap_bytes(bucket_mb), iterations));
-    write_report(f.report, dtsim::sim::memory_report_json(report), inputs);
-    std::cout << dtsim::sim::memory_summary(report);
-    return 0;
-  }
-  const bool wants_hybrid = dtsim::sim::wants_hybrid(hybrid);
-  if (!chakra.empty() && (wants_hybrid || !workload.empty() || !graph.empty())) {
-    throw ConfigError(
-        "--chakra PREFIX replays a trace as it is: give no --workload, --graph, "
-        "--model or --parallel");
-  }
-  if (wants_hybrid && !graph.empty()) {
-    throw ConfigError(
-        "--graph G.json replays a graph as it is: --model and --parallel do not "
-        "apply");
-  }
-  if (!wants_hybrid && chakra.empty() && workload.empty() == graph.empty()) {
-    throw ConfigError(std::string(workload.empty() ? "expected" : "give only one of") +
-                      " --workload W.json, --model NAME or --graph G.json (see dtsim simulate "
-                      "--help)");
-  }
-  dtsim::sim::reject_unused_flags(vm, hybrid_group,
-                                  wants_hybrid       ? dtsim::sim::RunKind::kHybrid
-                                  : workload.empty() ? dtsim::sim::RunKind::kReplay
-                                                     : dtsim::sim::RunKind::kDataParallel);
-  dtsim::sim::check_output_path("report", f.report);
-  const auto inputs = dtsim::sim::input_files(
-      {{"job", job_path}, {"workload", workload}, {"graph", graph}, {"platform", f.platform}});
-  std::vector<std::pair<std::string, std::string>> files{{"report", f.report},
-                                                         {"timeline", outputs_flags.timeline},
-                                                         {"link-report", outputs_flags.link_report},
-                                                         {"dump-graph", outputs_flags.dump_graph}};
-  for (const auto& input : inputs) {
-    files.emplace_back(input.flag, input.path);
-  }
-  files.emplace_back("dump-chakra", outputs_flags.dump_chakra);  // prefixes: compared as paths
-  files.emplace_back("chakra", chakra);
-  dtsim::sim::check_distinct_outputs(files);
-  auto outputs = dtsim::sim::requested_outputs(outputs_flags);
-  if (!chakra.empty()) {
-    auto trace = dtsim::sim::read_chakra_for_simulate(chakra, f.ranks);
-    const auto report = dtsim::sim::simulate_execution_graph(std::move(trace.graph), run_options(f),
-                                                             chakra, &outputs);
-    auto json = dtsim::sim::report_json(report);
-    json["chakra"] = dtsim::sim::chakra_import_json(trace);
-    auto read = inputs;  // and every file of the trace
-    for (int r = 0; r < trace.stats.ranks; ++r) {
-      read.push_back({.flag = "chakra", .path = dtsim::sim::chakra_rank_path(chakra, r)});
-    }
-    write_report(f.report, json, read);
-    dtsim::sim::write_outputs(outputs_flags, outputs);
-    std::cout << dtsim::sim::report_summary(report) << dtsim::sim::chakra_summary(trace);
-    return 0;
-  }
-  if (!graph.empty()) {
-    const auto report =
-        dtsim::sim::simulate_graph({.run = run_options(f), .graph_path = graph}, &outputs);
-    write_report(f.report, dtsim::sim::report_json(report), inputs);
-    dtsim::sim::write_outputs(outputs_flags, outputs);
-    std::cout << dtsim::sim::report_summary(report);
-    return 0;
-  }
-  if (f.ranks == 0) {
-    throw ConfigError("the option '--ranks' is required but missing (see dtsim simulate --help)");
-  }
-  const std::uint64_t bucket_bytes = bucket_cap_bytes(bucket_mb);
-  if (wants_hybrid) {
-    const auto config =
-        dtsim::sim::hybrid_config(hybrid, run_options(f), workload, bucket_bytes, iterations);
-    const auto report = dtsim::sim::simulate_hybrid(config, &outputs);
-    write_report(f.report, dtsim::sim::report_json(report), inputs);
-    dtsim::sim::write_outputs(outputs_flags, outputs);
-    std::cout << dtsim::sim::report_summary(report);
-    return 0;
-  }
-  const auto overlap_mode = dtsim::sim::parse_overlap(overlap);
-  if (!overlap_mode) {
-    throw ConfigError("--overlap " + overlap + ": expected backward or none");
-  }
-  dtsim::sim::SimulateConfig config{.run = run_options(f),
-                                    .workload_path = workload,
-                                    .bucket_cap_bytes = bucket_bytes,
-                                    .iterations = iterations,
-                                    .accumulation_steps = accumulation_steps,
-                                    .overlap = *overlap_mode,
-                                    .nccl_channels = nccl_channels,
-                                    .bucket_kernels = bucket_kernels};
-  const auto report = dtsim::sim::simulate_data_parallel(config, &outputs);
-  write_report(f.report, dtsim::sim::report_json(report), inputs);
-  dtsim::sim::write_outputs(outputs_flags, outputs);
-  std::cout << dtsim::sim::report_summary(report);
-  return 0;
 }
 
 int run_collective(const std::vector<std::string>& args) {
@@ -383,9 +131,10 @@ int run_collective(const std::vector<std::string>& args) {
            "ALGORITHMS.md): its step-level schedule, what --replay step runs");
   dtsim::sim::OutputFlags outputs_flags;
   flags.add(what).add(sweep).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
-  if (!parse(args, flags, "collective",
-             "Simulates one collective alone on an idle network. Prints the time; --report\n"
-             "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
+  if (!dtsim::sim::parse_verb_flags(
+          args, flags, "collective",
+          "Simulates one collective alone on an idle network. Prints the time; --report\n"
+          "writes the JSON report (time_sec, algorithm and bus bandwidth in bytes/s).\n")) {
     return 0;
   }
   dtsim::sim::CollectiveConfig config{.run = run_options(f),
@@ -396,20 +145,17 @@ int run_collective(const std::vector<std::string>& args) {
   dtsim::sim::check_output_path("report", f.report);
   dtsim::sim::check_output_path("dump-algorithm", dump_algorithm);
   const auto inputs = dtsim::sim::input_files({{"platform", f.platform}});
-  std::vector<std::pair<std::string, std::string>> files{
-      {"report", f.report},
-      {"dump-algorithm", dump_algorithm},
-      {"timeline", outputs_flags.timeline},
-      {"link-report", outputs_flags.link_report},
-      {"dump-graph", outputs_flags.dump_graph},
-      {"dump-chakra", outputs_flags.dump_chakra}};
-  for (const auto& input : inputs) {
-    files.emplace_back(input.flag, input.path);
-  }
-  dtsim::sim::check_distinct_outputs(files);
+  dtsim::sim::check_distinct_outputs(
+      dtsim::sim::with_inputs({{"report", f.report},
+                               {"dump-algorithm", dump_algorithm},
+                               {"timeline", outputs_flags.timeline},
+                               {"link-report", outputs_flags.link_report},
+                               {"dump-graph", outputs_flags.dump_graph},
+                               {"dump-chakra", outputs_flags.dump_chakra}},
+                              inputs));
   auto outputs = dtsim::sim::requested_outputs(outputs_flags);
   const auto report = dtsim::sim::simulate_collective(config, &outputs);
-  write_report(f.report, dtsim::sim::report_json(report), inputs);
+  dtsim::sim::write_report(f.report, dtsim::sim::report_json(report), inputs);
   if (report.algorithm_file) {
     dtsim::sim::write_text("dump-algorithm", dump_algorithm, report.algorithm_file->dump(1) + "\n");
   }
@@ -517,7 +263,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
             "where to write the trace (format: workloads/FORMAT.md)");
   add_flags("help", "explain the flags");
   po::variables_map vm;
-  po::store(parse_flags_only(args, flags), vm);
+  po::store(dtsim::sim::parse_flags_only(args, flags), vm);
   if (vm.count("help")) {
     std::cout << "Usage: dtsim workload generate [flags]\n"
                  "Writes a workload trace of one device's iteration from the architecture's\n"
@@ -569,10 +315,10 @@ int main(int argc, char** argv) {
   try {
     reject_invalid_utf8(args);
     if (verb == "simulate") {
-      return run_simulate(args, job);
+      return dtsim::sim::run_simulate(args, job);
     }
     if (verb == "memory") {
-      return run_simulate(args, job, nullptr, true);
+      return dtsim::sim::run_simulate(args, job, true);
     }
     if (verb == "collective") {
       return run_collective(args);
@@ -581,14 +327,10 @@ int main(int argc, char** argv) {
       return dtsim::sim::run_plan(args);
     }
     if (verb == "sweep") {
-      std::vector<std::string> simulate_flags;
-      run_simulate({}, job, &simulate_flags);
-      return dtsim::sim::run_sweep(args, simulate_flags);
+      return dtsim::sim::run_sweep(args, dtsim::sim::simulate_flag_names());
     }
     if (verb == "whatif") {
-      std::vector<std::string> simulate_flags;
-      run_simulate({}, job, &simulate_flags);
-      return dtsim::sim::run_whatif(args, simulate_flags);
+      return dtsim::sim::run_whatif(args, dtsim::sim::simulate_flag_names());
     }
     if (verb == "platform") {
       if (args.empty() || (args[0] != "describe" && args[0] != "export")) {

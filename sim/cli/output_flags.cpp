@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "sim/chakra/chakra_writer.h"
+#include "sim/cli/verb.h"
 #include "sim/config_error.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/report/link_report.h"
@@ -16,7 +17,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr unsigned kHelpColumns = 100;
 constexpr std::size_t kMaxFileNameBytes = 255;  // NAME_MAX of Linux file systems
 
 // Whether `a` and `b` name one file. Paths that cannot be resolved (a name too long) are told

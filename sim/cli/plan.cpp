@@ -11,6 +11,7 @@
 #include "sim/cli/child_runs.h"
 #include "sim/cli/hybrid_flags.h"
 #include "sim/cli/output_flags.h"
+#include "sim/cli/verb.h"
 #include "sim/config_error.h"
 #include "sim/planner/plan_report.h"
 #include "sim/planner/planner.h"
@@ -25,8 +26,6 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 namespace {
-
-constexpr unsigned kHelpColumns = 100;
 
 struct PlanFlags {
   std::string model, device, precision, attention, platform, strategies, report;

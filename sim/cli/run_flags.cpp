@@ -12,6 +12,7 @@
 
 #include "platforms/platform_spec.h"
 #include "sim/cli/error_messages.h"
+#include "sim/cli/verb.h"
 #include "sim/config_error.h"
 #include "sim/run/simulation.h"
 #include "workloads/parsing/json_fields.h"
@@ -21,12 +22,6 @@
 namespace po = boost::program_options;
 
 namespace dtsim::sim {
-
-namespace {
-
-constexpr unsigned kHelpColumns = 100;
-
-}  // namespace
 
 po::options_description run_flags(RunFlags& f, bool ranks_required, bool platform_required) {
   po::options_description d("Platform and algorithm", kHelpColumns, kHelpColumns / 2);

@@ -20,6 +20,7 @@
 #include "sim/cli/sweep_csv.h"
 #include "sim/cli/sweep_results.h"
 #include "sim/cli/sweep_spec.h"
+#include "sim/cli/verb.h"
 #include "sim/config_error.h"
 
 #include <sys/wait.h>
@@ -32,7 +33,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr unsigned kHelpColumns = 100;
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
 // A private temporary directory, removed with everything in it.
