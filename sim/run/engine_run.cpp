@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 
 #include <simgrid/s4u.hpp>
 
@@ -12,6 +13,7 @@
 #include "sim/replay/perturbations.h"
 #include "sim/replay/rank_mapping.h"
 #include "sim/run/work_limits.h"
+#include "sim/whatif/priority.h"
 
 namespace dtsim::sim {
 
@@ -291,6 +293,28 @@ void GroupChooser::release_schedules() {
     made.first.schedule = Schedule{};
   }
   released_ = true;
+}
+
+bool spans_nodes(const TopologyHints& hints, int ranks) {
+  for (int r = 1; r < ranks; ++r) {
+    if (hints.node_of(r) != hints.node_of(0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+ExecutionGraph with_priority_order(ExecutionGraph graph, const LoweringOptions& options,
+                                   GroupChooser& choose) {
+  if (!has_priorities(graph)) {
+    return graph;
+  }
+  (void)count_lowered_tasks(graph, options, std::ref(choose));  // every collective's choice made
+  const auto seconds = [&choose](const ExecutionGraph& g, int rank, const Node& n) {
+    const CommCost& c = choose.cost(g, rank, n);
+    return c.latency_sec + c.bandwidth_sec;
+  };
+  return order_by_priority(std::move(graph), seconds);
 }
 
 }  // namespace dtsim::sim

@@ -18,6 +18,7 @@
 #include "platforms/platform_spec.h"
 #include "sim/collectives/collective_choice.h"
 #include "sim/graph/execution_graph.h"
+#include "sim/lowering/lowering.h"
 #include "sim/report/limiter.h"
 #include "sim/report/report.h"
 #include "sim/run/simulation.h"
@@ -31,9 +32,6 @@ struct ValidatedRun {
   TopologyHints hints;  // all but what needs the built platform
 };
 
-// Checks `run`, and that its algorithm can run `request` (if given) as far as is known before the
-// platform is built.
-// `ranks_from` names where run.ranks came from, for messages (default: the --ranks flag).
 // Checks `run`, and that its algorithm can run `request` (if given) as far as is known before the
 // platform is built. `ranks_from` names where run.ranks came from, for messages (default: the
 // --ranks flag).
@@ -109,6 +107,15 @@ class GroupChooser {
   std::map<Key, std::pair<CollectiveChoice, CommCost>> made_;
   bool released_ = false;
 };
+
+// Whether ranks 0..ranks-1 sit on more than one node.
+[[nodiscard]] bool spans_nodes(const TopologyHints& hints, int ranks);
+
+// `graph` with its priorities honoured (sim/whatif/priority.h): each program's streams in the
+// order the priority policy starts their nodes, collectives timed by the chooser's estimates.
+[[nodiscard]] ExecutionGraph with_priority_order(ExecutionGraph graph,
+                                                 const LoweringOptions& options,
+                                                 GroupChooser& choose);
 
 }  // namespace dtsim::sim
 
