@@ -332,9 +332,9 @@ int too_deep_line(const std::string& text) {
   return 0;
 }
 
-}  // namespace
-
-AlgorithmFile parse_msccl_xml(const std::string& text, const std::string& path) {
+// The XML tree of `text`; throws ConfigError at the line of an element nested too deep or of
+// malformed XML.
+pt::ptree read_tree(const std::string& text, const std::string& path) {
   if (const int line = too_deep_line(text); line > 0) {
     throw ConfigError(path + ":" + std::to_string(line) + ": elements nested more than " +
                       std::to_string(kMaxXmlDepth) +
@@ -347,90 +347,91 @@ AlgorithmFile parse_msccl_xml(const std::string& text, const std::string& path) 
   } catch (const pt::xml_parser_error& e) {
     throw ConfigError(path + ":" + std::to_string(e.line()) + ": " + e.message());
   }
-  const auto algo_node = tree.get_child_optional("algo");
-  if (!algo_node) {
-    throw ConfigError(path + ": expected an <algo> element (an MSCCL algorithm)");
+  return tree;
+}
+
+// One <step> of thread block `tb`, checked against the block's peers.
+Step read_step(const Attributes& st, const ThreadBlock& tb) {
+  Step s{.type = st.text("type")};
+  static const std::vector<std::string> kTypes{"s",    "r",   "rcs", "rrs", "rrc",
+                                               "rrcs", "cpy", "re",  "nop"};
+  if (std::find(kTypes.begin(), kTypes.end(), s.type) == kTypes.end()) {
+    st.fail("type=\"" + s.type + "\": expected s, r, rcs, rrs, rrc, rrcs, cpy, re or nop");
   }
-  const Attributes algo(*algo_node, "<algo>", path);
-  AlgorithmFile file{.path = path, .name = algo.text("name"), .explicit_deps = true};
-  const auto op = msccl_op(algo.text("coll"));
-  if (!op) {
-    algo.fail("coll=\"" + algo.text("coll") +
-              "\": expected allreduce, allgather, reducescatter or alltoall");
+  for (auto [name, buf] : {std::pair{"srcbuf", &s.srcbuf}, std::pair{"dstbuf", &s.dstbuf}}) {
+    const std::string b = st.text(name);
+    if (b != "i" && b != "o" && b != "s") {
+      st.fail(std::string(name) + "=\"" + b + "\": expected i, o or s");
+    }
+    *buf = b[0];
   }
-  file.op = *op;
-  file.ranks = static_cast<int>(algo.integer("ngpus", 1, kMaxFileRanks));
-  file.chunks = static_cast<std::uint64_t>(algo.integer("nchunksperloop", 1, 1 << 20));
-  file.in_place = algo.integer("inplace", 0, 1) == 1;
-  if (file.op == CollectiveOp::kAllToAll && file.in_place) {
-    algo.fail("inplace=\"1\": an all-to-all is never in place here");
+  // -1: no buffer (a nop's)
+  s.srcoff = static_cast<std::uint64_t>(std::max(0LL, st.integer("srcoff", -1, 1 << 20)));
+  s.dstoff = static_cast<std::uint64_t>(std::max(0LL, st.integer("dstoff", -1, 1 << 20)));
+  s.cnt = static_cast<std::uint64_t>(st.integer("cnt", 1, 1 << 20));
+  s.depid = static_cast<int>(st.integer("depid", -1, 1 << 16));
+  s.deps = static_cast<int>(st.integer("deps", -1, 1 << 16));
+  if ((s.depid >= 0) != (s.deps >= 0)) {
+    st.fail("depid and deps name a thread block and its step together (both -1: none)");
   }
-  std::vector<Gpu> gpus(static_cast<std::size_t>(file.ranks));
+  if (sends(s.type) && tb.send < 0) {
+    st.fail("a sending step in a thread block without a send peer");
+  }
+  if (receives(s.type) && tb.recv < 0) {
+    st.fail("a receiving step in a thread block without a recv peer");
+  }
+  return s;
+}
+
+// One <tb> of GPU `gpu` of an algorithm on `ranks` GPUs, with its steps.
+ThreadBlock read_thread_block(const pt::ptree& tb_node, std::size_t gpu, int ranks,
+                              const std::string& path) {
+  const Attributes attr(tb_node, "gpu " + std::to_string(gpu) + " <tb>", path);
+  ThreadBlock tb{.id = static_cast<int>(attr.integer("id", 0, 1 << 16)),
+                 .send = static_cast<int>(attr.integer("send", -1, ranks - 1)),
+                 .recv = static_cast<int>(attr.integer("recv", -1, ranks - 1)),
+                 .chan = static_cast<int>(attr.integer("chan", 0, kMaxFileChannel))};
+  for (const auto& [tag, step_node] : tb_node) {
+    if (tag == "step") {
+      const Attributes st(step_node,
+                          "gpu " + std::to_string(gpu) + " tb " + std::to_string(tb.id) + " step " +
+                              std::to_string(tb.steps.size()),
+                          path);
+      tb.steps.push_back(read_step(st, tb));
+    }
+  }
+  return tb;
+}
+
+// The buffer sizes, in chunks, that the <gpu> elements state: the input and output buffers'
+// of the last GPU read, the largest scratch buffer.
+struct BufferChunks {
+  std::uint64_t in = 0, out = 0, scratch = 0;
+};
+
+// Every <gpu> of `algo_node`, by id (each exactly once), and their buffers.
+std::vector<Gpu> read_gpus(const pt::ptree& algo_node, const Attributes& algo, int ranks,
+                           const std::string& path, BufferChunks& chunks) {
+  std::vector<Gpu> gpus(static_cast<std::size_t>(ranks));
   std::vector<bool> seen(gpus.size(), false);
-  std::uint64_t in_chunks = 0, out_chunks = 0, scratch_chunks = 0;
-  for (const auto& [tag, gpu_node] : *algo_node) {
+  for (const auto& [tag, gpu_node] : algo_node) {
     if (tag != "gpu") {
       continue;
     }
     const Attributes gpu(gpu_node, "<gpu>", path);
-    const auto id = static_cast<std::size_t>(gpu.integer("id", 0, file.ranks - 1));
+    const auto id = static_cast<std::size_t>(gpu.integer("id", 0, ranks - 1));
     if (seen[id]) {
       gpu.fail("gpu " + std::to_string(id) + " appears twice");
     }
     seen[id] = true;
-    in_chunks = static_cast<std::uint64_t>(gpu.integer("i_chunks", 0, 1 << 20));
-    out_chunks = static_cast<std::uint64_t>(gpu.integer("o_chunks", 0, 1 << 20));
-    scratch_chunks =
-        std::max(scratch_chunks, static_cast<std::uint64_t>(gpu.integer("s_chunks", 0, 1 << 20)));
+    chunks.in = static_cast<std::uint64_t>(gpu.integer("i_chunks", 0, 1 << 20));
+    chunks.out = static_cast<std::uint64_t>(gpu.integer("o_chunks", 0, 1 << 20));
+    chunks.scratch =
+        std::max(chunks.scratch, static_cast<std::uint64_t>(gpu.integer("s_chunks", 0, 1 << 20)));
     for (const auto& [tb_tag, tb_node] : gpu_node) {
-      if (tb_tag != "tb") {
-        continue;
+      if (tb_tag == "tb") {
+        gpus[id].tbs.push_back(read_thread_block(tb_node, id, ranks, path));
       }
-      const std::string where = "gpu " + std::to_string(id) + " <tb>";
-      const Attributes tb_attr(tb_node, where, path);
-      ThreadBlock tb{.id = static_cast<int>(tb_attr.integer("id", 0, 1 << 16)),
-                     .send = static_cast<int>(tb_attr.integer("send", -1, file.ranks - 1)),
-                     .recv = static_cast<int>(tb_attr.integer("recv", -1, file.ranks - 1)),
-                     .chan = static_cast<int>(tb_attr.integer("chan", 0, kMaxFileChannel))};
-      for (const auto& [step_tag, step_node] : tb_node) {
-        if (step_tag != "step") {
-          continue;
-        }
-        const Attributes st(step_node,
-                            "gpu " + std::to_string(id) + " tb " + std::to_string(tb.id) +
-                                " step " + std::to_string(tb.steps.size()),
-                            path);
-        Step s{.type = st.text("type")};
-        static const std::vector<std::string> kTypes{"s",    "r",   "rcs", "rrs", "rrc",
-                                                     "rrcs", "cpy", "re",  "nop"};
-        if (std::find(kTypes.begin(), kTypes.end(), s.type) == kTypes.end()) {
-          st.fail("type=\"" + s.type + "\": expected s, r, rcs, rrs, rrc, rrcs, cpy, re or nop");
-        }
-        for (auto [name, buf] : {std::pair{"srcbuf", &s.srcbuf}, std::pair{"dstbuf", &s.dstbuf}}) {
-          const std::string b = st.text(name);
-          if (b != "i" && b != "o" && b != "s") {
-            st.fail(std::string(name) + "=\"" + b + "\": expected i, o or s");
-          }
-          *buf = b[0];
-        }
-        // -1: no buffer (a nop's)
-        s.srcoff = static_cast<std::uint64_t>(std::max(0LL, st.integer("srcoff", -1, 1 << 20)));
-        s.dstoff = static_cast<std::uint64_t>(std::max(0LL, st.integer("dstoff", -1, 1 << 20)));
-        s.cnt = static_cast<std::uint64_t>(st.integer("cnt", 1, 1 << 20));
-        s.depid = static_cast<int>(st.integer("depid", -1, 1 << 16));
-        s.deps = static_cast<int>(st.integer("deps", -1, 1 << 16));
-        if ((s.depid >= 0) != (s.deps >= 0)) {
-          st.fail("depid and deps name a thread block and its step together (both -1: none)");
-        }
-        if (sends(s.type) && tb.send < 0) {
-          st.fail("a sending step in a thread block without a send peer");
-        }
-        if (receives(s.type) && tb.recv < 0) {
-          st.fail("a receiving step in a thread block without a recv peer");
-        }
-        tb.steps.push_back(s);
-      }
-      gpus[id].tbs.push_back(std::move(tb));
     }
   }
   for (std::size_t g = 0; g < seen.size(); ++g) {
@@ -438,7 +439,11 @@ AlgorithmFile parse_msccl_xml(const std::string& text, const std::string& path) 
       algo.fail("no <gpu id=\"" + std::to_string(g) + "\">");
     }
   }
-  // Cross-block dependencies name thread blocks by id: index them.
+  return gpus;
+}
+
+// Cross-block dependencies name thread blocks by id: each becomes the block's index in its GPU.
+void index_dependencies(std::vector<Gpu>& gpus, const std::string& path) {
   for (Gpu& gpu : gpus) {
     std::map<int, int> index;
     for (std::size_t t = 0; t < gpu.tbs.size(); ++t) {
@@ -457,7 +462,34 @@ AlgorithmFile parse_msccl_xml(const std::string& text, const std::string& path) 
       }
     }
   }
-  Converter(file, gpus, in_chunks, out_chunks, scratch_chunks).run();
+}
+
+}  // namespace
+
+AlgorithmFile parse_msccl_xml(const std::string& text, const std::string& path) {
+  const pt::ptree tree = read_tree(text, path);
+  const auto algo_node = tree.get_child_optional("algo");
+  if (!algo_node) {
+    throw ConfigError(path + ": expected an <algo> element (an MSCCL algorithm)");
+  }
+  const Attributes algo(*algo_node, "<algo>", path);
+  AlgorithmFile file{.path = path, .name = algo.text("name"), .explicit_deps = true};
+  const auto op = msccl_op(algo.text("coll"));
+  if (!op) {
+    algo.fail("coll=\"" + algo.text("coll") +
+              "\": expected allreduce, allgather, reducescatter or alltoall");
+  }
+  file.op = *op;
+  file.ranks = static_cast<int>(algo.integer("ngpus", 1, kMaxFileRanks));
+  file.chunks = static_cast<std::uint64_t>(algo.integer("nchunksperloop", 1, 1 << 20));
+  file.in_place = algo.integer("inplace", 0, 1) == 1;
+  if (file.op == CollectiveOp::kAllToAll && file.in_place) {
+    algo.fail("inplace=\"1\": an all-to-all is never in place here");
+  }
+  BufferChunks chunks;
+  std::vector<Gpu> gpus = read_gpus(*algo_node, algo, file.ranks, path, chunks);
+  index_dependencies(gpus, path);
+  Converter(file, gpus, chunks.in, chunks.out, chunks.scratch).run();
   check_algorithm_file(file);
   return file;
 }
