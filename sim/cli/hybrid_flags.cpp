@@ -166,6 +166,82 @@ void merge_degree(const char* name, int flag, int& degree) {
   degree = flag;
 }
 
+// The parallel degrees of --parallel, --cp and --ep (and a CNN's splits, into `cnn`), dp
+// inferred from --ranks where --parallel does not give it.
+ParallelDegrees parallel_degrees(const HybridFlags& f, int ranks, CnnSplit& cnn) {
+  ParallelDegrees d;
+  bool dp_given = false;
+  if (!f.parallel.empty()) {
+    const std::string rest = take_cnn_keys(f.parallel, cnn);
+    if (!rest.empty()) {
+      std::string why;
+      const auto degrees = parse_parallel(rest, &dp_given, &why);
+      if (!degrees) {
+        throw ConfigError("--parallel " + f.parallel + ": " + why);
+      }
+      d = *degrees;
+    }
+    const int model_split = std::max(cnn.filter, cnn.channel);
+    if (model_split > 1) {
+      if (d.tp != 1) {
+        throw ConfigError("--parallel " + f.parallel +
+                          ": filter and channel splits are the tensor "
+                          "dimension; give tp or them, not both");
+      }
+      d.tp = model_split;
+    }
+    if (cnn.spatial_ranks() > 1) {
+      if (d.cp != 1) {
+        throw ConfigError("--parallel " + f.parallel +
+                          ": a spatial split is the context "
+                          "dimension; give cp or spatial, not both");
+      }
+      d.cp = cnn.spatial_ranks();
+    }
+  }
+  merge_degree("cp", f.cp, d.cp);
+  merge_degree("ep", f.ep, d.ep);
+  if (!dp_given && ranks > 0) {
+    const long long others = 1LL * d.tp * d.cp * d.pp;
+    if (ranks % others != 0) {
+      throw ConfigError("--parallel " + f.parallel + ": tp*cp*pp = " + std::to_string(others) +
+                        " does not divide --ranks " + std::to_string(ranks));
+    }
+    d.dp = static_cast<int>(ranks / others);
+  }
+  return d;
+}
+
+// The rank order, pipeline schedule, ZeRO stage and FSDP knobs of the flags, into `job`.
+void set_job_knobs(const HybridFlags& f, HybridJob& job) {
+  std::string why;
+  const auto order = parse_order(f.rank_order, &why);
+  if (!order) {
+    throw ConfigError("--rank-order " + why);
+  }
+  job.order = *order;
+  const auto schedule = parse_pipeline_schedule(f.schedule, &why);
+  if (!schedule) {
+    throw ConfigError("--schedule " + f.schedule + ": " + why);
+  }
+  job.schedule = *schedule;
+  if (f.zero < 0 || f.zero > 3) {
+    throw ConfigError("--zero " + std::to_string(f.zero) + ": expected 0, 1, 2 or 3");
+  }
+  job.zero_stage = f.zero;
+  job.dp_shard = f.dp_shard;
+  const auto unshard = parse_fsdp_unshard(f.fsdp_unshard);
+  if (!unshard) {
+    throw ConfigError("--fsdp-unshard " + f.fsdp_unshard +
+                      ": expected auto, unit, micro-batch or step");
+  }
+  job.fsdp_unshard = *unshard;
+  job.sequence_parallel = f.sequence_parallel;
+  if (!f.stage_layers.empty()) {
+    job.stage_units = parse_counts(f.stage_layers);
+  }
+}
+
 }  // namespace
 
 HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
@@ -182,57 +258,9 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   if (!f.model.empty() && !workload_path.empty()) {
     throw ConfigError("give only one of --model NAME or --workload W.json");
   }
-  std::string why;
-  bool dp_given = false;
-  if (!f.parallel.empty()) {
-    const std::string rest = take_cnn_keys(f.parallel, c.cnn);
-    if (!rest.empty()) {
-      const auto degrees = parse_parallel(rest, &dp_given, &why);
-      if (!degrees) {
-        throw ConfigError("--parallel " + f.parallel + ": " + why);
-      }
-      c.job.degrees = *degrees;
-    }
-    const int model_split = std::max(c.cnn.filter, c.cnn.channel);
-    if (model_split > 1) {
-      if (c.job.degrees.tp != 1) {
-        throw ConfigError("--parallel " + f.parallel +
-                          ": filter and channel splits are the tensor "
-                          "dimension; give tp or them, not both");
-      }
-      c.job.degrees.tp = model_split;
-    }
-    if (c.cnn.spatial_ranks() > 1) {
-      if (c.job.degrees.cp != 1) {
-        throw ConfigError("--parallel " + f.parallel +
-                          ": a spatial split is the context "
-                          "dimension; give cp or spatial, not both");
-      }
-      c.job.degrees.cp = c.cnn.spatial_ranks();
-    }
-  }
+  c.job.degrees = parallel_degrees(f, run.ranks, c.cnn);
   c.image_size = f.image_size;
-  merge_degree("cp", f.cp, c.job.degrees.cp);
-  merge_degree("ep", f.ep, c.job.degrees.ep);
-  ParallelDegrees& d = c.job.degrees;
-  if (!dp_given && run.ranks > 0) {
-    const long long others = 1LL * d.tp * d.cp * d.pp;
-    if (run.ranks % others != 0) {
-      throw ConfigError("--parallel " + f.parallel + ": tp*cp*pp = " + std::to_string(others) +
-                        " does not divide --ranks " + std::to_string(run.ranks));
-    }
-    d.dp = static_cast<int>(run.ranks / others);
-  }
-  const auto order = parse_order(f.rank_order, &why);
-  if (!order) {
-    throw ConfigError("--rank-order " + why);
-  }
-  c.job.order = *order;
-  const auto schedule = parse_pipeline_schedule(f.schedule, &why);
-  if (!schedule) {
-    throw ConfigError("--schedule " + f.schedule + ": " + why);
-  }
-  c.job.schedule = *schedule;
+  set_job_knobs(f, c.job);
   const auto recompute = workloads::parse_recompute(f.recompute);
   if (!recompute) {
     throw ConfigError("--recompute " + f.recompute +
@@ -244,21 +272,6 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
   }
   c.pytorch_cross_entropy = f.cross_entropy == "pytorch";
-  if (f.zero < 0 || f.zero > 3) {
-    throw ConfigError("--zero " + std::to_string(f.zero) + ": expected 0, 1, 2 or 3");
-  }
-  c.job.zero_stage = f.zero;
-  c.job.dp_shard = f.dp_shard;
-  const auto unshard = parse_fsdp_unshard(f.fsdp_unshard);
-  if (!unshard) {
-    throw ConfigError("--fsdp-unshard " + f.fsdp_unshard +
-                      ": expected auto, unit, micro-batch or step");
-  }
-  c.job.fsdp_unshard = *unshard;
-  c.job.sequence_parallel = f.sequence_parallel;
-  if (!f.stage_layers.empty()) {
-    c.job.stage_units = parse_counts(f.stage_layers);
-  }
   c.job.bucket_cap_bytes = bucket_cap_bytes;
   c.job.iterations = iterations;
   return c;
