@@ -77,16 +77,16 @@ LayerSeconds layer_seconds(const LayerCost& c, const Roofline& roofline) {
           .backward_sec = roofline.seconds(c.backward_factor * c.forward_flops, bwd_bytes)};
 }
 
-Workload generate_workload(const GeneratorConfig& config) {
-  const DeviceSpec& device = find_device(config.device);
+namespace {
+
+// Throws GeneratorError for a configuration the generator cannot run on `device`; returns the
+// optimizer it models (the model's default where none is given).
+std::string checked_optimizer(const GeneratorConfig& config, const DeviceSpec& device, bool cnn) {
   if (config.precision == "fp8") {
     throw GeneratorError("precision",
                          "fp8: float8 linear layers are modelled by the transformer description "
                          "(simulate --model ... --parallel), not by the layer generator");
   }
-  const Roofline roofline = make_roofline(device, config.precision);
-  const std::vector<LayerCost> costs = model_layers(config.shape);
-  const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";
   const std::string optimizer =
       config.optimizer.empty() ? (cnn ? "sgd" : "adamw") : config.optimizer;
   if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "lamb") {
@@ -107,6 +107,35 @@ Workload generate_workload(const GeneratorConfig& config) {
     throw GeneratorError("calibrate_iteration_sec", format("%g", *config.calibrate_iteration_sec) +
                                                         ": expected a finite time > 0 s");
   }
+  return optimizer;
+}
+
+// Scales `w`'s forward and backward times so that an iteration, its optimizer step included,
+// takes `iteration_sec`; returns the factor. Throws GeneratorError if the optimizer step alone
+// takes longer.
+double calibrate(Workload& w, double iteration_sec) {
+  if (!(iteration_sec > w.optimizer_sec)) {
+    throw GeneratorError("calibrate_iteration_sec",
+                         format("%g", iteration_sec) +
+                             ": shorter than the modelled optimizer step (" +
+                             format("%g", w.optimizer_sec) + " s)");
+  }
+  const double scale = (iteration_sec - w.optimizer_sec) / (w.forward_sec() + w.backward_sec());
+  for (Layer& l : w.layers) {
+    l.forward_sec *= scale;
+    l.backward_sec *= scale;
+  }
+  return scale;
+}
+
+}  // namespace
+
+Workload generate_workload(const GeneratorConfig& config) {
+  const DeviceSpec& device = find_device(config.device);
+  const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";
+  const std::string optimizer = checked_optimizer(config, device, cnn);
+  const Roofline roofline = make_roofline(device, config.precision);
+  const std::vector<LayerCost> costs = model_layers(config.shape);
 
   const double element_bytes = roofline.element_bytes;
   Workload w{.model = config.shape.model,
@@ -135,22 +164,8 @@ Workload generate_workload(const GeneratorConfig& config) {
                                  : optimizer == "adamw" ? kAdamWBytesPerParam
                                                         : kLambBytesPerParam;
   w.optimizer_sec = bytes_per_param * static_cast<double>(params) / roofline.bytes_per_sec;
-
-  double scale = 1;
-  if (config.calibrate_iteration_sec) {
-    const double compute = w.forward_sec() + w.backward_sec();
-    if (!(*config.calibrate_iteration_sec > w.optimizer_sec)) {
-      throw GeneratorError("calibrate_iteration_sec",
-                           format("%g", *config.calibrate_iteration_sec) +
-                               ": shorter than the modelled optimizer step (" +
-                               format("%g", w.optimizer_sec) + " s)");
-    }
-    scale = (*config.calibrate_iteration_sec - w.optimizer_sec) / compute;
-    for (Layer& l : w.layers) {
-      l.forward_sec *= scale;
-      l.backward_sec *= scale;
-    }
-  }
+  const double scale =
+      config.calibrate_iteration_sec ? calibrate(w, *config.calibrate_iteration_sec) : 1.0;
   w.source =
       std::string(kGeneratedSource) + ": per-layer FLOPs and memory traffic from the " + w.model +
       " architecture (workloads/model_zoo.cpp), " + std::to_string(w.batch_per_device) +
