@@ -72,12 +72,10 @@ void read_metadata(RankTrace& t, std::map<std::string, std::pair<std::vector<int
   }
 }
 
-// Orders the kept nodes of `t` topologically (stable in file order) with their dependencies,
-// passing the dependencies of no-op nodes through. Logs unknown ids, self-dependencies, cycles.
-void order_nodes(RankTrace& t, ChakraLog& log) {
-  const std::size_t n = t.nodes.size();
+// Each node's index by its id; logs an id used twice.
+std::unordered_map<std::uint64_t, std::size_t> index_ids(const RankTrace& t, ChakraLog& log) {
   std::unordered_map<std::uint64_t, std::size_t> index;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const auto [it, added] = index.emplace(t.nodes[i].id, i);
     if (!added) {
       log.error(node_place(t.file, t.nodes[i].id) + ": id used twice (the nodes at byte " +
@@ -85,11 +83,23 @@ void order_nodes(RankTrace& t, ChakraLog& log) {
                 std::to_string(t.file.offsets[i]) + ")");
     }
   }
-  // Per node: its dependencies (indices), each with "is a control dependency".
-  std::vector<std::vector<std::pair<std::size_t, bool>>> on(n);
-  std::vector<std::vector<std::size_t>> waiting(n);
-  std::vector<int> missing(n, 0);
-  bool sound = true;
+  return index;
+}
+
+// The dependencies of a trace's nodes, by index.
+struct DependencyEdges {
+  std::vector<std::vector<std::pair<std::size_t, bool>>> on;  // each with "is a control one"
+  std::vector<std::vector<std::size_t>> waiting;              // the nodes that wait for it
+  std::vector<int> missing;                                   // its dependencies not yet placed
+  bool sound = true;  // false: an unknown id or a self-dependency, logged
+};
+
+DependencyEdges dependency_edges(const RankTrace& t, ChakraLog& log) {
+  const std::size_t n = t.nodes.size();
+  const auto index = index_ids(t, log);
+  DependencyEdges e{.on = std::vector<std::vector<std::pair<std::size_t, bool>>>(n),
+                    .waiting = std::vector<std::vector<std::size_t>>(n),
+                    .missing = std::vector<int>(n, 0)};
   for (std::size_t i = 0; i < n; ++i) {
     std::set<std::size_t> seen;
     const auto add = [&](std::uint64_t id, bool ctrl, const char* field) {
@@ -97,14 +107,14 @@ void order_nodes(RankTrace& t, ChakraLog& log) {
       if (it == index.end()) {
         log.error(node_place(t.file, t.nodes[i].id) + ": " + field + " names node " +
                   std::to_string(id) + ", which " + t.file.path + " does not have");
-        sound = false;
+        e.sound = false;
       } else if (it->second == i) {
         log.error(node_place(t.file, t.nodes[i].id) + ": depends on itself");
-        sound = false;
+        e.sound = false;
       } else if (seen.insert(it->second).second) {
-        on[i].emplace_back(it->second, ctrl);
-        waiting[it->second].push_back(i);
-        ++missing[i];
+        e.on[i].emplace_back(it->second, ctrl);
+        e.waiting[it->second].push_back(i);
+        ++e.missing[i];
       }
     };
     for (const std::uint64_t id : t.nodes[i].data_deps) {
@@ -114,12 +124,37 @@ void order_nodes(RankTrace& t, ChakraLog& log) {
       add(id, true, "ctrl_deps");
     }
   }
-  if (!sound) {
+  return e;
+}
+
+// Logs the cycle that left nodes of `t` unplaced (the first eight of them).
+void log_cycle(const RankTrace& t, const std::vector<int>& missing, std::size_t placed,
+               ChakraLog& log) {
+  const std::size_t n = t.nodes.size();
+  std::string ids;
+  int listed = 0;
+  std::uint64_t first = 0;
+  for (std::size_t i = 0; i < n && listed < 8; ++i) {
+    if (missing[i] > 0) {
+      first = listed == 0 ? t.nodes[i].id : first;
+      ids += (listed++ == 0 ? "" : ", ") + std::to_string(t.nodes[i].id);
+    }
+  }
+  log.error(node_place(t.file, first) + ": a cycle of dependencies: " + std::to_string(n - placed) +
+            " nodes never become ready (nodes " + ids + (n - placed > 8 ? ", ..." : "") + ")");
+}
+
+// Orders the kept nodes of `t` topologically (stable in file order) with their dependencies,
+// passing the dependencies of no-op nodes through. Logs unknown ids, self-dependencies, cycles.
+void order_nodes(RankTrace& t, ChakraLog& log) {
+  const std::size_t n = t.nodes.size();
+  DependencyEdges e = dependency_edges(t, log);
+  if (!e.sound) {
     return;
   }
   std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
   for (std::size_t i = 0; i < n; ++i) {
-    if (missing[i] == 0) {
+    if (e.missing[i] == 0) {
       ready.push(i);
     }
   }
@@ -131,7 +166,7 @@ void order_nodes(RankTrace& t, ChakraLog& log) {
     ready.pop();
     ++placed;
     std::set<std::int32_t> deps;
-    for (const auto& [j, ctrl] : on[i]) {
+    for (const auto& [j, ctrl] : e.on[i]) {
       if (!t.nodes[j].noop) {
         const bool same_stream = t.comm[i] == t.comm[j];  // compute nodes: both empty
         // A control dependency along one stream is that stream's order: not kept.
@@ -149,25 +184,14 @@ void order_nodes(RankTrace& t, ChakraLog& log) {
       t.order.push_back(i);
       t.deps.emplace_back(deps.begin(), deps.end());
     }
-    for (const std::size_t k : waiting[i]) {
-      if (--missing[k] == 0) {
+    for (const std::size_t k : e.waiting[i]) {
+      if (--e.missing[k] == 0) {
         ready.push(k);
       }
     }
   }
   if (placed < n) {
-    std::string ids;
-    int listed = 0;
-    std::uint64_t first = 0;
-    for (std::size_t i = 0; i < n && listed < 8; ++i) {
-      if (missing[i] > 0) {
-        first = listed == 0 ? t.nodes[i].id : first;
-        ids += (listed++ == 0 ? "" : ", ") + std::to_string(t.nodes[i].id);
-      }
-    }
-    log.error(node_place(t.file, first) +
-              ": a cycle of dependencies: " + std::to_string(n - placed) +
-              " nodes never become ready (nodes " + ids + (n - placed > 8 ? ", ..." : "") + ")");
+    log_cycle(t, e.missing, placed, log);
   }
 }
 
