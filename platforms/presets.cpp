@@ -64,12 +64,6 @@ NodeSpec node(unsigned gpus, double gpu_bytes_per_sec, double hop_sec, double ni
           .nvlink = hop_sec == kNvlinkHopSec};
 }
 
-// `n` on an NVSwitch that reduces in the network (NVLink SHARP: H100 and later).
-NodeSpec sharp(NodeSpec n) {
-  n.nvlink_sharp = true;
-  return n;
-}
-
 // Torus dimensions for `chips`: the most cubic X x Y x Z with X*Y*Z = chips.
 std::vector<unsigned> cube_dims(unsigned chips) {
   std::vector<unsigned> best{chips, 1, 1};
@@ -132,92 +126,64 @@ const std::vector<PresetInfo>& preset_catalog() {
   return kPresets;
 }
 
-std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
-  if (name == "dgx1-v100") {
+namespace {
+
+// A preset of nodes on a non-blocking fat-tree whose node links run at the nodes' NIC rate.
+struct FatTreePreset {
+  const char* name;
+  unsigned gpus;                  // per node
+  double gpu_link_bytes_per_sec;  // per GPU and direction, as NCCL sees it
+  double hop_sec;                 // one ring step inside the node: kNvlinkHopSec or kPcieHopSec
+  double nic_gbps;                // per node, line rate
+  bool nvlink_sharp;              // the NVSwitch reduces in the network (H100 and later)
+};
+
+constexpr FatTreePreset kFatTreePresets[] = {
     // Each V100 has 6 NVLink2 links (25 GB/s line rate, 20 achievable, per direction); the
     // cube-mesh is modelled as a switch giving each GPU its 6 links. 4 EDR ports: 4 x 100 Gb/s.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, 6 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400 * kGbps));
-  }
-  if (name == "dgx2h") {
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 800 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(16, 6 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 800 * kGbps));
-  }
-  if (name == "dgx-a100") {
+    {"dgx1-v100", 8, 6 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400, false},
+    {"dgx2h", 16, 6 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 800, false},
     // NVLink3 through NVSwitch: 12 links, 600 GB/s bidirectional line rate, 240 achievable.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 1600 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 1600 * kGbps));
-  }
-  if (name == "hgx-h200") {
+    {"dgx-a100", 8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 1600, false},
     // NVLink4 through NVSwitch: 18 links, 900 GB/s bidirectional line rate, 370.8 achievable;
     // the third-generation NVSwitch reduces in the network (NVLink SHARP).
-    NodeSpec hgx = node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps);
-    hgx.nvlink_sharp = true;
-    return fat_tree_of(
-        nodes, {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec}, hgx);
-  }
-  if (name == "dgx-h100") {
+    {"hgx-h200", 8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200, true},
     // HGX H100 board (18 NVLink4 links, NVLink SHARP) with eight 400 Gb/s NDR ports.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       sharp(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps)));
-  }
-  if (name == "hgx-b200") {
+    {"dgx-h100", 8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200, true},
     // NVLink5: 18 links, 1.8 TB/s bidirectional line rate; eight 400 Gb/s ConnectX-7.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       sharp(node(8, 18 * kNvlinkB200BytesPerSec, kNvlinkHopSec, 3200 * kGbps)));
-  }
-  if (name == "aws-p4d") {
+    {"hgx-b200", 8, 18 * kNvlinkB200BytesPerSec, kNvlinkHopSec, 3200, true},
     // p4d.24xlarge: 8 A100-40GB on NVSwitch, 4 x 100 Gb/s EFA shared by the GPUs.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400 * kGbps));
-  }
-  if (name == "aws-p5") {
+    {"aws-p4d", 8, 12 * kNvlinkV100A100BytesPerSec, kNvlinkHopSec, 400, false},
     // p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 3200 * kGbps, .latency_sec = kFabricLinkSec},
-                       sharp(node(8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200 * kGbps)));
-  }
-  if (name == "pcie8-single-root") {
+    {"aws-p5", 8, 18 * kNvlinkH100BytesPerSec, kNvlinkHopSec, 3200, true},
     // 8 GPUs under one CPU's PCIe root (PLX switches): peer-to-peer at NCCL's x16 rate.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 100 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kPcie3x16BytesPerSec, kPcieHopSec, 100 * kGbps));
-  }
-  if (name == "pcie8-dual-root") {
+    {"pcie8-single-root", 8, kPcie3x16BytesPerSec, kPcieHopSec, 100, false},
     // 4 GPUs under each socket: a ring crosses the socket link at NCCL's QPI rate.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 100 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kQpiBytesPerSec, kPcieHopSec, 100 * kGbps));
-  }
-  if (name == "pcie8-gen4-single-root") {
+    {"pcie8-dual-root", 8, kQpiBytesPerSec, kPcieHopSec, 100, false},
     // PCIe 4.0 boxes (A100 PCIe, A10, L40S): peer-to-peer through the switches at NCCL's Gen4
     // x16 rate; one 200 Gb/s HDR NIC per node (an assumption: rows say their own).
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 200 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kPcie4x16BytesPerSec, kPcieHopSec, 200 * kGbps));
-  }
-  if (name == "pcie8-gen5-single-root") {
+    {"pcie8-gen4-single-root", 8, kPcie4x16BytesPerSec, kPcieHopSec, 200, false},
     // PCIe 5.0 boxes (H100 PCIe, L40S on Gen5 hosts): NCCL's Gen5 x16 rate; one 400 Gb/s NDR NIC.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 400 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kPcie5x16BytesPerSec, kPcieHopSec, 400 * kGbps));
+    {"pcie8-gen5-single-root", 8, kPcie5x16BytesPerSec, kPcieHopSec, 400, false},
+    // DeepBench's dual-root PCIe boxes (pcie8-dual-root) on FDR InfiniBand.
+    {"pcie8-fdr", 8, kQpiBytesPerSec, kPcieHopSec, 56, false},
+};
+
+}  // namespace
+
+std::optional<Topology> make_preset(const std::string& name, unsigned nodes) {
+  for (const FatTreePreset& p : kFatTreePresets) {
+    if (name == p.name) {
+      NodeSpec n = node(p.gpus, p.gpu_link_bytes_per_sec, p.hop_sec, p.nic_gbps * kGbps);
+      n.nvlink_sharp = p.nvlink_sharp;
+      return fat_tree_of(
+          nodes, {.bandwidth_bytes_per_sec = p.nic_gbps * kGbps, .latency_sec = kFabricLinkSec}, n);
+    }
   }
   if (name == "pcie4-25gbe") {
     return StarSpec{.hosts = nodes,
                     .link = {.bandwidth_bytes_per_sec = 25 * kGbps, .latency_sec = kFabricLinkSec},
                     .node = node(4, kPcie3x16BytesPerSec, kPcieHopSec, 25 * kGbps)};
-  }
-  if (name == "pcie8-fdr") {
-    // DeepBench's dual-root PCIe boxes (pcie8-dual-root) on FDR InfiniBand.
-    return fat_tree_of(nodes,
-                       {.bandwidth_bytes_per_sec = 56 * kGbps, .latency_sec = kFabricLinkSec},
-                       node(8, kQpiBytesPerSec, kPcieHopSec, 56 * kGbps));
   }
   if (name == "tpu-torus") {
     return TorusSpec{.dims = cube_dims(nodes),
