@@ -16,7 +16,10 @@ from dtsim_profile.profile import RunConfig, _tf32_desc, profile_model
 
 
 class FakeEvent:
-    """Records the wall time instead of a stream position; counts instances."""
+    """Records this thread's CPU time instead of a stream position; counts instances. The
+    thread's CPU time, not the wall clock: a loaded machine does not advance it while the test
+    waits for a core, so the coverage check below holds under load as the thread-clock tests'
+    do (under load, wall-time coverage of this short run fell to 0.4-0.7 in all three tries)."""
 
     created = 0
 
@@ -26,7 +29,7 @@ class FakeEvent:
         self.ns: int | None = None
 
     def record(self, stream: object = None) -> None:
-        self.ns = time.perf_counter_ns()
+        self.ns = time.thread_time_ns()
 
     def elapsed_time(self, end: "FakeEvent") -> float:
         assert self.ns is not None and end.ns is not None
@@ -69,7 +72,7 @@ class CudaEventClockTest(unittest.TestCase):
             created.append(FakeEvent.created)
             return result
 
-        # wall time on a shared machine: the same loose bounds as the thread clock tests
+        # the same loose bounds as the thread clock tests
         assert_coverage(self, measure)
         self.assertLess(max(created), 400)  # one pool, not new events every iteration
 
