@@ -71,16 +71,10 @@ std::string node_name(const ExecutionGraph& graph, const Node& n) {
                                          : std::string(node_kind_name(n.kind));
 }
 
-}  // namespace
-
-std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
+// The trace's global metadata: dtsim's marker, the program, its roles and the communicators
+// the rank is bound to.
+chakra_et::GlobalMetadata rank_metadata(const ExecutionGraph& graph, int rank) {
   const Program& program = graph.program_of(rank);
-  const RankProgram& binding = graph.ranks[static_cast<std::size_t>(rank)];
-  const auto comm = [&](const Node& n) -> const Communicator& {
-    return graph
-        .communicators[static_cast<std::size_t>(binding.comms[static_cast<std::size_t>(n.comm)])];
-  };
-  std::string out;
   chakra_et::GlobalMetadata metadata;
   metadata.set_version("0.0.4");
   metadata.add_attr()->set_name(kDtsimMarker);
@@ -93,7 +87,7 @@ std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
   for (const std::string& role : program.comms) {
     roles->mutable_string_list()->add_values(role);
   }
-  for (const std::int32_t c : binding.comms) {
+  for (const std::int32_t c : graph.ranks[static_cast<std::size_t>(rank)].comms) {
     const Communicator& communicator = graph.communicators[static_cast<std::size_t>(c)];
     AttributeProto* a = metadata.add_attr();
     a->set_name(kDtsimCommGroup + communicator.name);
@@ -101,10 +95,62 @@ std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
       a->mutable_int64_list()->add_values(r);
     }
   }
-  append_delimited(metadata, out);
-  // The previous node of each stream (-1: compute stream), and messages per (role, peer).
-  std::map<std::int32_t, std::int32_t> previous;
-  std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> sent, received;
+  return metadata;
+}
+
+// Messages per (role, peer): a send's and its receive's ordinals on their communicator.
+using MessageCounts = std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t>;
+
+// The type and the attributes of `node` that the kind of `n`, node `i` of `rank`'s program, gives.
+void set_kind(const ExecutionGraph& graph, int rank, std::size_t i, const Node& n,
+              MessageCounts& sent, MessageCounts& received, chakra_et::Node& node) {
+  const RankProgram& binding = graph.ranks[static_cast<std::size_t>(rank)];
+  switch (n.kind) {
+    case NodeKind::kCompute:
+      node.set_type(chakra_et::COMP_NODE);
+      node.set_duration_micros(static_cast<std::uint64_t>(std::llround(n.duration_sec * 1e6)));
+      add_attr(node, kAttrDurationSec)->set_double_val(n.duration_sec);
+      return;
+    case NodeKind::kCollective: {
+      const int type = chakra_comm_type(n.op);
+      if (type < 0) {
+        throw ChakraError("rank " + std::to_string(rank) + ": node " + std::to_string(i) +
+                          ": a send-recv collective has no Chakra comm_type");
+      }
+      node.set_type(chakra_et::COMM_COLL_NODE);
+      add_int(node, "comm_type", type);
+      add_int(node, "comm_size", static_cast<std::int64_t>(n.bytes));
+      add_text(node, "pg_name", graph.communicator_of(rank, n).name);
+      if (n.op == CollectiveOp::kBroadcast || n.op == CollectiveOp::kReduce) {
+        add_int(node, kAttrRoot, n.root);
+      }
+      return;
+    }
+    case NodeKind::kSend:
+    case NodeKind::kRecv: {
+      const bool send = n.kind == NodeKind::kSend;
+      const Communicator& c = graph.communicator_of(rank, n);
+      node.set_type(send ? chakra_et::COMM_SEND_NODE : chakra_et::COMM_RECV_NODE);
+      add_int(node, send ? "comm_dst" : "comm_src", c.ranks[static_cast<std::size_t>(n.peer)]);
+      add_int(node, "comm_size", static_cast<std::int64_t>(n.bytes));
+      // Unique per (sender, receiver): the communicator and the message's ordinal on it.
+      std::int64_t& ordinal = (send ? sent : received)[{n.comm, n.peer}];
+      const std::int64_t c_index = binding.comms[static_cast<std::size_t>(n.comm)];
+      add_int(node, "comm_tag", (c_index << 32) + ordinal++);
+      add_text(node, "pg_name", c.name);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
+  const Program& program = graph.program_of(rank);
+  std::string out;
+  append_delimited(rank_metadata(graph, rank), out);
+  std::map<std::int32_t, std::int32_t> previous;  // the previous node of each stream (-1: compute)
+  MessageCounts sent, received;
   for (std::size_t i = 0; i < program.nodes.size(); ++i) {
     const Node& n = program.nodes[i];
     chakra_et::Node node;
@@ -121,42 +167,7 @@ std::string chakra_rank_file(const ExecutionGraph& graph, int rank) {
     }
     previous[stream] = static_cast<std::int32_t>(i);
     add_attr(node, "is_cpu_op")->set_bool_val(false);
-    switch (n.kind) {
-      case NodeKind::kCompute:
-        node.set_type(chakra_et::COMP_NODE);
-        node.set_duration_micros(static_cast<std::uint64_t>(std::llround(n.duration_sec * 1e6)));
-        add_attr(node, kAttrDurationSec)->set_double_val(n.duration_sec);
-        break;
-      case NodeKind::kCollective: {
-        const int type = chakra_comm_type(n.op);
-        if (type < 0) {
-          throw ChakraError("rank " + std::to_string(rank) + ": node " + std::to_string(i) +
-                            ": a send-recv collective has no Chakra comm_type");
-        }
-        node.set_type(chakra_et::COMM_COLL_NODE);
-        add_int(node, "comm_type", type);
-        add_int(node, "comm_size", static_cast<std::int64_t>(n.bytes));
-        add_text(node, "pg_name", comm(n).name);
-        if (n.op == CollectiveOp::kBroadcast || n.op == CollectiveOp::kReduce) {
-          add_int(node, kAttrRoot, n.root);
-        }
-        break;
-      }
-      case NodeKind::kSend:
-      case NodeKind::kRecv: {
-        const bool send = n.kind == NodeKind::kSend;
-        const Communicator& c = comm(n);
-        node.set_type(send ? chakra_et::COMM_SEND_NODE : chakra_et::COMM_RECV_NODE);
-        add_int(node, send ? "comm_dst" : "comm_src", c.ranks[static_cast<std::size_t>(n.peer)]);
-        add_int(node, "comm_size", static_cast<std::int64_t>(n.bytes));
-        // Unique per (sender, receiver): the communicator and the message's ordinal on it.
-        std::int64_t& ordinal = (send ? sent : received)[{n.comm, n.peer}];
-        const std::int64_t c_index = binding.comms[static_cast<std::size_t>(n.comm)];
-        add_int(node, "comm_tag", (c_index << 32) + ordinal++);
-        add_text(node, "pg_name", c.name);
-        break;
-      }
-    }
+    set_kind(graph, rank, i, n, sent, received, node);
     if (n.kind != NodeKind::kCompute) {
       add_text(node, kAttrRole, program.comms[static_cast<std::size_t>(n.comm)]);
     }
