@@ -4,8 +4,9 @@ report quotes as "how far to trust this number" (sim/report/error_bars.h).
     error_bars.py [--results DIR] [--check]
 
 Reads results/results.csv (data-parallel training and all-reduce rows), results/single_gpu.csv
-(one GPU's compute predicted without its measurement) and results/hybrid_results.csv (hybrid
-transformer runs); writes results/error_bars.json and the table dtsim compiles in,
+(one GPU's compute predicted without its measurement), results/hybrid_results.csv (hybrid
+transformer runs) and experiments/what-if/results/pairs.csv (what-if speedups against measured
+pairs: the error of a predicted speedup s against the measured m is s / m - 1); writes results/error_bars.json and the table dtsim compiles in,
 sim/report/error_bars_table.inc. With --check, writes nothing and exits 1 if either file differs
 from what the results give (the test suite runs it so that the table cannot drift from them).
 
@@ -40,6 +41,22 @@ CLASSES = {
     "hybrid-transformer": "a hybrid-parallel transformer run (the hybrid validation's headline "
                           "rows)",
 }
+# What-if speedups, by the what-if's kind (sim/report/error_bars.cpp, whatif_error_bars), and the
+# rows of experiments/what-if/results/pairs.csv behind each: (kind, model) of the study.
+WHATIF_CLASSES = {
+    "whatif-bucket": ("bucket-size what-ifs' speedups (bucket-mb=), with DDP's per-bucket costs "
+                      "(--nccl-channels, --bucket-kernels), each row a measured pair",
+                      ("bucket 1 MB vs 25 MB", "with bucket cost")),
+    "whatif-amp": ("amp and bf16 what-ifs' speedups (datasheet precision ratios), each row a "
+                   "measured AMP against TF32 pair", ("AMP vs TF32", "datasheet")),
+    "whatif-workload": ("speedups of a what-if that swaps the workload trace (workload=), each "
+                        "row a measured pair of AMP and TF32 recipes' traces",
+                        ("AMP vs TF32", "op-class recipe")),
+    "whatif-strategy-knob": ("speedups of a strategy knob changed on a hybrid job (precision, "
+                             "micro-batch, ...), each row a measured pair", (None, "strategy knob")),
+}
+CLASSES.update({name: description for name, (description, _) in WHATIF_CLASSES.items()})
+WHATIF_PAIRS = REPO / "experiments/what-if/results/pairs.csv"
 DEVICES = ("v100", "a100", "a100-40gb", "h100", "h200", "b200")
 for _device in DEVICES:
     for _model in ("op-class", "roofline"):
@@ -81,6 +98,12 @@ def collect(results_dir):
             continue
         errors[f"compute-op-class-{r['device']}"].append(float(r["error_pct"]))
         errors[f"compute-roofline-{r['device']}"].append(float(r["roofline_error_pct"]))
+    if WHATIF_PAIRS.exists():
+        for r in read(WHATIF_PAIRS):
+            for name, (_, (kind, model)) in WHATIF_CLASSES.items():
+                if r["model"] == model and kind in (None, r["kind"]):
+                    speedup_error = float(r["predicted_speedup"]) / float(r["measured_speedup"])
+                    errors[name].append(100 * (speedup_error - 1))
     hybrid = results_dir / "hybrid_results.csv"
     if hybrid.exists():
         for r in read(hybrid):

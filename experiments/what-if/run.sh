@@ -14,4 +14,7 @@ cd "$here/../.."
 /usr/bin/python3 "$here/study.py" --out "$here/results" "$@"
 /usr/bin/python3 "$here/plot.py" "$here/results"
 /usr/bin/python3 "$here/p3.py" --out "$here/results" >/dev/null  # P3's predicted gains (no pair)
+# The what-if classes of every whatif report's error bars (sim/report/error_bars_table.inc), from
+# the full study only: rebuild dtsim to quote new ones.
+[ $# -eq 0 ] && /usr/bin/python3 experiments/validation/error_bars.py
 echo "git commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" >>"$here/results/summary.md"

@@ -1,5 +1,6 @@
 #include "sim/cli/whatif.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "sim/cli/output_flags.h"
 #include "sim/cli/sweep_results.h"
 #include "sim/config_error.h"
+#include "sim/report/error_bars.h"
 #include "sim/whatif/what_if.h"
 #include "workloads/parsing/units.h"
 
@@ -192,8 +194,23 @@ std::string cell(const nlohmann::ordered_json& v, const char* fmt, double scale 
   return v.is_number() ? parsing::format_number(fmt, v.get<double>() * scale) : "-";
 }
 
-// The side-by-side table of `runs` (each {"name", "report", "speedup"}).
-std::string summary(const nlohmann::ordered_json& runs) {
+// The validated error of the speedup of `group`'s what-ifs: one bar per class.
+std::vector<ErrorBar> speedup_error_bars(const std::vector<WhatIf>& group) {
+  std::vector<ErrorBar> bars;
+  for (const WhatIf& w : group) {
+    ErrorBar bar = whatif_error_bar(w.name, w.kind == WhatIfKind::kFlag, w.text);
+    if (std::none_of(bars.begin(), bars.end(),
+                     [&](const ErrorBar& b) { return b.error_class == bar.error_class; })) {
+      bars.push_back(std::move(bar));
+    }
+  }
+  return bars;
+}
+
+// The side-by-side table of `runs` (each {"name", "report", "speedup"}), then the validated
+// error of each transformed run's speedup.
+std::string summary(const nlohmann::ordered_json& runs,
+                    const std::vector<std::vector<WhatIf>>& groups) {
   std::ostringstream out;
   char buf[64];
   const auto row = [&](const std::string& what, const auto& value_of) {
@@ -232,6 +249,10 @@ std::string summary(const nlohmann::ordered_json& runs) {
     row("peak memory (GiB)", [](const auto& r) {
       return cell(at(r["report"], "/memory/peak_bytes"), "%.2f", 1.0 / (1u << 30));
     });
+  }
+  for (std::size_t k = 1; k < runs.size(); ++k) {
+    out << "speedup of " << runs[k]["name"].get<std::string>() << ":\n"
+        << error_bars_summary(speedup_error_bars(groups[k]));
   }
   return out.str();
 }
@@ -293,6 +314,9 @@ int run_whatif(const std::vector<std::string>& args,
         at(runs.empty() ? r["report"] : runs[0]["report"], "/result/iteration_time_sec");
     const auto mine = at(r["report"], "/result/iteration_time_sec");
     r["speedup"] = mine.get<double>() > 0 ? base.get<double>() / mine.get<double>() : 0.0;
+    if (k > 0) {
+      r["speedup_error_bars"] = error_bars_json(speedup_error_bars(groups[k]));
+    }
     runs.push_back(std::move(r));
   }
   std::filesystem::remove_all(dir);
@@ -300,7 +324,7 @@ int run_whatif(const std::vector<std::string>& args,
     nlohmann::ordered_json out{{"verb", "whatif"}, {"each", plan.each}, {"runs", runs}};
     write_text("report", plan.report, out.dump(2) + "\n");
   }
-  std::cout << summary(runs);
+  std::cout << summary(runs, groups);
   return 0;
 }
 

@@ -83,6 +83,22 @@ std::vector<ErrorBar> hybrid_error_bars(bool transformer) {
                       : error_bar("hybrid-cnn", "a model-parallel CNN run")};
 }
 
+ErrorBar whatif_error_bar(const std::string& name, bool knob, const std::string& text) {
+  if (knob && name == "bucket-mb") {
+    return error_bar("whatif-bucket", "bucket-size what-ifs' speedups");
+  }
+  if (knob && name == "workload") {
+    return error_bar("whatif-workload", "speedups of a what-if that swaps the workload trace");
+  }
+  if (knob) {
+    return error_bar("whatif-strategy-knob", "speedups of a strategy knob changed on a job");
+  }
+  if (name == "amp" || name == "bf16") {
+    return error_bar("whatif-amp", "amp and bf16 what-ifs' speedups");
+  }
+  return error_bar("whatif-" + name, "the speedups of the " + text + " what-if");
+}
+
 nlohmann::ordered_json error_bars_json(const std::vector<ErrorBar>& bars) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ErrorBar& b : bars) {

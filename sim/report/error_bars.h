@@ -35,6 +35,11 @@ struct ErrorBar {
 [[nodiscard]] std::vector<ErrorBar> collective_error_bars(const std::string& op, bool multi_node);
 // A hybrid-parallel run of a transformer (`transformer`) or a CNN.
 [[nodiscard]] std::vector<ErrorBar> hybrid_error_bars(bool transformer);
+// The speedup a what-if predicts (sim/whatif/WHATIF.md): `name` is the what-if's ("amp", "gpu",
+// or, with `knob`, the simulate flag it sets: "bucket-mb", "workload", "zero", ...), `text` as
+// given. Its error is that of the predicted speedup against measured pairs' (s / m - 1).
+[[nodiscard]] ErrorBar whatif_error_bar(const std::string& name, bool knob,
+                                        const std::string& text);
 
 // The report's "error_bars" array, and a line per bar for the text summary.
 [[nodiscard]] nlohmann::ordered_json error_bars_json(const std::vector<ErrorBar>& bars);

@@ -53,6 +53,26 @@ TEST_F(WhatIfCli, EachApplyAgainstTheBaselineByHand) {
   EXPECT_NE(r.out.find("speedup"), std::string::npos);
 }
 
+TEST_F(WhatIfCli, EachSpeedupStatesTheValidatedErrorOfItsKind) {
+  // The figures are experiments/what-if's (error_bars.py --check pins the table to them); this
+  // pins which class each what-if reads and that a never-validated one says so.
+  const Result r =
+      run(kJob + " --apply network=2x --apply amp --apply bucket-mb=0.5 --each" + report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = report();
+  EXPECT_FALSE(j["runs"][0].contains("speedup_error_bars"));  // the baseline predicts no speedup
+  EXPECT_EQ(j["runs"][1]["speedup_error_bars"][0]["class"], "whatif-network");
+  EXPECT_EQ(j["runs"][1]["speedup_error_bars"][0]["rows"], 0);
+  EXPECT_EQ(j["runs"][2]["speedup_error_bars"][0]["class"], "whatif-amp");
+  EXPECT_GT(j["runs"][2]["speedup_error_bars"][0]["rows"].get<int>(), 0);
+  EXPECT_EQ(j["runs"][3]["speedup_error_bars"][0]["class"], "whatif-bucket");
+  EXPECT_NE(r.out.find("speedup of network=2x:\n  validated error         none: no published "
+                       "measurement of the speedups of the network=2x what-if was checked\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("speedup of amp:\n  validated error         "), std::string::npos);
+}
+
 TEST_F(WhatIfCli, AllAppliesTogetherByDefault) {
   // network=2x and compute=2x: (0.03 + 0.001) / 2.
   const Result r = run(kJob + " --apply network=2x --apply compute=2x" + report_flag());
