@@ -15,6 +15,7 @@
 #include "sim/config_error.h"
 #include "sim/planner/plan_report.h"
 #include "sim/planner/planner.h"
+#include "sim/report/error_bars.h"
 #include "workloads/generator_error.h"
 #include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
@@ -316,11 +317,15 @@ int run_plan(const std::vector<std::string>& args) {
                       {"--seq-len", std::to_string(space.seq_len), "--attention", f.attention});
   }
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
+  // The simulated times are hybrid runs': their class's validated error.
+  const std::vector<ErrorBar> bars = hybrid_error_bars(!cnn);
   if (!f.report.empty()) {
-    write_text("report", f.report, plan_json(outcome).dump(2) + "\n");
+    nlohmann::ordered_json report = plan_json(outcome);
+    report["error_bars"] = error_bars_json(bars);
+    write_text("report", f.report, report.dump(2) + "\n");
     write_text("report", csv, plan_csv(outcome));
   }
-  std::cout << plan_summary(outcome, f.top);
+  std::cout << plan_summary(outcome, f.top) << error_bars_summary(bars);
   return 0;
 }
 

@@ -53,6 +53,10 @@ TEST_F(PlanCli, RanksTheSimulatedBestFirstAndExplainsTheWinner) {
                 .get<std::string>()
                 .find(rows[0].at("configuration").get<std::string>() + " beats "),
             0u);
+  // The simulated times are hybrid transformer runs': that class's validated error.
+  EXPECT_EQ(plan.at("error_bars").at(0).at("class"), "hybrid-transformer");
+  EXPECT_GT(plan.at("error_bars").at(0).at("rows").get<int>(), 0);
+  EXPECT_NE(r.out.find("  validated error         "), std::string::npos) << r.out;
   // The CSV has a header and one line per configuration that fits.
   const std::string text = slurp(csv());
   EXPECT_EQ(text.substr(0, text.find('\n')).substr(0, 19), "rank,configuration,");
@@ -150,6 +154,9 @@ TEST_F(PlanCli, PlansACnnWithItsSplitsInSamples) {
               1e-9 * 64 / sec / 8);
   EXPECT_EQ(slurp(csv()).rfind("rank,configuration,tp,pp,dp,cp,", 0), 0u);
   EXPECT_NE(slurp(csv()).find("samples_per_sec_per_gpu"), std::string::npos);
+  // No published model-parallel CNN step time was checked (issue #17): the plan says so.
+  EXPECT_EQ(plan.at("error_bars").at(0).at("class"), "hybrid-cnn");
+  EXPECT_EQ(plan.at("error_bars").at(0).at("rows"), 0);
 }
 
 TEST_F(PlanCli, DropsACnnThatDoesNotFitAndKeepsItsSplits) {
