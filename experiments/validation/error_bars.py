@@ -5,7 +5,8 @@ report quotes as "how far to trust this number" (sim/report/error_bars.h).
 
 Reads results/results.csv (data-parallel training and all-reduce rows), results/single_gpu.csv
 (one GPU's compute predicted without its measurement), results/hybrid_results.csv (hybrid
-transformer runs) and experiments/what-if/results/pairs.csv (what-if speedups against measured
+transformer runs), results/memory_results.csv (a rank's peak memory) and
+experiments/what-if/results/pairs.csv (what-if speedups against measured
 pairs: the error of a predicted speedup s against the measured m is s / m - 1); writes results/error_bars.json and the table dtsim compiles in,
 sim/report/error_bars_table.inc. With --check, writes nothing and exits 1 if either file differs
 from what the results give (the test suite runs it so that the table cannot drift from them).
@@ -40,6 +41,8 @@ CLASSES = {
     "allreduce-multi-node": "an all-reduce across nodes",
     "hybrid-transformer": "a hybrid-parallel transformer run (the hybrid validation's headline "
                           "rows)",
+    "memory-transformer": "a transformer rank's peak memory from the memory model (the peak "
+                          "memory validation's headline rows: nothing unmodelled)",
 }
 # What-if speedups, by the what-if's kind (sim/report/error_bars.cpp, whatif_error_bars), and the
 # rows of experiments/what-if/results/pairs.csv behind each: (kind, model) of the study.
@@ -104,6 +107,11 @@ def collect(results_dir):
                 if r["model"] == model and kind in (None, r["kind"]):
                     speedup_error = float(r["predicted_speedup"]) / float(r["measured_speedup"])
                     errors[name].append(100 * (speedup_error - 1))
+    memory = results_dir / "memory_results.csv"
+    if memory.exists():
+        for r in read(memory):
+            if r["headline"] == "yes":
+                errors["memory-transformer"].append(float(r["error_pct"]))
     hybrid = results_dir / "hybrid_results.csv"
     if hybrid.exists():
         for r in read(hybrid):

@@ -83,6 +83,11 @@ std::vector<ErrorBar> hybrid_error_bars(bool transformer) {
                       : error_bar("hybrid-cnn", "a model-parallel CNN run")};
 }
 
+ErrorBar memory_error_bar(bool transformer) {
+  return transformer ? error_bar("memory-transformer", "a transformer rank's peak memory")
+                     : error_bar("memory-cnn", "a CNN rank's peak memory from the memory model");
+}
+
 ErrorBar whatif_error_bar(const std::string& name, bool knob, const std::string& text) {
   if (knob && name == "bucket-mb") {
     return error_bar("whatif-bucket", "bucket-size what-ifs' speedups");

@@ -35,6 +35,8 @@ struct ErrorBar {
 [[nodiscard]] std::vector<ErrorBar> collective_error_bars(const std::string& op, bool multi_node);
 // A hybrid-parallel run of a transformer (`transformer`) or a CNN.
 [[nodiscard]] std::vector<ErrorBar> hybrid_error_bars(bool transformer);
+// The peak memory of a rank of a transformer (`transformer`) or a CNN, from the memory model.
+[[nodiscard]] ErrorBar memory_error_bar(bool transformer);
 // The speedup a what-if predicts (sim/whatif/WHATIF.md): `name` is the what-if's ("amp", "gpu",
 // or, with `knob`, the simulate flag it sets: "bucket-mb", "workload", "zero", ...), `text` as
 // given. Its error is that of the predicted speedup against measured pairs' (s / m - 1).

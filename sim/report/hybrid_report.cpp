@@ -1,6 +1,8 @@
 #include "sim/report/hybrid_report.h"
 
+#include "sim/report/error_bars.h"
 #include "sim/report/memory_report.h"
+#include "workloads/model_zoo.h"
 #include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
@@ -95,6 +97,7 @@ ordered_json memory_report_json(const HybridReport& report) {
   ordered_json r;
   add_job(report, r);
   r["memory"] = memory_json(report.memory);
+  r["error_bars"] = error_bars_json({memory_error_bar(!workloads::is_cnn(report.model))});
   return r;
 }
 
@@ -102,7 +105,8 @@ std::string memory_summary(const HybridReport& report) {
   return "dtsim memory: " + job_line(report) + ", " + std::to_string(report.micro_batches) +
          " micro-batches of " + std::to_string(report.micro_batch) +
          (report.seq_len > 0 ? " x " + std::to_string(report.seq_len) + " tokens" : " samples") +
-         " per replica\n" + memory_table(report.memory);
+         " per replica\n" + memory_table(report.memory) +
+         error_bars_summary({memory_error_bar(!workloads::is_cnn(report.model))});
 }
 
 std::string report_summary(const HybridReport& report) {

@@ -386,7 +386,9 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
       [&](const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
           const TrainingTimes& t) { measure_stages(g, lowered, times, t, model, job, report); });
   add_throughput(report);
-  report.replay.error_bars = hybrid_error_bars(!workloads::is_cnn(report.model));
+  const bool transformer = !workloads::is_cnn(report.model);
+  report.replay.error_bars = hybrid_error_bars(transformer);
+  report.replay.error_bars.push_back(memory_error_bar(transformer));
   return report;
 }
 

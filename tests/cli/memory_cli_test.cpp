@@ -51,6 +51,9 @@ TEST_F(MemoryCli, PrintsEveryStageAndTheWorstRank) {
   EXPECT_NE(r.out.find("\n      1          1  "), std::string::npos) << r.out;  // stage 1: 1
   EXPECT_NE(r.out.find("  worst rank: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GiB, NVIDIA A100-SXM4-80GB): fits\n"), std::string::npos) << r.out;
+  // How far to trust it: the memory validation's class, its figures from the results.
+  EXPECT_NE(r.out.find("  validated error         "), std::string::npos) << r.out;
+  EXPECT_EQ(memory(kGpt)["error_bars"][0]["class"], "memory-transformer");
 }
 
 TEST_F(MemoryCli, ReportHasTheBreakdownCapacityAndVerdict) {

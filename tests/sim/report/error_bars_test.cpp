@@ -48,6 +48,13 @@ TEST(ErrorBars, CollectivesAndHybridRuns) {
             std::string::npos);
 }
 
+TEST(ErrorBars, PeakMemory) {
+  EXPECT_EQ(memory_error_bar(true).error_class, "memory-transformer");
+  EXPECT_GT(memory_error_bar(true).rows, 0);
+  EXPECT_EQ(memory_error_bar(false).error_class, "memory-cnn");
+  EXPECT_EQ(memory_error_bar(false).rows, 0);  // no published CNN peak memory was checked
+}
+
 TEST(ErrorBars, WhatIfSpeedupsByKind) {
   // Knobs (flags of dtsim simulate) by the flag; graph and platform passes by name.
   EXPECT_EQ(whatif_error_bar("bucket-mb", true, "bucket-mb=1").error_class, "whatif-bucket");
