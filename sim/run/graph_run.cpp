@@ -181,6 +181,45 @@ double shortest_run_sec(const ExecutionGraph& g, double collective_latency_sec) 
   return longest_sec;
 }
 
+// The lowering options of `run` on `engine`: folding and memoizing where run.collapse allows,
+// memoizing on an otherwise idle network only (no background traffic).
+LoweringOptions lowering_options(const RunOptions& run, const ValidatedRun& v,
+                                 const EngineRun& engine) {
+  const bool memoize = run.collapse && !engine.has_background_traffic();
+  LoweringOptions options{.compute_factor = engine.compute_factors(),
+                          .fold = run.collapse ? run.fold : FoldMode::kOff,
+                          .memoize = memoize,
+                          .rank_nodes = v.hints.rank_nodes,
+                          .max_tasks = run.max_tasks};
+  if (memoize) {
+    options.route_links = [&engine](int src, int dst) {
+      std::vector<int> ids;
+      for (const auto& [id, bandwidth] : engine.hints().route_links(src, dst)) {
+        ids.push_back(id);
+      }
+      return ids;
+    };
+  }
+  return options;
+}
+
+// Replays `lowered`, checking a verified fold while it runs and after (`verdict`); throws
+// FoldNotExact where it did not hold.
+ReplayTimes replay_checking_fold(const ExecutionGraph& graph, const LoweredGraph& lowered,
+                                 const EngineRun& engine, FoldVerdict& verdict) {
+  std::string fold_mismatch;
+  ReplayTimes times =
+      replay(lowered.tasks, engine.rank_hosts(), fold_watch(graph, lowered, fold_mismatch));
+  if (times.stopped) {
+    throw FoldNotExact(fold_mismatch);
+  }
+  verdict = check_fold(graph, lowered, times, kFoldToleranceSec);
+  if (!verdict.mismatch.empty()) {
+    throw FoldNotExact(verdict.mismatch);
+  }
+  return times;
+}
+
 }  // namespace
 
 GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std::string& origin,
@@ -194,36 +233,13 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
   }
   EngineRun engine(run, v.platform, v.hints);
   check_replayable(graph, origin, std::ranges::max(engine.compute_factors()));
-  const bool memoize = run.collapse && !engine.has_background_traffic();
-  const FoldMode fold = run.collapse ? run.fold : FoldMode::kOff;
-  LoweringOptions options{.compute_factor = engine.compute_factors(),
-                          .fold = fold,
-                          .memoize = memoize,
-                          .rank_nodes = v.hints.rank_nodes,
-                          .max_tasks = run.max_tasks};
-  if (memoize) {
-    options.route_links = [&engine](int src, int dst) {
-      std::vector<int> ids;
-      for (const auto& [id, bandwidth] : engine.hints().route_links(src, dst)) {
-        ids.push_back(id);
-      }
-      return ids;
-    };
-  }
+  const LoweringOptions options = lowering_options(run, v, engine);
   GroupChooser choose(v.chooser, engine, run.ranks);
   graph = with_priority_order(std::move(graph), options, choose);
   const LoweredGraph lowered = lower(graph, options, std::ref(choose));
   choose.release_schedules();
-  std::string fold_mismatch;
-  const ReplayTimes times =
-      replay(lowered.tasks, engine.rank_hosts(), fold_watch(graph, lowered, fold_mismatch));
-  if (times.stopped) {
-    throw FoldNotExact(fold_mismatch);
-  }
-  const FoldVerdict verdict = check_fold(graph, lowered, times, kFoldToleranceSec);
-  if (!verdict.mismatch.empty()) {
-    throw FoldNotExact(verdict.mismatch);
-  }
+  FoldVerdict verdict;
+  const ReplayTimes times = replay_checking_fold(graph, lowered, engine, verdict);
   if (outputs != nullptr && outputs->want_timeline) {
     outputs->timeline = timeline_json(graph, lowered, times);
   }
@@ -236,7 +252,7 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
                      .tasks_replayed = lowered.tasks.tasks().size(),
                      .ranks_folded = lowered.ranks_folded,
                      .collectives_memoized = lowered.memoized,
-                     .fold = fold_name(lowered, fold),
+                     .fold = fold_name(lowered, options.fold),
                      .shadows = lowered.shadows,
                      .fold_checks = verdict.checked,
                      .fold_max_difference_sec = verdict.max_difference_sec,
