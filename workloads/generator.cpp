@@ -79,14 +79,9 @@ LayerSeconds layer_seconds(const LayerCost& c, const Roofline& roofline) {
 
 namespace {
 
-// Throws GeneratorError for a configuration the generator cannot run on `device`; returns the
-// optimizer it models (the model's default where none is given).
+// Throws GeneratorError for an optimizer, efficiencies or a calibration the generator cannot use
+// on `device`; returns the optimizer it models (the model's default where none is given).
 std::string checked_optimizer(const GeneratorConfig& config, const DeviceSpec& device, bool cnn) {
-  if (config.precision == "fp8") {
-    throw GeneratorError("precision",
-                         "fp8: float8 linear layers are modelled by the transformer description "
-                         "(simulate --model ... --parallel), not by the layer generator");
-  }
   const std::string optimizer =
       config.optimizer.empty() ? (cnn ? "sgd" : "adamw") : config.optimizer;
   if (optimizer != "sgd" && optimizer != "adamw" && optimizer != "lamb") {
@@ -132,10 +127,15 @@ double calibrate(Workload& w, double iteration_sec) {
 
 Workload generate_workload(const GeneratorConfig& config) {
   const DeviceSpec& device = find_device(config.device);
-  const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";
-  const std::string optimizer = checked_optimizer(config, device, cnn);
+  if (config.precision == "fp8") {
+    throw GeneratorError("precision",
+                         "fp8: float8 linear layers are modelled by the transformer description "
+                         "(simulate --model ... --parallel), not by the layer generator");
+  }
   const Roofline roofline = make_roofline(device, config.precision);
   const std::vector<LayerCost> costs = model_layers(config.shape);
+  const bool cnn = config.shape.model != "bert_large" && config.shape.model != "gpt2";
+  const std::string optimizer = checked_optimizer(config, device, cnn);
 
   const double element_bytes = roofline.element_bytes;
   Workload w{.model = config.shape.model,

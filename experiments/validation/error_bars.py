@@ -44,7 +44,7 @@ CLASSES = {
     "memory-transformer": "a transformer rank's peak memory from the memory model (the peak "
                           "memory validation's headline rows: nothing unmodelled)",
 }
-# What-if speedups, by the what-if's kind (sim/report/error_bars.cpp, whatif_error_bars), and the
+# What-if speedups, by the what-if's kind (sim/report/error_bars.cpp, whatif_error_bar), and the
 # rows of experiments/what-if/results/pairs.csv behind each: (kind, model) of the study.
 WHATIF_CLASSES = {
     "whatif-bucket": ("bucket-size what-ifs' speedups (bucket-mb=), with DDP's per-bucket costs "
@@ -55,9 +55,10 @@ WHATIF_CLASSES = {
     "whatif-workload": ("speedups of a what-if that swaps the workload trace (workload=), each "
                         "row a measured pair of AMP and TF32 recipes' traces",
                         ("AMP vs TF32", "op-class recipe")),
-    "whatif-strategy-knob": ("speedups of a strategy knob changed on a hybrid job (precision, "
-                             "micro-batch, ...), each row a measured pair", (None, "strategy knob")),
 }
+# A strategy knob's pairs make one class per flag it sets ("whatif-knob-precision", ...): a knob
+# no pair changed has no class, so its report says rows 0 rather than borrowing another's.
+KNOB_MODEL = "strategy knob"
 CLASSES.update({name: description for name, (description, _) in WHATIF_CLASSES.items()})
 WHATIF_PAIRS = REPO / "experiments/what-if/results/pairs.csv"
 DEVICES = ("v100", "a100", "a100-40gb", "h100", "h200", "b200")
@@ -103,10 +104,16 @@ def collect(results_dir):
         errors[f"compute-roofline-{r['device']}"].append(float(r["roofline_error_pct"]))
     if WHATIF_PAIRS.exists():
         for r in read(WHATIF_PAIRS):
+            error = 100 * (float(r["predicted_speedup"]) / float(r["measured_speedup"]) - 1)
             for name, (_, (kind, model)) in WHATIF_CLASSES.items():
-                if r["model"] == model and kind in (None, r["kind"]):
-                    speedup_error = float(r["predicted_speedup"]) / float(r["measured_speedup"])
-                    errors[name].append(100 * (speedup_error - 1))
+                if r["model"] == model and kind == r["kind"]:
+                    errors[name].append(error)
+            if r["model"] == KNOB_MODEL:
+                for flag in sorted({kv.split("=", 1)[0] for kv in r["what_if"].split()}):
+                    name = f"whatif-knob-{flag}"
+                    CLASSES.setdefault(name, f"speedups of a {flag} knob changed on a hybrid "
+                                             f"job, each row a measured pair")
+                    errors.setdefault(name, []).append(error)
     memory = results_dir / "memory_results.csv"
     if memory.exists():
         for r in read(memory):

@@ -212,8 +212,8 @@ ParallelDegrees parallel_degrees(const HybridFlags& f, int ranks, CnnSplit& cnn)
   return d;
 }
 
-// The rank order, pipeline schedule, ZeRO stage and FSDP knobs of the flags, into `job`.
-void set_job_knobs(const HybridFlags& f, HybridJob& job) {
+// The rank order and pipeline schedule of the flags, into `job`.
+void set_schedule(const HybridFlags& f, HybridJob& job) {
   std::string why;
   const auto order = parse_order(f.rank_order, &why);
   if (!order) {
@@ -225,6 +225,10 @@ void set_job_knobs(const HybridFlags& f, HybridJob& job) {
     throw ConfigError("--schedule " + f.schedule + ": " + why);
   }
   job.schedule = *schedule;
+}
+
+// The ZeRO stage, FSDP and sequence-parallel knobs and the stage split of the flags, into `job`.
+void set_sharding(const HybridFlags& f, HybridJob& job) {
   if (f.zero < 0 || f.zero > 3) {
     throw ConfigError("--zero " + std::to_string(f.zero) + ": expected 0, 1, 2 or 3");
   }
@@ -260,7 +264,7 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   }
   c.job.degrees = parallel_degrees(f, run.ranks, c.cnn);
   c.image_size = f.image_size;
-  set_job_knobs(f, c.job);
+  set_schedule(f, c.job);
   const auto recompute = workloads::parse_recompute(f.recompute);
   if (!recompute) {
     throw ConfigError("--recompute " + f.recompute +
@@ -272,6 +276,7 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
   }
   c.pytorch_cross_entropy = f.cross_entropy == "pytorch";
+  set_sharding(f, c.job);
   c.job.bucket_cap_bytes = bucket_cap_bytes;
   c.job.iterations = iterations;
   return c;

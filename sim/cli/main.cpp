@@ -1,10 +1,8 @@
-// dtsim's command line: parse flags into a config, run one simulation, print a summary, write the
-// report. The only place that prints to stdout and the only catch of input errors (exit code 2).
+// dtsim's command line: the verbs, each parsing its flags into a config, running, printing a
+// summary and writing its report (simulate and memory in simulate_verb.cpp); the only catch of
+// input errors (exit code 2).
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,8 +13,6 @@
 #include "sim/cli/chakra_cli.h"
 #include "sim/cli/collective_sweep.h"
 #include "sim/cli/error_messages.h"
-#include "sim/cli/flag_scope.h"
-#include "sim/cli/hybrid_flags.h"
 #include "sim/cli/job_file.h"
 #include "sim/cli/output_flags.h"
 #include "sim/cli/plan.h"
@@ -33,7 +29,6 @@
 #include "sim/run/simulation.h"
 #include "workloads/generator.h"
 #include "workloads/parsing/json_fields.h"
-#include "workloads/parsing/units.h"
 #include "workloads/trace.h"
 #include "workloads/trace_error.h"
 #include "workloads/trace_writer.h"

@@ -196,15 +196,16 @@ int replay_chakra(const SimulateFlags& f, std::vector<InputFile> inputs, Simulat
   return finish(f, json, inputs, outputs, report_summary(report) + chakra_summary(trace));
 }
 
-// --workload W.json: data-parallel training, as PyTorch DDP runs it.
-SimulateConfig data_parallel_config(const SimulateFlags& f) {
+// --workload W.json: data-parallel training, as PyTorch DDP runs it, in buckets of
+// `bucket_bytes`.
+SimulateConfig data_parallel_config(const SimulateFlags& f, std::uint64_t bucket_bytes) {
   const auto overlap = parse_overlap(f.overlap);
   if (!overlap) {
     throw ConfigError("--overlap " + f.overlap + ": expected backward or none");
   }
   return {.run = run_options(f.run),
           .workload_path = f.workload,
-          .bucket_cap_bytes = bucket_cap_bytes(f.bucket_mb),
+          .bucket_cap_bytes = bucket_bytes,
           .iterations = f.iterations,
           .accumulation_steps = f.accumulation_steps,
           .overlap = *overlap,
@@ -244,13 +245,14 @@ int run_simulate(const std::vector<std::string>& args, JobFile& job_file, bool m
   if (f.run.ranks == 0) {
     throw ConfigError("the option '--ranks' is required but missing (see dtsim simulate --help)");
   }
+  const std::uint64_t bucket_bytes = bucket_cap_bytes(f.bucket_mb);
   if (wants_hybrid(f.hybrid)) {
-    const auto report = simulate_hybrid(hybrid_config(f.hybrid, run_options(f.run), f.workload,
-                                                      bucket_cap_bytes(f.bucket_mb), f.iterations),
-                                        &outputs);
+    const RunOptions run = run_options(f.run);
+    const auto report = simulate_hybrid(
+        hybrid_config(f.hybrid, run, f.workload, bucket_bytes, f.iterations), &outputs);
     return finish(f, report_json(report), inputs, outputs, report_summary(report));
   }
-  const auto report = simulate_data_parallel(data_parallel_config(f), &outputs);
+  const auto report = simulate_data_parallel(data_parallel_config(f, bucket_bytes), &outputs);
   return finish(f, report_json(report), inputs, outputs, report_summary(report));
 }
 

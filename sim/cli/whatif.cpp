@@ -198,7 +198,7 @@ std::string cell(const nlohmann::ordered_json& v, const char* fmt, double scale 
 std::vector<ErrorBar> speedup_error_bars(const std::vector<WhatIf>& group) {
   std::vector<ErrorBar> bars;
   for (const WhatIf& w : group) {
-    ErrorBar bar = whatif_error_bar(w.name, w.kind == WhatIfKind::kFlag, w.text);
+    ErrorBar bar = whatif_error_bar(w.name, w.kind == WhatIfKind::kFlag);
     if (std::none_of(bars.begin(), bars.end(),
                      [&](const ErrorBar& b) { return b.error_class == bar.error_class; })) {
       bars.push_back(std::move(bar));

@@ -88,20 +88,22 @@ ErrorBar memory_error_bar(bool transformer) {
                      : error_bar("memory-cnn", "a CNN rank's peak memory from the memory model");
 }
 
-ErrorBar whatif_error_bar(const std::string& name, bool knob, const std::string& text) {
+ErrorBar whatif_error_bar(const std::string& name, bool knob) {
   if (knob && name == "bucket-mb") {
     return error_bar("whatif-bucket", "bucket-size what-ifs' speedups");
   }
   if (knob && name == "workload") {
     return error_bar("whatif-workload", "speedups of a what-if that swaps the workload trace");
   }
-  if (knob) {
-    return error_bar("whatif-strategy-knob", "speedups of a strategy knob changed on a job");
+  if (knob) {  // a class per flag: only the knobs a measured pair changed have rows
+    return error_bar("whatif-knob-" + name, "speedups of a " + name + " knob changed on a job");
   }
   if (name == "amp" || name == "bf16") {
     return error_bar("whatif-amp", "amp and bf16 what-ifs' speedups");
   }
-  return error_bar("whatif-" + name, "the speedups of the " + text + " what-if");
+  // gpu, network, compress, p3, algorithm@ROLE, ...: by the what-if's name, whatever its value
+  const std::string kind = name.substr(0, name.find('@'));
+  return error_bar("whatif-" + kind, "speedups of a " + kind + " what-if");
 }
 
 nlohmann::ordered_json error_bars_json(const std::vector<ErrorBar>& bars) {

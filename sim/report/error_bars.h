@@ -38,10 +38,9 @@ struct ErrorBar {
 // The peak memory of a rank of a transformer (`transformer`) or a CNN, from the memory model.
 [[nodiscard]] ErrorBar memory_error_bar(bool transformer);
 // The speedup a what-if predicts (sim/whatif/WHATIF.md): `name` is the what-if's ("amp", "gpu",
-// or, with `knob`, the simulate flag it sets: "bucket-mb", "workload", "zero", ...), `text` as
-// given. Its error is that of the predicted speedup against measured pairs' (s / m - 1).
-[[nodiscard]] ErrorBar whatif_error_bar(const std::string& name, bool knob,
-                                        const std::string& text);
+// or, with `knob`, the simulate flag it sets: "bucket-mb", "workload", "precision", ...). Its
+// error is that of the predicted speedup against measured pairs' (s / m - 1).
+[[nodiscard]] ErrorBar whatif_error_bar(const std::string& name, bool knob);
 
 // The report's "error_bars" array, and a line per bar for the text summary.
 [[nodiscard]] nlohmann::ordered_json error_bars_json(const std::vector<ErrorBar>& bars);

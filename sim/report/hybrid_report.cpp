@@ -2,7 +2,6 @@
 
 #include "sim/report/error_bars.h"
 #include "sim/report/memory_report.h"
-#include "workloads/model_zoo.h"
 #include "workloads/parsing/units.h"
 
 namespace dtsim::sim {
@@ -97,7 +96,7 @@ ordered_json memory_report_json(const HybridReport& report) {
   ordered_json r;
   add_job(report, r);
   r["memory"] = memory_json(report.memory);
-  r["error_bars"] = error_bars_json({memory_error_bar(!workloads::is_cnn(report.model))});
+  r["error_bars"] = error_bars_json({memory_error_bar(!report.cnn)});
   return r;
 }
 
@@ -106,7 +105,7 @@ std::string memory_summary(const HybridReport& report) {
          " micro-batches of " + std::to_string(report.micro_batch) +
          (report.seq_len > 0 ? " x " + std::to_string(report.seq_len) + " tokens" : " samples") +
          " per replica\n" + memory_table(report.memory) +
-         error_bars_summary({memory_error_bar(!workloads::is_cnn(report.model))});
+         error_bars_summary({memory_error_bar(!report.cnn)});
 }
 
 std::string report_summary(const HybridReport& report) {

@@ -31,6 +31,7 @@ struct HybridReport {
   GraphReport replay;
   // The job.
   std::string model;
+  bool cnn = false;            // a CNN with its splits (sim/strategies/CNN.md), not a transformer
   std::string compute_source;  // "generator: ..." or the trace file
   std::string device;
   std::string precision;

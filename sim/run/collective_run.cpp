@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "sim/collectives/algorithm_file.h"
@@ -125,4 +128,5 @@ CollectiveReport simulate_collective(const CollectiveConfig& config, SimulateOut
   report.algorithm_file = std::move(algorithm_file);
   return report;
 }
+
 }  // namespace dtsim::sim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "sim/config_error.h"
@@ -75,10 +76,6 @@ void last_iteration_communication(const ExecutionGraph& g, const LoweredGraph& l
     report.transfer_bytes += lowered.tasks.tasks()[static_cast<std::size_t>(t)].bytes;
   }
 }
-
-}  // namespace
-
-namespace {
 
 // How far a shadow's exit may be from its representative's for a verified fold to hold
 // (fold.h): SimGrid computes a symmetric share to the last bits, and 1 ns is below anything a

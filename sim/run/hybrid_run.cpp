@@ -152,6 +152,7 @@ BuiltModel cnn(const HybridConfig& c, const workloads::Workload& w, const std::s
   const workloads::Roofline roofline = workloads::make_roofline(device, w.precision);
   BuiltModel b{.model = model_from_cnn(layers, w, roofline, c.cnn), .cnn_device = device.name};
   b.report.model = w.model;
+  b.report.cnn = true;
   b.report.compute_source = source;
   b.report.device = w.device;
   b.report.precision = w.precision;
@@ -386,9 +387,10 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
       [&](const ExecutionGraph& g, const LoweredGraph& lowered, const ReplayTimes& times,
           const TrainingTimes& t) { measure_stages(g, lowered, times, t, model, job, report); });
   add_throughput(report);
-  const bool transformer = !workloads::is_cnn(report.model);
-  report.replay.error_bars = hybrid_error_bars(transformer);
-  report.replay.error_bars.push_back(memory_error_bar(transformer));
+  report.replay.error_bars = hybrid_error_bars(!report.cnn);
+  if (!report.memory.stages.empty()) {  // a trace's transformer has no memory model
+    report.replay.error_bars.push_back(memory_error_bar(!report.cnn));
+  }
   return report;
 }
 

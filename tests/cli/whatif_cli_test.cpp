@@ -67,7 +67,7 @@ TEST_F(WhatIfCli, EachSpeedupStatesTheValidatedErrorOfItsKind) {
   EXPECT_GT(j["runs"][2]["speedup_error_bars"][0]["rows"].get<int>(), 0);
   EXPECT_EQ(j["runs"][3]["speedup_error_bars"][0]["class"], "whatif-bucket");
   EXPECT_NE(r.out.find("speedup of network=2x:\n  validated error         none: no published "
-                       "measurement of the speedups of the network=2x what-if was checked\n"),
+                       "measurement of speedups of a network what-if was checked\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("speedup of amp:\n  validated error         "), std::string::npos);
