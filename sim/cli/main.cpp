@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -292,6 +293,58 @@ int run_workload_generate(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Runs `dtsim VERB ARGS`; returns its exit code. Sets `verb` to the verb's full name for error
+// messages ("platform describe") and `job` to the job file a simulate or memory run read.
+int run_verb(std::string& verb, std::vector<std::string> args, dtsim::sim::JobFile& job) {
+  reject_invalid_utf8(args);
+  if (verb == "simulate") {
+    return dtsim::sim::run_simulate(args, job);
+  }
+  if (verb == "memory") {
+    return dtsim::sim::run_simulate(args, job, true);
+  }
+  if (verb == "collective") {
+    return run_collective(args);
+  }
+  if (verb == "plan") {
+    return dtsim::sim::run_plan(args);
+  }
+  if (verb == "sweep") {
+    return dtsim::sim::run_sweep(args, dtsim::sim::simulate_flag_names());
+  }
+  if (verb == "whatif") {
+    return dtsim::sim::run_whatif(args, dtsim::sim::simulate_flag_names());
+  }
+  if (verb == "platform") {
+    if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
+      std::cerr << "dtsim platform: expected \"dtsim platform describe\" or \"dtsim platform "
+                   "export\" (see dtsim --help)\n";
+      return kExitBadInput;
+    }
+    const std::string action = args[0];
+    args.erase(args.begin());
+    verb = "platform " + action;
+    return run_platform(action, args);
+  }
+  if (verb == "chakra") {
+    verb = "chakra microbenchmark";
+    return dtsim::sim::run_chakra(args);
+  }
+  if (verb == "workload") {
+    if (args.empty() || args[0] != "generate") {
+      std::cerr << "dtsim workload: expected \"dtsim workload generate\" (see dtsim --help)\n";
+      return kExitBadInput;
+    }
+    args.erase(args.begin());
+    verb = "workload generate";
+    return run_workload_generate(args);
+  }
+  std::cerr << "dtsim: unknown verb \"" << verb
+            << "\" (expected simulate, memory, collective, plan, sweep, whatif, platform, "
+               "chakra or workload; see dtsim --help)\n";
+  return kExitBadInput;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -308,53 +361,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   dtsim::sim::JobFile job;
   try {
-    reject_invalid_utf8(args);
-    if (verb == "simulate") {
-      return dtsim::sim::run_simulate(args, job);
-    }
-    if (verb == "memory") {
-      return dtsim::sim::run_simulate(args, job, true);
-    }
-    if (verb == "collective") {
-      return run_collective(args);
-    }
-    if (verb == "plan") {
-      return dtsim::sim::run_plan(args);
-    }
-    if (verb == "sweep") {
-      return dtsim::sim::run_sweep(args, dtsim::sim::simulate_flag_names());
-    }
-    if (verb == "whatif") {
-      return dtsim::sim::run_whatif(args, dtsim::sim::simulate_flag_names());
-    }
-    if (verb == "platform") {
-      if (args.empty() || (args[0] != "describe" && args[0] != "export")) {
-        std::cerr << "dtsim platform: expected \"dtsim platform describe\" or \"dtsim platform "
-                     "export\" (see dtsim --help)\n";
-        return kExitBadInput;
-      }
-      const std::string action = args[0];
-      args.erase(args.begin());
-      verb = "platform " + action;
-      return run_platform(action, args);
-    }
-    if (verb == "chakra") {
-      verb = "chakra microbenchmark";
-      return dtsim::sim::run_chakra(args);
-    }
-    if (verb == "workload") {
-      if (args.empty() || args[0] != "generate") {
-        std::cerr << "dtsim workload: expected \"dtsim workload generate\" (see dtsim --help)\n";
-        return kExitBadInput;
-      }
-      args.erase(args.begin());
-      verb = "workload generate";
-      return run_workload_generate(args);
-    }
-    std::cerr << "dtsim: unknown verb \"" << verb
-              << "\" (expected simulate, memory, collective, plan, sweep, whatif, platform, "
-                 "chakra or workload; see dtsim --help)\n";
-    return kExitBadInput;
+    return run_verb(verb, std::move(args), job);
   } catch (const po::error& e) {
     dtsim::sim::print_error(verb, std::string(e.what()) + " (see dtsim " + verb + " --help)", job);
   } catch (const ConfigError& e) {
