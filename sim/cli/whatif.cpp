@@ -14,6 +14,7 @@
 #include "sim/cli/sweep_results.h"
 #include "sim/config_error.h"
 #include "sim/report/error_bars.h"
+#include "sim/run/engine_run.h"
 #include "sim/whatif/what_if.h"
 #include "workloads/parsing/units.h"
 
@@ -194,19 +195,6 @@ std::string cell(const nlohmann::ordered_json& v, const char* fmt, double scale 
   return v.is_number() ? parsing::format_number(fmt, v.get<double>() * scale) : "-";
 }
 
-// The validated error of the speedup of `group`'s what-ifs: one bar per class.
-std::vector<ErrorBar> speedup_error_bars(const std::vector<WhatIf>& group) {
-  std::vector<ErrorBar> bars;
-  for (const WhatIf& w : group) {
-    ErrorBar bar = whatif_error_bar(w.name, w.kind == WhatIfKind::kFlag);
-    if (std::none_of(bars.begin(), bars.end(),
-                     [&](const ErrorBar& b) { return b.error_class == bar.error_class; })) {
-      bars.push_back(std::move(bar));
-    }
-  }
-  return bars;
-}
-
 // The side-by-side table of `runs` (each {"name", "report", "speedup"}), then the validated
 // error of each transformed run's speedup.
 std::string summary(const nlohmann::ordered_json& runs,
@@ -252,7 +240,7 @@ std::string summary(const nlohmann::ordered_json& runs,
   }
   for (std::size_t k = 1; k < runs.size(); ++k) {
     out << "speedup of " << runs[k]["name"].get<std::string>() << ":\n"
-        << error_bars_summary(speedup_error_bars(groups[k]));
+        << error_bars_summary(what_if_error_bars(groups[k]));
   }
   return out.str();
 }
@@ -315,7 +303,7 @@ int run_whatif(const std::vector<std::string>& args,
     const auto mine = at(r["report"], "/result/iteration_time_sec");
     r["speedup"] = mine.get<double>() > 0 ? base.get<double>() / mine.get<double>() : 0.0;
     if (k > 0) {
-      r["speedup_error_bars"] = error_bars_json(speedup_error_bars(groups[k]));
+      r["speedup_error_bars"] = error_bars_json(what_if_error_bars(groups[k]));
     }
     runs.push_back(std::move(r));
   }

@@ -28,6 +28,9 @@ ordered_json run_json(const RunInfo& run) {
   }
   r["network_model"] = {
       {"name", run.network_model}, {"simgrid_cfg", run.simgrid_cfg}, {"extra_cfg", run.extra_cfg}};
+  if (!run.what_if.empty()) {
+    r["what_if"] = run.what_if;
+  }
   return r;
 }
 
@@ -72,11 +75,14 @@ std::string limits_summary(const SimulateReport& report) {
 }
 
 // ", with --cfg A, --cfg B" when the user added SimGrid settings: the model is then not only the
-// named one.
+// named one; then ", with --apply P, --apply Q" when what-ifs transformed the run.
 std::string extra_cfg_note(const RunInfo& run) {
   std::string note;
   for (const std::string& setting : run.extra_cfg) {
     note += (note.empty() ? ", with --cfg " : ", --cfg ") + setting;
+  }
+  for (std::size_t i = 0; i < run.what_if.size(); ++i) {
+    note += (i == 0 ? ", with --apply " : ", --apply ") + run.what_if[i];
   }
   return note;
 }

@@ -36,6 +36,7 @@ struct RunInfo {
   std::string network_model;
   std::vector<std::string> simgrid_cfg;  // the model's settings
   std::vector<std::string> extra_cfg;    // added with --cfg
+  std::vector<std::string> what_if;      // --apply passes, as given (sim/whatif/WHATIF.md)
 };
 
 struct WorkloadInfo {

@@ -287,6 +287,9 @@ SimulateReport simulate_data_parallel(const SimulateConfig& config, SimulateOutp
   report.error_bars = training_error_bars(workloads::compute_timing(workload),
                                           spans_nodes(v.hints, config.run.ranks),
                                           catalogue_device(workload.device));
+  for (ErrorBar& bar : what_if_error_bars(config.run.what_if)) {
+    report.error_bars.push_back(std::move(bar));
+  }
   if (outputs != nullptr) {
     outputs->links = report.links;
     if (outputs->want_graph) {

@@ -245,6 +245,9 @@ RunInfo run_info(const char* verb, const RunOptions& run, const platforms::Platf
             .network_model = network_model_name(run.network_model),
             .simgrid_cfg = network_model_settings(run.network_model),
             .extra_cfg = run.simgrid_cfg};
+  for (const WhatIf& w : run.what_if) {
+    r.what_if.push_back(w.text);
+  }
   if (run.placement.kind == Placement::Kind::kRandom) {
     r.placement_seed = run.placement.seed;
   }
@@ -293,6 +296,18 @@ void GroupChooser::release_schedules() {
     made.first.schedule = Schedule{};
   }
   released_ = true;
+}
+
+std::vector<ErrorBar> what_if_error_bars(const std::vector<WhatIf>& what_ifs) {
+  std::vector<ErrorBar> bars;
+  for (const WhatIf& w : what_ifs) {
+    ErrorBar bar = whatif_error_bar(w.name, w.kind == WhatIfKind::kFlag);
+    if (std::none_of(bars.begin(), bars.end(),
+                     [&](const ErrorBar& b) { return b.error_class == bar.error_class; })) {
+      bars.push_back(std::move(bar));
+    }
+  }
+  return bars;
 }
 
 bool spans_nodes(const TopologyHints& hints, int ranks) {

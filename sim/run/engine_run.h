@@ -19,9 +19,11 @@
 #include "sim/collectives/collective_choice.h"
 #include "sim/graph/execution_graph.h"
 #include "sim/lowering/lowering.h"
+#include "sim/report/error_bars.h"
 #include "sim/report/limiter.h"
 #include "sim/report/report.h"
 #include "sim/run/simulation.h"
+#include "sim/whatif/what_if.h"
 
 namespace dtsim::sim {
 
@@ -107,6 +109,10 @@ class GroupChooser {
   std::map<Key, std::pair<CollectiveChoice, CommCost>> made_;
   bool released_ = false;
 };
+
+// The validated error of what `what_ifs` change (whatif_error_bar), one bar per class: a run
+// they transformed is that much less certain than its untransformed class says.
+[[nodiscard]] std::vector<ErrorBar> what_if_error_bars(const std::vector<WhatIf>& what_ifs);
 
 // Whether ranks 0..ranks-1 sit on more than one node.
 [[nodiscard]] bool spans_nodes(const TopologyHints& hints, int ranks);

@@ -260,6 +260,9 @@ GraphReport replay_graph(ExecutionGraph& graph, const RunOptions& run, const std
     report.nodes += p.nodes.size();
   }
   report.error_bars = {error_bar("graph", "an execution graph read from a file")};
+  for (ErrorBar& bar : what_if_error_bars(run.what_if)) {
+    report.error_bars.push_back(std::move(bar));
+  }
   const auto last = static_cast<std::int32_t>(t.iteration_end_sec.size()) - 1;
   std::tie(report.compute_sec, report.busiest_rank) = busiest_compute(graph, lowered, last);
   report.exposed_comm_sec = std::max(0.0, t.iteration_time_sec - report.compute_sec);

@@ -6,6 +6,7 @@
 #include "sim/graph/graph_validate.h"
 #include "sim/invariant.h"
 #include "sim/report/exposure.h"
+#include "sim/run/engine_run.h"
 #include "sim/run/graph_run.h"
 #include "sim/strategies/hybrid_internal.h"
 #include "sim/strategies/memory.h"
@@ -388,6 +389,9 @@ HybridReport replay_hybrid(const HybridModel& model, const HybridJob& job, const
           const TrainingTimes& t) { measure_stages(g, lowered, times, t, model, job, report); });
   add_throughput(report);
   report.replay.error_bars = hybrid_error_bars(!report.cnn);
+  for (ErrorBar& bar : what_if_error_bars(run.what_if)) {
+    report.replay.error_bars.push_back(std::move(bar));
+  }
   if (!report.memory.stages.empty()) {  // a trace's transformer has no memory model
     report.replay.error_bars.push_back(memory_error_bar(!report.cnn));
   }

@@ -73,6 +73,26 @@ TEST_F(WhatIfCli, EachSpeedupStatesTheValidatedErrorOfItsKind) {
   EXPECT_NE(r.out.find("speedup of amp:\n  validated error         "), std::string::npos);
 }
 
+TEST_F(WhatIfCli, SimulateWithAnApplySaysSoAndAddsItsErrorBar) {
+  // dtsim simulate --apply: the report names the pass and quotes its class beside the run's own.
+  const std::string simulate =
+      "simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
+      "tests/testdata/whatif_star2_1GBps.json --ranks 2 --overlap none";
+  const Result r = run(simulate + " --apply network=2x" + report_flag());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = report();
+  EXPECT_EQ(j["what_if"], nlohmann::json::array({"network=2x"}));
+  ASSERT_EQ(j["error_bars"].size(), 2u);
+  EXPECT_EQ(j["error_bars"][0]["class"].get<std::string>().rfind("dp-", 0), 0u);
+  EXPECT_EQ(j["error_bars"][1]["class"], "whatif-network");
+  EXPECT_NE(r.out.find(", with --apply network=2x)\n"), std::string::npos) << r.out;
+  // Without one, neither.
+  const Result plain = run(simulate + report_flag());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(report().contains("what_if"));
+  EXPECT_EQ(report()["error_bars"].size(), 1u);
+}
+
 TEST_F(WhatIfCli, AllAppliesTogetherByDefault) {
   // network=2x and compute=2x: (0.03 + 0.001) / 2.
   const Result r = run(kJob + " --apply network=2x --apply compute=2x" + report_flag());
