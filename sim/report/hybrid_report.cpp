@@ -11,15 +11,6 @@ using parsing::format_number;
 
 namespace {
 
-// ", with --apply P, --apply Q" when what-ifs transformed the run.
-std::string applied_note(const RunInfo& run) {
-  std::string note;
-  for (std::size_t i = 0; i < run.what_if.size(); ++i) {
-    note += (i == 0 ? ", with --apply " : ", --apply ") + run.what_if[i];
-  }
-  return note;
-}
-
 ordered_json stage_json(const StageResult& s) {
   ordered_json waiting = ordered_json::object();
   for (const auto& [kind, sec] : s.waiting_sec) {
@@ -121,7 +112,7 @@ std::string report_summary(const HybridReport& report) {
   const GraphReport& g = report.replay;
   std::string s = "dtsim simulate: " + job_line(report) + " on " + std::to_string(g.run.ranks) +
                   " ranks, " + g.run.topology + ", " + g.run.algorithm + " (" + g.run.replay +
-                  " replay" + fold_note(g) + applied_note(g.run) + ")\n";
+                  " replay" + fold_note(g) + what_if_note(g.run) + ")\n";
   s += "  compute                 " + report.compute_source + "\n";
   const std::string unit =
       report.seq_len > 0 ? " sequences of " + std::to_string(report.seq_len) + " tokens per step, "

@@ -75,19 +75,24 @@ std::string limits_summary(const SimulateReport& report) {
 }
 
 // ", with --cfg A, --cfg B" when the user added SimGrid settings: the model is then not only the
-// named one; then ", with --apply P, --apply Q" when what-ifs transformed the run.
+// named one; then what_if_note's.
 std::string extra_cfg_note(const RunInfo& run) {
   std::string note;
   for (const std::string& setting : run.extra_cfg) {
     note += (note.empty() ? ", with --cfg " : ", --cfg ") + setting;
   }
+  return note + what_if_note(run);
+}
+
+}  // namespace
+
+std::string what_if_note(const RunInfo& run) {
+  std::string note;
   for (std::size_t i = 0; i < run.what_if.size(); ++i) {
     note += (i == 0 ? ", with --apply " : ", --apply ") + run.what_if[i];
   }
   return note;
 }
-
-}  // namespace
 
 std::string busiest_links(const std::vector<LinkLoad>& links) {
   std::string s;

@@ -156,6 +156,10 @@ struct GraphReport {
 [[nodiscard]] nlohmann::ordered_json report_json(const CollectiveReport& report);
 [[nodiscard]] nlohmann::ordered_json report_json(const GraphReport& report);
 
+// ", with --apply P, --apply Q" when what-ifs transformed `run` (empty otherwise), for a
+// summary's first line.
+[[nodiscard]] std::string what_if_note(const RunInfo& run);
+
 // The busiest link of each level, a line each, for the summaries.
 [[nodiscard]] std::string busiest_links(const std::vector<LinkLoad>& links);
 
