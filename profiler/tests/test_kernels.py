@@ -10,6 +10,7 @@ import os
 import tempfile
 import unittest
 from collections import namedtuple
+from statistics import median
 from types import SimpleNamespace
 from unittest import mock
 
@@ -456,8 +457,13 @@ class KernelPathOnCpuTest(unittest.TestCase):
     def test_totals_use_kernel_times(self) -> None:
         totals = compute_totals(self.result)
         self.assertIsNotNone(totals.kernels_over_plain)
-        self.assertGreater(totals.forward_attribution, 0.5)
-        self.assertGreater(totals.backward_attribution, 0.5)
+        # Attribution is Σ of the layers' medians over the median kernel time of the phase (its
+        # per-iteration share, > 0.85, is the test above): medians of different iterations, so
+        # on a loaded machine one preempted op can halve it (0.36 seen); the definition holds.
+        for phase in ("forward", "backward"):
+            layers = sum(median(getattr(l, f"{phase}_sec")) for l in self.result.layers)
+            kernels = median(getattr(p, f"{phase}_sec") for p in self.result.hooked)
+            self.assertAlmostEqual(getattr(totals, f"{phase}_attribution"), layers / kernels)
         self.assertEqual(totals.optimizer_sec,
                          sorted(p.optimizer_sec for p in self.result.hooked)[1])
         self.assertIsNone(compute_totals(self.reference).kernels_over_plain)
