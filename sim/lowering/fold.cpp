@@ -29,14 +29,50 @@ namespace {
 
 using Classes = std::vector<std::vector<int>>;  // each ascending
 
+// Per program: its point-to-point traffic, as distinct (role, peer, sends) triples.
+std::vector<std::set<std::tuple<std::int32_t, std::int32_t, bool>>> peer_traffic(
+    const ExecutionGraph& g) {
+  std::vector<std::set<std::tuple<std::int32_t, std::int32_t, bool>>> out(g.programs.size());
+  for (std::size_t p = 0; p < g.programs.size(); ++p) {
+    for (const Node& node : g.programs[p].nodes) {
+      if (node.kind == NodeKind::kSend || node.kind == NodeKind::kRecv) {
+        out[p].emplace(node.comm, node.peer, node.kind == NodeKind::kSend);
+      }
+    }
+  }
+  return out;
+}
+
+// The shapes of the routes of rank r's sends and receives (`traffic`: its program's), one after
+// another, each ended by -1 (no latency or bandwidth is negative).
+std::vector<double> route_key(const ExecutionGraph& g, int r,
+                              const std::set<std::tuple<std::int32_t, std::int32_t, bool>>& traffic,
+                              const RouteShape& route_shape) {
+  std::vector<double> key;
+  const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
+  for (const auto& [role, peer, sends] : traffic) {
+    const int other =
+        g.communicators[static_cast<std::size_t>(rp.comms[static_cast<std::size_t>(role)])]
+            .ranks[static_cast<std::size_t>(peer)];
+    const std::vector<double> shape = sends ? route_shape(r, other) : route_shape(other, r);
+    key.insert(key.end(), shape.begin(), shape.end());
+    key.push_back(-1);
+  }
+  return key;
+}
+
 // Candidate classes: ranks with the same program and compute speed, and in kExact mode the same
-// communicators, in kVerified mode communicators of the same sizes (each role its own).
-Classes candidate_classes(const ExecutionGraph& g, std::span<const double> compute_factor,
-                          std::span<const int> rank_nodes, FoldMode mode) {
-  std::map<std::tuple<std::int32_t, std::vector<std::int64_t>, double>, std::vector<int>> classes;
+// communicators, in kVerified mode communicators of the same sizes (each role its own) and
+// sends and receives on routes of the same shape.
+Classes candidate_classes(const ExecutionGraph& g, const FoldPlatform& platform, FoldMode mode) {
+  using Key = std::tuple<std::int32_t, std::vector<std::int64_t>, double, std::vector<double>>;
+  std::map<Key, std::vector<int>> classes;
+  const auto traffic = peer_traffic(g);
   for (int r = 0; r < g.rank_count(); ++r) {
     const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
-    const double k = compute_factor.empty() ? 1.0 : compute_factor[static_cast<std::size_t>(r)];
+    const double k = platform.compute_factor.empty()
+                         ? 1.0
+                         : platform.compute_factor[static_cast<std::size_t>(r)];
     std::vector<std::int64_t> comms;
     for (std::int32_t c : rp.comms) {
       comms.push_back(mode == FoldMode::kExact
@@ -48,10 +84,14 @@ Classes candidate_classes(const ExecutionGraph& g, std::span<const double> compu
         std::set<std::int32_t>(rp.comms.begin(), rp.comms.end()).size() != rp.comms.size()) {
       comms.push_back(-1 - r);  // two roles on one communicator: a class of its own
     }
-    if (mode == FoldMode::kNode && !rank_nodes.empty()) {
-      comms.push_back(-1 - g.rank_count() - rank_nodes[static_cast<std::size_t>(r)]);
+    if (mode == FoldMode::kNode && !platform.rank_nodes.empty()) {
+      comms.push_back(-1 - g.rank_count() - platform.rank_nodes[static_cast<std::size_t>(r)]);
     }
-    classes[{rp.program, comms, k}].push_back(r);
+    std::vector<double> routes;
+    if (mode != FoldMode::kExact && platform.route_shape) {
+      routes = route_key(g, r, traffic[static_cast<std::size_t>(rp.program)], platform.route_shape);
+    }
+    classes[{rp.program, comms, k, std::move(routes)}].push_back(r);
   }
   Classes out;
   for (auto& [key, members] : classes) {
@@ -198,9 +238,8 @@ void mark_private_links(const ExecutionGraph& g,
 
 }  // namespace
 
-FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_factor,
-                   std::span<const int> rank_nodes, FoldMode mode, bool allow_memoize,
-                   const ScheduleOf& schedule_of, const RouteLinks& route_links) {
+FoldPlan plan_fold(const ExecutionGraph& g, const FoldPlatform& platform, FoldMode mode,
+                   bool allow_memoize, const ScheduleOf& schedule_of) {
   FoldPlan plan;
   const int n = g.rank_count();
   for (int r = 0; r < n; ++r) {
@@ -209,7 +248,7 @@ FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_fact
   const std::vector<std::vector<RoleTraffic>> traffic = role_traffic(g);
   if (mode != FoldMode::kOff) {
     bool memoize = false;
-    for (const std::vector<int>& members : candidate_classes(g, compute_factor, rank_nodes, mode)) {
+    for (const std::vector<int>& members : candidate_classes(g, platform, mode)) {
       const bool exact = exact_class(g, members, schedule_of);
       if (!exact &&
           (mode == FoldMode::kExact ||
@@ -232,8 +271,8 @@ FoldPlan plan_fold(const ExecutionGraph& g, std::span<const double> compute_fact
     plan.members[static_cast<std::size_t>(plan.stands_for[static_cast<std::size_t>(r)])].push_back(
         r);
   }
-  if (allow_memoize && route_links) {
-    mark_private_links(g, traffic, plan, schedule_of, route_links);
+  if (allow_memoize && platform.route_links) {
+    mark_private_links(g, traffic, plan, schedule_of, platform.route_links);
   }
   return plan;
 }

@@ -12,7 +12,11 @@
 //
 // Verified classes (FoldMode::kVerified). Ranks with the same program, speed and communicator
 // sizes form a class even where their communicators differ (the ranks of one pipeline stage:
-// each in its own tensor- and data-parallel group, each sending to its own peer). A member's
+// each in its own tensor- and data-parallel group, each sending to its own peer), provided
+// their sends and receives take routes of the same shape (latency, and each link's bandwidth
+// in order): on a fat-tree of several levels a stage's ranks whose pipeline peer shares their
+// leaf switch and those whose peer does not form two classes, whose transfers could not end
+// together. A member's
 // communication whose communicator holds none of the representatives it would release is a
 // *shadow*: entered when the representatives' compute says, its exits release nothing, and
 // lowering records them (LoweredGraph::fold_checks). While the replay runs (check_fold_so_far) and
@@ -80,15 +84,26 @@ struct FoldPlan {
 using ScheduleOf = std::function<const Schedule&(int rank, std::int32_t node)>;
 // The ids of the links of the route from global rank `src` to `dst`.
 using RouteLinks = std::function<std::vector<int>(int src, int dst)>;
+// The shape of that route: its latency in seconds, then each link's bandwidth in bytes/s, in
+// order.
+using RouteShape = std::function<std::vector<double>(int src, int dst)>;
 
-// Which ranks fold under `mode`, checking the preconditions above. `compute_factor[r]` scales
-// rank r's compute (a slow GPU; empty: 1 for all); `rank_nodes[r]` is rank r's node (kNode;
-// empty: one node). With `route_links`, communicators whose links are private are marked (and
-// memoized where they fold). REQUIRES: `graph` is valid (validate_execution_graph).
-[[nodiscard]] FoldPlan plan_fold(const ExecutionGraph& graph,
-                                 std::span<const double> compute_factor,
-                                 std::span<const int> rank_nodes, FoldMode mode, bool allow_memoize,
-                                 const ScheduleOf& schedule_of, const RouteLinks& route_links);
+// What plan_fold knows of the platform. `compute_factor[r]` scales rank r's compute (a slow GPU;
+// empty: 1 for all); `rank_nodes[r]` is rank r's node (kNode; empty: one node); `route_shape`
+// separates verified classes by their sends' and receives' routes (unset: all alike); with
+// `route_links`, communicators whose links are private are marked (and memoized where they
+// fold).
+struct FoldPlatform {
+  std::span<const double> compute_factor;
+  std::span<const int> rank_nodes;
+  RouteShape route_shape;
+  RouteLinks route_links;
+};
+
+// Which ranks fold under `mode`, checking the preconditions above.
+// REQUIRES: `graph` is valid (validate_execution_graph).
+[[nodiscard]] FoldPlan plan_fold(const ExecutionGraph& graph, const FoldPlatform& platform,
+                                 FoldMode mode, bool allow_memoize, const ScheduleOf& schedule_of);
 
 // One communicator that members of a class use in one role.
 struct ClassComm {

@@ -82,16 +82,19 @@ FoldPlan make_plan(const ExecutionGraph& g, const LoweringOptions& options, Choi
     return choices.schedule(choices.index(rank, n));
   };
   const bool verify = options.fold == FoldMode::kVerified || options.fold == FoldMode::kNode;
-  FoldPlan plan = plan_fold(g, options.compute_factor, options.rank_nodes,
-                            verify ? FoldMode::kExact : options.fold, options.memoize, schedule_of,
-                            options.route_links);
+  FoldPlatform platform{.compute_factor = options.compute_factor,
+                        .rank_nodes = options.rank_nodes,
+                        .route_shape = options.route_shape,
+                        .route_links = options.route_links};
+  FoldPlan plan = plan_fold(g, platform, verify ? FoldMode::kExact : options.fold, options.memoize,
+                            schedule_of);
   if (!verify) {
     return plan;
   }
   // Verified classes only where they save work: a folded collective costs a join and an exit
   // more than its schedule, which small classes may not earn back.
-  FoldPlan verified = plan_fold(g, options.compute_factor, options.rank_nodes, options.fold,
-                                options.memoize, schedule_of, {});
+  platform.route_links = {};
+  FoldPlan verified = plan_fold(g, platform, options.fold, options.memoize, schedule_of);
   verified.private_links = plan.private_links;
   if (verified.stands_for != plan.stands_for &&
       count_tasks(g, verified, choices) < count_tasks(g, plan, choices)) {

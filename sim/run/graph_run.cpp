@@ -188,6 +188,13 @@ LoweringOptions lowering_options(const RunOptions& run, const ValidatedRun& v,
                           .memoize = memoize,
                           .rank_nodes = v.hints.rank_nodes,
                           .max_tasks = run.max_tasks};
+  options.route_shape = [&engine](int src, int dst) {
+    std::vector<double> shape{engine.hints().latency_sec(src, dst)};
+    for (const auto& [id, bandwidth] : engine.hints().links(src, dst)) {
+      shape.push_back(bandwidth);
+    }
+    return shape;
+  };
   if (memoize) {
     options.route_links = [&engine](int src, int dst) {
       std::vector<int> ids;

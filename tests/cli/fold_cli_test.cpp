@@ -82,6 +82,28 @@ TEST_F(FoldCli, VerifiedFoldPredictsWhatTheUnfoldedReplayDoes) {
   }
 }
 
+// A fat-tree of two 12-host leaves (25 GB/s, 1 us links): TP 4 x PP 2 x DP 2 on 16 ranks puts
+// stage 0 on hosts 0-7 and stage 1 on hosts 8-15, so ranks 0-3 send their activations to peers
+// on their own leaf (2 links, 2 us) and ranks 4-7 to peers on the other (4 links through a spine,
+// 4 us). One class per stage would not hold (rank 12's first transfer ended 44 us after rank
+// 8's, before routes separated classes); one per stage and route shape does, without a second
+// replay, and predicts what the unfolded replay does.
+TEST_F(FoldCli, StageRanksWhosePeersAreOnOtherLeavesFoldApart) {
+  const std::string job =
+      "--model gpt3-1.3b --device a100 --platform tests/testdata/sim_fat_tree24_leaves12.json "
+      "--ranks 16 --parallel tp=4,pp=2,dp=2 --global-batch 4 --seq-len 1024 --iterations 2";
+  const Result r = run("simulate " + job + " --report " + path("folded.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const json folded = json::parse(slurp(path("folded.json")));
+  const json unfolded = simulate(job + " --fold exact", "unfolded");
+  EXPECT_EQ(folded["fold"]["mode"], "verified");
+  EXPECT_GT(folded["fold"]["checks"].get<int>(), 0);
+  EXPECT_LT(folded["tasks_replayed"].get<int>(), unfolded["tasks_replayed"].get<int>());
+  const double t = unfolded["result"]["iteration_time_sec"].get<double>();
+  EXPECT_NEAR(folded["result"]["iteration_time_sec"].get<double>(), t, 1e-12 * t);
+}
+
 TEST_F(FoldCli, TensorParallelGroupsOnPrivateNvlinkRepeatOnce) {
   // TP 8 fills a node: its NVLink links carry nothing else (data-parallel traffic takes PCIe to
   // the NIC), so each TP group's repeated all-reduces are memoized and the other node's group's
@@ -96,27 +118,45 @@ TEST_F(FoldCli, TensorParallelGroupsOnPrivateNvlinkRepeatOnce) {
 // 4-host star (25 GB/s, 1 us per link). The senders fold onto rank 0 and the receivers onto
 // rank 1 (no exact class: they send), so one compute task stands for two. A transfer takes its
 // route's latency plus bytes over bandwidth: 2 us + 1e8 / 25e9 s = 4.002 ms, so the step ends at
-// 6.002 ms. With host 2 at half bandwidth rank 2's transfer takes 8.002 ms: it no longer ends with
-// rank 0's, dtsim replays again with --fold node (nothing folds: every host is a node of its own),
-// and the step ends at
-// 1 + 8.002 + 1 = 10.002 ms.
-TEST_F(FoldCli, AFoldThatDoesNotHoldIsSimulatedAgainWithoutIt) {
-  const std::string args = "simulate --graph tests/testdata/graph_two_pairs_send.json --report " +
-                           path("r.json").string();
-  const Result even = run(args + " --platform tests/testdata/sim_star16_25GBps.json --ranks 4");
-  ASSERT_EQ(even.exit_code, 0) << even.err;
-  EXPECT_EQ(even.err, "");
+// 6.002 ms.
+const std::string kTwoPairs = "simulate --graph tests/testdata/graph_two_pairs_send.json --ranks 4";
+
+TEST_F(FoldCli, RanksWithTheSameProgramAndRoutesFold) {
+  const Result r = run(kTwoPairs + " --platform tests/testdata/sim_star16_25GBps.json --report " +
+                       path("r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
   const json folded = json::parse(slurp(path("r.json")));
   EXPECT_EQ(folded["fold"]["mode"], "verified");
   EXPECT_NEAR(folded["result"]["iteration_time_sec"].get<double>(), 6.002e-3, 1e-12);
+}
+
+// With host 2's link at half bandwidth, rank 2's route differs from rank 0's (12.5 GB/s): the
+// senders are not one class, nothing is tried and undone, and rank 2's transfer takes
+// 2 us + 1e8 / 12.5e9 s = 8.002 ms: the step ends at 1 + 8.002 + 1 = 10.002 ms.
+TEST_F(FoldCli, RanksWhoseRoutesDifferDoNotFold) {
+  const Result r =
+      run(kTwoPairs + " --platform tests/testdata/sim_star4_slow_host2.json --report " +
+          path("r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const json report = json::parse(slurp(path("r.json")));
+  EXPECT_EQ(report["fold"]["mode"], "none");
+  EXPECT_NEAR(report["result"]["iteration_time_sec"].get<double>(), 10.002e-3, 1e-12);
+}
+
+// The same routes, but a background flow from host 2 to host 3 capped at 12.5 GB/s: max-min
+// sharing leaves rank 2's transfer the other 12.5 GB/s of both links, so it ends 4 ms after rank
+// 0's (8.002 ms, as above): the fold does not hold, dtsim says so and replays again with --fold
+// node (nothing folds: every host is a node of its own), and the step ends at 10.002 ms.
+TEST_F(FoldCli, AFoldThatDoesNotHoldIsSimulatedAgainWithoutIt) {
   for (const std::string& fold : {std::string(""), std::string(" --fold verified")}) {
-    const Result r = run(args + " --platform tests/testdata/sim_star4_slow_host2.json" + fold);
+    const Result r = run(kTwoPairs + " --platform tests/testdata/sim_star4_background_host2.json" +
+                         fold + " --report " + path("r.json").string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("did not all match their representative (rank 2's node 1"),
               std::string::npos)
         << r.err;
-    // Ranks 0 and 2 are on hosts of their own (a star): node classes are singletons, nothing
-    // folds under --fold node, and it holds.
     EXPECT_NE(r.err.find("simulating again with --fold node"), std::string::npos) << r.err;
     const json report = json::parse(slurp(path("r.json")));
     EXPECT_EQ(report["fold"]["mode"], "none");
@@ -124,16 +164,18 @@ TEST_F(FoldCli, AFoldThatDoesNotHoldIsSimulatedAgainWithoutIt) {
   }
 }
 
-// Ranks 0 and 1 (node 0 of tests/testdata/sim_two_nodes*.json: 4 GPUs, one 25 GB/s NIC link per
-// node, 7 us between nodes) each send 100 MB to ranks 4 and 5 (node 1); host 1's GPU link runs at
-// 1 % (3 GB/s). The senders share a node, so they fold under --fold node as under verified, and
-// rank 1's transfer ends long after rank 0's both times: dtsim falls back twice, to --fold exact.
-// Rank 1's transfer is held to 3 GB/s by its own link throughout: 7 us + 1e8 / 3e9 s, then its
-// receiver computes 1 ms.
+// Ranks 0 and 1 (node 0 of a two-node star: 4 GPUs on 10 GB/s GPU links, one 25 GB/s NIC link
+// per node, 7 us between nodes) each send 100 MB to ranks 4 and 5 (node 1), on routes of the same
+// shape; a background flow from host 1 to host 2, capped at 5 GB/s, shares host 1's GPU link with
+// rank 1's transfer. Max-min: rank 0's transfer gets its GPU link's 10 GB/s, rank 1's and the
+// flow 5 GB/s each (the NIC link carries 15 of its 25 GB/s). The senders share a node, so they
+// fold under --fold node as under verified, and rank 1's transfer ends long after rank 0's both
+// times: dtsim falls back twice, to --fold exact. Rank 1's transfer: 7 us + 1e8 / 5e9 s, then
+// its receiver computes 1 ms.
 TEST_F(FoldCli, ANodeFoldThatDoesNotHoldFallsBackToExact) {
   const Result r =
       run("simulate --graph tests/testdata/graph_two_senders_one_node.json --platform "
-          "tests/testdata/sim_two_nodes_slow_gpu1.json --report " +
+          "tests/testdata/sim_two_nodes_gpu1_background.json --report " +
           path("r.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::size_t node = r.err.find("simulating again with --fold node");
@@ -141,7 +183,7 @@ TEST_F(FoldCli, ANodeFoldThatDoesNotHoldFallsBackToExact) {
   EXPECT_NE(r.err.find("simulating again with --fold exact", node), std::string::npos) << r.err;
   const json report = json::parse(slurp(path("r.json")));
   EXPECT_EQ(report["fold"]["mode"], "exact");  // the idle ranks 2 and 3: an exact class
-  const double expected = 7e-6 + 1e8 / 3e9 + 1e-3;
+  const double expected = 7e-6 + 1e8 / 5e9 + 1e-3;
   EXPECT_NEAR(report["result"]["iteration_time_sec"].get<double>(), expected, 1e-9 * expected);
 }
 
