@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "sim/lowering/fold_classes.h"
+
 namespace dtsim::sim {
 
 bool FoldPlan::folded() const {
@@ -27,80 +29,8 @@ bool ranks_exit_together(const Schedule& schedule) {
 
 namespace {
 
-using Classes = std::vector<std::vector<int>>;  // each ascending
-
-// Per program: its point-to-point traffic, as distinct (role, peer, sends) triples.
-std::vector<std::set<std::tuple<std::int32_t, std::int32_t, bool>>> peer_traffic(
-    const ExecutionGraph& g) {
-  std::vector<std::set<std::tuple<std::int32_t, std::int32_t, bool>>> out(g.programs.size());
-  for (std::size_t p = 0; p < g.programs.size(); ++p) {
-    for (const Node& node : g.programs[p].nodes) {
-      if (node.kind == NodeKind::kSend || node.kind == NodeKind::kRecv) {
-        out[p].emplace(node.comm, node.peer, node.kind == NodeKind::kSend);
-      }
-    }
-  }
-  return out;
-}
-
-// The shapes of the routes of rank r's sends and receives (`traffic`: its program's), one after
-// another, each ended by -1 (no latency or bandwidth is negative).
-std::vector<double> route_key(const ExecutionGraph& g, int r,
-                              const std::set<std::tuple<std::int32_t, std::int32_t, bool>>& traffic,
-                              const RouteShape& route_shape) {
-  std::vector<double> key;
-  const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
-  for (const auto& [role, peer, sends] : traffic) {
-    const int other =
-        g.communicators[static_cast<std::size_t>(rp.comms[static_cast<std::size_t>(role)])]
-            .ranks[static_cast<std::size_t>(peer)];
-    const std::vector<double> shape = sends ? route_shape(r, other) : route_shape(other, r);
-    key.insert(key.end(), shape.begin(), shape.end());
-    key.push_back(-1);
-  }
-  return key;
-}
-
-// Candidate classes: ranks with the same program and compute speed, and in kExact mode the same
-// communicators, in kVerified mode communicators of the same sizes (each role its own) and
-// sends and receives on routes of the same shape.
-Classes candidate_classes(const ExecutionGraph& g, const FoldPlatform& platform, FoldMode mode) {
-  using Key = std::tuple<std::int32_t, std::vector<std::int64_t>, double, std::vector<double>>;
-  std::map<Key, std::vector<int>> classes;
-  const auto traffic = peer_traffic(g);
-  for (int r = 0; r < g.rank_count(); ++r) {
-    const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
-    const double k = platform.compute_factor.empty()
-                         ? 1.0
-                         : platform.compute_factor[static_cast<std::size_t>(r)];
-    std::vector<std::int64_t> comms;
-    for (std::int32_t c : rp.comms) {
-      comms.push_back(mode == FoldMode::kExact
-                          ? c
-                          : static_cast<std::int64_t>(
-                                g.communicators[static_cast<std::size_t>(c)].ranks.size()));
-    }
-    if (mode != FoldMode::kExact &&
-        std::set<std::int32_t>(rp.comms.begin(), rp.comms.end()).size() != rp.comms.size()) {
-      comms.push_back(-1 - r);  // two roles on one communicator: a class of its own
-    }
-    if (mode == FoldMode::kNode && !platform.rank_nodes.empty()) {
-      comms.push_back(-1 - g.rank_count() - platform.rank_nodes[static_cast<std::size_t>(r)]);
-    }
-    std::vector<double> routes;
-    if (mode != FoldMode::kExact && platform.route_shape) {
-      routes = route_key(g, r, traffic[static_cast<std::size_t>(rp.program)], platform.route_shape);
-    }
-    classes[{rp.program, comms, k, std::move(routes)}].push_back(r);
-  }
-  Classes out;
-  for (auto& [key, members] : classes) {
-    if (members.size() > 1) {
-      out.push_back(std::move(members));
-    }
-  }
-  return out;
-}
+using fold_internal::role_traffic;
+using fold_internal::RoleTraffic;
 
 // Whether the class `members` folds exactly: every collective on a communicator whose members
 // are exactly the class, releasing them together, and no send or receive.
@@ -123,34 +53,6 @@ bool exact_class(const ExecutionGraph& g, const std::vector<int>& members,
     }
   }
   return true;
-}
-
-// Per program and role: one node of each distinct collective (op, bytes, root), and the peers
-// it sends to.
-struct RoleTraffic {
-  std::vector<std::int32_t> collectives;
-  std::set<std::int32_t> peers;
-};
-
-std::vector<std::vector<RoleTraffic>> role_traffic(const ExecutionGraph& g) {
-  std::vector<std::vector<RoleTraffic>> out;
-  for (const Program& p : g.programs) {
-    std::vector<RoleTraffic> roles(p.comms.size());
-    std::set<std::tuple<std::int32_t, std::int32_t, std::uint64_t, std::int32_t>> seen;
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      const Node& node = p.nodes[i];
-      if (node.kind == NodeKind::kSend) {
-        roles[static_cast<std::size_t>(node.comm)].peers.insert(node.peer);
-      } else if (node.kind == NodeKind::kCollective &&
-                 seen.emplace(node.comm, static_cast<std::int32_t>(node.op), node.bytes, node.root)
-                     .second) {
-        roles[static_cast<std::size_t>(node.comm)].collectives.push_back(
-            static_cast<std::int32_t>(i));
-      }
-    }
-    out.push_back(std::move(roles));
-  }
-  return out;
 }
 
 // Whether every collective of the class `members`, on each member's communicator, releases its
@@ -248,7 +150,8 @@ FoldPlan plan_fold(const ExecutionGraph& g, const FoldPlatform& platform, FoldMo
   const std::vector<std::vector<RoleTraffic>> traffic = role_traffic(g);
   if (mode != FoldMode::kOff) {
     bool memoize = false;
-    for (const std::vector<int>& members : candidate_classes(g, platform, mode)) {
+    for (const std::vector<int>& members :
+         fold_internal::candidate_classes(g, traffic, platform, mode, schedule_of)) {
       const bool exact = exact_class(g, members, schedule_of);
       if (!exact &&
           (mode == FoldMode::kExact ||

@@ -13,10 +13,11 @@
 // Verified classes (FoldMode::kVerified). Ranks with the same program, speed and communicator
 // sizes form a class even where their communicators differ (the ranks of one pipeline stage:
 // each in its own tensor- and data-parallel group, each sending to its own peer), provided
-// their sends and receives take routes of the same shape (latency, and each link's bandwidth
-// in order): on a fat-tree of several levels a stage's ranks whose pipeline peer shares their
-// leaf switch and those whose peer does not form two classes, whose transfers could not end
-// together. A member's
+// their sends, receives and collective transfers take routes of the same shapes (latency, and
+// each link's bandwidth in order: on a fat-tree of several levels a stage's ranks whose pipeline
+// peer shares their leaf switch and those whose peer does not form two classes, whose transfers
+// could not end together), and, split until it holds, that they receive from ranks of one class
+// and their collectives' communicators hold ranks of the same classes (fold_classes.h). A member's
 // communication whose communicator holds none of the representatives it would release is a
 // *shadow*: entered when the representatives' compute says, its exits release nothing, and
 // lowering records them (LoweredGraph::fold_checks). While the replay runs (check_fold_so_far) and
@@ -56,9 +57,9 @@
 
 namespace dtsim::sim {
 
-// kNode: verified classes whose ranks share a node (LoweringOptions::rank_nodes): on a fabric
-// whose routes differ between nodes, their communication still matches (one node's GPUs share
-// its NIC and its routes), where a stage-wide class's may not.
+// kNode: verified classes whose ranks share a node (LoweringOptions::rank_nodes): where traffic
+// loads the fabric unevenly, their communication still matches (one node's GPUs share its NIC
+// and see the same contention beyond it), where a stage-wide class's may not.
 enum class FoldMode { kOff, kExact, kVerified, kNode };
 
 struct FoldPlan {

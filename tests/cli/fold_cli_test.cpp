@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,25 @@ TEST_F(FoldCli, RanksWhoseRoutesDifferDoNotFold) {
   const json report = json::parse(slurp(path("r.json")));
   EXPECT_EQ(report["fold"]["mode"], "none");
   EXPECT_NEAR(report["result"]["iteration_time_sec"].get<double>(), 10.002e-3, 1e-12);
+}
+
+// Rank 2's GPU at half speed: it sends 1 ms after rank 0 does, so rank 3's receive ends 1 ms
+// after rank 1's. The receivers are therefore not one class either (a receive ends after its
+// sender sent: classes split until each one's sources are of one class), nothing folds, and the
+// step ends at 2 + 4.002 + 1 = 7.002 ms. With rank 3's GPU slow instead, the senders still fold
+// (a send does not wait for its receiver), and the step ends at 1 + 4.002 + 2 = 7.002 ms.
+TEST_F(FoldCli, AReceiverOfASlowerSenderFoldsApartButASenderOfASlowReceiverDoesNot) {
+  for (const auto& [platform, mode] :
+       {std::pair<std::string, std::string>{"sim_star4_slow_gpu2", "none"},
+        std::pair<std::string, std::string>{"sim_star4_slow_gpu3", "verified"}}) {
+    const Result r = run(kTwoPairs + " --platform tests/testdata/" + platform + ".json --report " +
+                         path("r.json").string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "") << platform;
+    const json report = json::parse(slurp(path("r.json")));
+    EXPECT_EQ(report["fold"]["mode"], mode) << platform;
+    EXPECT_NEAR(report["result"]["iteration_time_sec"].get<double>(), 7.002e-3, 1e-12) << platform;
+  }
 }
 
 // The same routes, but a background flow from host 2 to host 3 capped at 12.5 GB/s: max-min
