@@ -91,7 +91,8 @@ using RouteShape = std::function<std::vector<double>(int src, int dst)>;
 
 // What plan_fold knows of the platform. `compute_factor[r]` scales rank r's compute (a slow GPU;
 // empty: 1 for all); `rank_nodes[r]` is rank r's node (kNode; empty: one node); `route_shape`
-// separates verified classes by their sends' and receives' routes (unset: all alike); with
+// separates verified classes by their transfers' routes (sends, receives, collectives'; unset:
+// all alike); with
 // `route_links`, communicators whose links are private are marked (and memoized where they
 // fold).
 struct FoldPlatform {

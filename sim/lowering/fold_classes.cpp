@@ -33,47 +33,76 @@ std::vector<std::vector<RoleTraffic>> role_traffic(const ExecutionGraph& g) {
 namespace {
 
 using Shape = std::vector<double>;  // a route's latency, then its links' bandwidths
-// Per rank: the distinct shapes of the routes it uses, per (role, collective): the collective's
-// index in its role's RoleTraffic::collectives, or kSends / kReceives for point-to-point.
-using RouteUse = std::map<std::pair<int, int>, std::set<Shape>>;
+// Per rank: the distinct shapes of the routes it uses, per slot: (its role, the collective's op,
+// bytes and root), or (its role, kSends or kReceives, 0, 0) for point-to-point.
+using Slot = std::tuple<int, int, std::uint64_t, int>;
+using RouteUse = std::map<Slot, std::set<Shape>>;
 constexpr int kSends = -1;
 constexpr int kReceives = -2;
 
-// Adds to `uses` the routes of the collectives whose first member is rank `front`, on its
-// role `role`: each distinct (source, destination) of their schedules once, marked 0 at the
-// source and 1 at the destination.
+// route_shape, each (source, destination) asked once.
+class Shapes {
+ public:
+  explicit Shapes(const RouteShape& route_shape) : route_shape_(route_shape) {}
+
+  const Shape& operator()(int src, int dst) {
+    auto [it, inserted] = cache_.try_emplace({src, dst});
+    if (inserted) {
+      it->second = route_shape_(src, dst);
+    }
+    return it->second;
+  }
+
+ private:
+  const RouteShape& route_shape_;
+  std::map<std::pair<int, int>, Shape> cache_;
+};
+
+// Rank r's role on communicator c (its first, if it has several: then it is a class of its own).
+int role_on(const ExecutionGraph& g, int r, std::int32_t c) {
+  const std::vector<std::int32_t>& comms = g.ranks[static_cast<std::size_t>(r)].comms;
+  return static_cast<int>(std::find(comms.begin(), comms.end(), c) - comms.begin());
+}
+
+// Adds to `uses` the routes of the collectives of rank `front`, the first member of its
+// communicator on role `role`: each distinct (source, destination) of their schedules once,
+// marked 0 at the source and 1 at the destination, under each end's own role.
 void add_collective_routes(const ExecutionGraph& g, const RoleTraffic& traffic, int front, int role,
-                           const ScheduleOf& schedule_of, const RouteShape& route_shape,
+                           const ScheduleOf& schedule_of, Shapes& shapes,
                            std::vector<RouteUse>& uses) {
   const std::int32_t c =
       g.ranks[static_cast<std::size_t>(front)].comms[static_cast<std::size_t>(role)];
   const std::vector<int>& ranks = g.communicators[static_cast<std::size_t>(c)].ranks;
-  for (std::size_t j = 0; j < traffic.collectives.size(); ++j) {
+  for (std::int32_t index : traffic.collectives) {
+    const Node& node = g.program_of(front).nodes[static_cast<std::size_t>(index)];
     std::set<std::pair<int, int>> pairs;
-    for (const ScheduleOp& op : schedule_of(front, traffic.collectives[j]).ops) {
+    for (const ScheduleOp& op : schedule_of(front, index).ops) {
       if (op.kind == ScheduleOp::Kind::kTransfer) {
         pairs.emplace(ranks[static_cast<std::size_t>(op.src)],
                       ranks[static_cast<std::size_t>(op.dst)]);
       }
     }
-    const std::pair<int, int> slot{role, static_cast<int>(j)};
     for (const auto& [src, dst] : pairs) {
-      Shape shape = route_shape(src, dst);
-      shape.insert(shape.begin(), 0);
-      uses[static_cast<std::size_t>(src)][slot].insert(shape);
-      shape.front() = 1;
-      uses[static_cast<std::size_t>(dst)][slot].insert(std::move(shape));
+      Shape shape = shapes(src, dst);
+      for (const auto& [end, mark] : {std::pair{src, 0}, std::pair{dst, 1}}) {
+        shape.insert(shape.begin(), mark);
+        uses[static_cast<std::size_t>(end)]
+            [{role_on(g, end, c), static_cast<int>(node.op), node.bytes, node.root}]
+                .insert(shape);
+        shape.erase(shape.begin());
+      }
     }
   }
 }
 
 // Per rank: the shapes of the routes of its sends, receives and collective transfers, as one
-// key (each shape ended by -1, each (role, collective) by -2: no latency or bandwidth is
-// negative).
+// key (each slot's four numbers, then its shapes each ended by -1, then -2: no op, latency or
+// bandwidth is negative).
 std::vector<std::vector<double>> route_keys(const ExecutionGraph& g,
                                             const std::vector<std::vector<RoleTraffic>>& traffic,
                                             const ScheduleOf& schedule_of,
                                             const RouteShape& route_shape) {
+  Shapes shapes(route_shape);
   std::vector<RouteUse> uses(static_cast<std::size_t>(g.rank_count()));
   for (int r = 0; r < g.rank_count(); ++r) {
     const RankProgram& rp = g.ranks[static_cast<std::size_t>(r)];
@@ -83,24 +112,25 @@ std::vector<std::vector<double>> route_keys(const ExecutionGraph& g,
       const RoleTraffic& t = traffic[static_cast<std::size_t>(rp.program)][role];
       const int role_index = static_cast<int>(role);
       for (std::int32_t peer : t.peers) {
-        uses[static_cast<std::size_t>(r)][{role_index, kSends}].insert(
-            route_shape(r, ranks[static_cast<std::size_t>(peer)]));
+        uses[static_cast<std::size_t>(r)][{role_index, kSends, 0, 0}].insert(
+            shapes(r, ranks[static_cast<std::size_t>(peer)]));
       }
       for (std::int32_t source : t.sources) {
-        uses[static_cast<std::size_t>(r)][{role_index, kReceives}].insert(
-            route_shape(ranks[static_cast<std::size_t>(source)], r));
+        uses[static_cast<std::size_t>(r)][{role_index, kReceives, 0, 0}].insert(
+            shapes(ranks[static_cast<std::size_t>(source)], r));
       }
       if (ranks.front() == r) {  // a collective's schedule is the same from every member
-        add_collective_routes(g, t, r, role_index, schedule_of, route_shape, uses);
+        add_collective_routes(g, t, r, role_index, schedule_of, shapes, uses);
       }
     }
   }
   std::vector<std::vector<double>> keys(uses.size());
   for (std::size_t r = 0; r < uses.size(); ++r) {
-    for (const auto& [slot, shapes] : uses[r]) {
-      keys[r].insert(keys[r].end(),
-                     {static_cast<double>(slot.first), static_cast<double>(slot.second)});
-      for (const Shape& shape : shapes) {
+    for (const auto& [slot, slot_shapes] : uses[r]) {
+      const auto& [role, op, bytes, root] = slot;
+      keys[r].insert(keys[r].end(), {static_cast<double>(role), static_cast<double>(op),
+                                     static_cast<double>(bytes), static_cast<double>(root)});
+      for (const Shape& shape : slot_shapes) {
         keys[r].insert(keys[r].end(), shape.begin(), shape.end());
         keys[r].push_back(-1);
       }

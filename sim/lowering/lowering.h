@@ -49,7 +49,7 @@ struct LoweringOptions {
   FoldMode fold = FoldMode::kOff;      // fold symmetric ranks (fold.h)
   bool memoize = false;                // and memoize repeats, where fold.h allows
   RouteLinks route_links;              // with memoize: memoize on private links too (fold.h)
-  RouteShape route_shape;              // verified classes share their p2p routes' shape (fold.h)
+  RouteShape route_shape;              // verified classes share their routes' shapes (fold.h)
   std::vector<int> rank_nodes;         // per rank: its node, for FoldMode::kNode (empty: one)
   double max_tasks = 5e7;              // refuse bigger task graphs (TaskLimitError)
 };

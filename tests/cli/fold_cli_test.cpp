@@ -165,6 +165,32 @@ TEST_F(FoldCli, AReceiverOfASlowerSenderFoldsApartButASenderOfASlowReceiverDoesN
   }
 }
 
+// Ranks 0-3 compute 1 ms, all-reduce 100 MB in groups {0, 1} and {2, 3}, and compute 1 ms. With
+// host 2's link at half bandwidth, group {2, 3}'s ring crosses it: its collective's routes
+// differ from group {0, 1}'s, so the two groups fold apart (each an exact class) instead of as
+// one class whose shadow group ends late. With rank 3's GPU slow instead, rank 2 shares its
+// routes and speed with ranks 0 and 1 but waits in its all-reduce for rank 3: its group holds
+// ranks of other classes than group {0, 1}, so it folds apart too. Either way nothing is tried
+// and undone, and the times are the unfolded replay's.
+TEST_F(FoldCli, RanksWhoseCollectivesDifferFoldApart) {
+  for (const std::string platform : {"sim_star4_slow_host2", "sim_star4_slow_gpu3"}) {
+    const std::string job =
+        "--graph tests/testdata/graph_two_groups_compute_all_reduce.json "
+        "--ranks 4 --platform tests/testdata/" +
+        platform + ".json";
+    const Result r = run("simulate " + job + " --report " + path("folded.json").string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "") << platform;
+    const json folded = json::parse(slurp(path("folded.json")));
+    const json unfolded = simulate(job + " --fold exact", "unfolded");
+    EXPECT_TRUE(folded["ranks_folded"].get<bool>()) << platform;  // group {0, 1}
+    EXPECT_EQ(folded["fold"]["shadows"].get<int>(), 0) << platform;
+    const double t = unfolded["result"]["iteration_time_sec"].get<double>();
+    EXPECT_GT(t, 2e-3 + 1e8 / 25e9) << platform;  // slower than group {0, 1} alone
+    EXPECT_NEAR(folded["result"]["iteration_time_sec"].get<double>(), t, 1e-12 * t) << platform;
+  }
+}
+
 // The same routes, but a background flow from host 2 to host 3 capped at 12.5 GB/s: max-min
 // sharing leaves rank 2's transfer the other 12.5 GB/s of both links, so it ends 4 ms after rank
 // 0's (8.002 ms, as above): the fold does not hold, dtsim says so and replays again with --fold
