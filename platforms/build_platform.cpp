@@ -66,21 +66,22 @@ void add_gpu_routes(sg4::NetZone* node, const std::vector<NetPoint*>& gpus,
 
 // The link GPU `gpu` (whose GPU link is `gpu_link`) reaches the NIC over: with NVLink GPU links
 // a PCIe path of its own with the GPU link's bandwidth and latency, else the GPU link itself.
-sg4::Link* nic_path(sg4::NetZone* node, const NodeSpec& spec, const std::string& gpu,
+sg4::Link* nic_path(sg4::NetZone* links, const NodeSpec& spec, const std::string& gpu,
                     sg4::Link* gpu_link) {
   if (!spec.nvlink) {
     return gpu_link;
   }
-  return make_link(node, gpu + "-pcie-link", spec.gpu_link_bandwidth_bytes_per_sec,
+  return make_link(links, gpu + "-pcie-link", spec.gpu_link_bandwidth_bytes_per_sec,
                    spec.gpu_link_latency_sec);
 }
 
 // A node as a full zone inside `fabric` (rail-optimized, or with NVLink GPU links): GPU g's
 // routes to the other GPUs cross its GPU link and theirs; its route to the NIC router (the
 // gateway) crosses its path to the NIC (nic_path) and then its own NIC link (rails: rail g) or
-// the node's one NIC link. Every route is given in both directions (split-duplex links).
-std::pair<NetPoint*, NetPoint*> build_full_node(sg4::NetZone* fabric, unsigned long id,
-                                                const NodeSpec& spec,
+// the node's one NIC link. Every route is given in both directions (split-duplex links). The
+// node's links are created in `links` (node_links_zone).
+std::pair<NetPoint*, NetPoint*> build_full_node(sg4::NetZone* fabric, sg4::NetZone* links,
+                                                unsigned long id, const NodeSpec& spec,
                                                 std::vector<sg4::Host*>& hosts) {
   using Direction = sg4::LinkInRoute::Direction;
   const std::string name = "node-" + std::to_string(id);
@@ -89,7 +90,7 @@ std::pair<NetPoint*, NetPoint*> build_full_node(sg4::NetZone* fabric, unsigned l
   NetPoint* nic = node->create_router(name + "-nic");
   sg4::Link* shared_nic = spec.rails
                               ? nullptr
-                              : make_link(node, name + "-nic-link",
+                              : make_link(links, name + "-nic-link",
                                           spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec);
   std::vector<NetPoint*> gpus;
   std::vector<sg4::Link*> gpu_links;
@@ -98,13 +99,13 @@ std::pair<NetPoint*, NetPoint*> build_full_node(sg4::NetZone* fabric, unsigned l
     sg4::Host* host = node->create_host(gpu, kHostSpeedFlopsPerSec)->seal();
     record(hosts, id * spec.gpus + g, host);
     gpus.push_back(host->get_netpoint());
-    gpu_links.push_back(make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
+    gpu_links.push_back(make_link(links, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
                                   spec.gpu_link_latency_sec));
     sg4::Link* nic_link = spec.rails
-                              ? make_link(node, gpu + "-nic-link", spec.nic_bandwidth_bytes_per_sec,
-                                          spec.nic_latency_sec)
+                              ? make_link(links, gpu + "-nic-link",
+                                          spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec)
                               : shared_nic;
-    sg4::Link* path = nic_path(node, spec, gpu, gpu_links[g]);
+    sg4::Link* path = nic_path(links, spec, gpu, gpu_links[g]);
     node->add_route(gpus[g], nic, nullptr, nullptr,
                     {{path, Direction::UP}, {nic_link, Direction::UP}}, false);
     node->add_route(nic, gpus[g], nullptr, nullptr,
@@ -116,11 +117,13 @@ std::pair<NetPoint*, NetPoint*> build_full_node(sg4::NetZone* fabric, unsigned l
 }
 
 // A multi-GPU node as a star zone inside `fabric`: its GPUs and a NIC router, each behind its
-// own link. Returns the zone's netpoint and the NIC, its gateway to the fabric.
-std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, unsigned long id,
-                                           const NodeSpec& spec, std::vector<sg4::Host*>& hosts) {
+// own link (created in `links`). Returns the zone's netpoint and the NIC, its gateway to the
+// fabric.
+std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, sg4::NetZone* links,
+                                           unsigned long id, const NodeSpec& spec,
+                                           std::vector<sg4::Host*>& hosts) {
   if (spec.nvlink) {
-    return build_full_node(fabric, id, spec, hosts);
+    return build_full_node(fabric, links, id, spec, hosts);
   }
   const std::string name = "node-" + std::to_string(id);
   sg4::NetZone* node = sg4::create_star_zone(name);
@@ -129,33 +132,44 @@ std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, unsigned long i
     const std::string gpu = name + "-gpu-" + std::to_string(g);
     sg4::Host* host = node->create_host(gpu, kHostSpeedFlopsPerSec)->seal();
     attach(node, host->get_netpoint(),
-           make_link(node, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
+           make_link(links, gpu + "-link", spec.gpu_link_bandwidth_bytes_per_sec,
                      spec.gpu_link_latency_sec));
     record(hosts, id * spec.gpus + g, host);
   }
   NetPoint* nic = node->create_router(name + "-nic");
   attach(
       node, nic,
-      make_link(node, name + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec));
+      make_link(links, name + "-nic-link", spec.nic_bandwidth_bytes_per_sec, spec.nic_latency_sec));
   node->seal();
   return {node->get_netpoint(), nic};
 }
 
+// The zone a cluster's node links are created in: SimGrid 3.32 checks each new link's name by
+// searching every zone from the root, so links created in N node zones make building the
+// platform quadratic in N (2,048 DGX nodes: about 17 s). Created first, this empty zone is the
+// root, holds every node's links (a route may cross links of any zone) and the cluster zone
+// as its one child, in which each search finds empty node zones.
+sg4::NetZone* node_links_zone() {
+  return sg4::create_empty_zone("platform");
+}
+
 // A netpoint callback for SimGrid's cluster zones that records hosts by their zone index:
-// endpoint `id` is one host, or with `node` a node holding hosts id * gpus ... id * gpus + gpus-1.
+// endpoint `id` is one host, or with `node` a node holding hosts id * gpus ... id * gpus + gpus-1,
+// its links created in `links`.
 sg4::ClusterCallbacks recording_callbacks(std::vector<sg4::Host*>& hosts,
-                                          const std::optional<NodeSpec>& node) {
-  return sg4::ClusterCallbacks([&hosts, node](sg4::NetZone* zone,
-                                              const std::vector<unsigned long>& /*coord*/,
-                                              unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
-    if (node) {
-      return node->rails ? build_full_node(zone, id, *node, hosts)
-                         : build_node(zone, id, *node, hosts);
-    }
-    sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
-    record(hosts, id, host);
-    return {host->get_netpoint(), nullptr};
-  });
+                                          const std::optional<NodeSpec>& node,
+                                          sg4::NetZone* links) {
+  return sg4::ClusterCallbacks(
+      [&hosts, node, links](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/,
+                            unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
+        if (node) {
+          return node->rails ? build_full_node(zone, links, id, *node, hosts)
+                             : build_node(zone, links, id, *node, hosts);
+        }
+        sg4::Host* host = zone->create_host(host_name(id), kHostSpeedFlopsPerSec)->seal();
+        record(hosts, id, host);
+        return {host->get_netpoint(), nullptr};
+      });
 }
 
 // The two nodes a FatTreeZone link joins, from its name "link_from_<lower>_<upper>_<n>_UP|DOWN"
@@ -214,11 +228,12 @@ void set_level_links(const FatTreeSpec& spec) {
 
 Platform build_fat_tree(const FatTreeSpec& spec) {
   Platform platform;
-  sg4::create_fatTree_zone("fat-tree", nullptr,
+  sg4::NetZone* root = node_links_zone();
+  sg4::create_fatTree_zone("fat-tree", root,
                            sg4::FatTreeParams(spec.levels, spec.down, spec.up, spec.parallel),
-                           recording_callbacks(platform.hosts, spec.node),
-                           spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex)
-      ->seal();
+                           recording_callbacks(platform.hosts, spec.node, root),
+                           spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex);
+  root->seal();
   if (!spec.level_links.empty()) {
     set_level_links(spec);
   }
@@ -229,9 +244,10 @@ Platform build_torus(const TorusSpec& spec) {
   Platform platform;
   const std::vector<unsigned> linked = spec.dims_with_links();
   std::vector<unsigned long> dims(linked.begin(), linked.end());
-  sg4::create_torus_zone("torus", nullptr, dims, recording_callbacks(platform.hosts, spec.node),
-                         spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex)
-      ->seal();
+  sg4::NetZone* root = node_links_zone();
+  sg4::create_torus_zone("torus", root, dims, recording_callbacks(platform.hosts, spec.node, root),
+                         spec.link.bandwidth_bytes_per_sec, spec.link.latency_sec, kSplitDuplex);
+  root->seal();
   return platform;
 }
 
@@ -254,13 +270,14 @@ void set_dragonfly_links(const DragonflySpec& spec) {
 
 Platform build_dragonfly(const DragonflySpec& spec) {
   Platform platform;
+  sg4::NetZone* root = node_links_zone();
   sg4::create_dragonfly_zone(
-      "dragonfly", nullptr,
+      "dragonfly", root,
       sg4::DragonflyParams({spec.groups, spec.blue_links}, {spec.chassis, spec.black_links},
                            {spec.routers, spec.green_links}, spec.nodes),
-      recording_callbacks(platform.hosts, spec.node), spec.link.bandwidth_bytes_per_sec,
-      spec.link.latency_sec, kSplitDuplex)
-      ->seal();
+      recording_callbacks(platform.hosts, spec.node, root), spec.link.bandwidth_bytes_per_sec,
+      spec.link.latency_sec, kSplitDuplex);
+  root->seal();
   if (!spec.level_links.empty()) {
     set_dragonfly_links(spec);
   }

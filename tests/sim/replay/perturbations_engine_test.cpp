@@ -64,6 +64,15 @@ TEST(SlowLinks, HostsOwnLinkSlowsTheRingEdgesThroughIt) {
       expected, 1e-6 * expected);
 }
 
+TEST(SlowLinks, AGpusOwnLinkInANodeIsFoundByItsHost) {
+  // Two 4-GPU nodes; GPU 1's link (to its node's switch) at 0.5 x 300 GB/s. The send 0 -> 1
+  // stays in node 0: up GPU 0's link, down GPU 1's, 0.5 us each: T = 1 us + n / 150 GB/s.
+  const double n = 300e6;
+  EXPECT_NEAR(collective_sec("sim_two_nodes_slow_gpu1_link.json", "send-recv", 2, 0, 300'000'000,
+                             "direct"),
+              1e-6 + n / 150e9, 1e-12);
+}
+
 TEST(Background, FlowBelowTheFairShareTakesItsRate) {
   // Host 2 -> 1 at 5 GB/s shares link-1 (down) with the send 0 -> 1. Max-min with equal route
   // latencies: the capped flow keeps 5 GB/s (< 12.5, the fair share), the send gets 20 GB/s.
