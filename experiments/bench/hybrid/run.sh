@@ -6,7 +6,7 @@
 #  - GPT-3 175B, TP 8 x PP 16 x DP 8 = 1024 GPUs, 64 micro-batches, sequence 2048 (issue #15's
 #    benchmark: target <= 10 s);
 #  - the same with DP 128 = 16,384 GPUs (target <= 60 s and <= 8 GiB; only with MAX_RANKS >=
-#    16384: it takes very long today),
+#    16384: about a minute per run),
 # on DGX A100 nodes (platforms/PRESETS.md: NVSwitch inside, 8 x 200 Gb/s NICs, a non-blocking
 # fat-tree), with the path that ran and the prediction. Medians over REPEATS runs (default 3).
 # Usage: experiments/bench/hybrid/run.sh [MAX_RANKS]   (default 1024)
