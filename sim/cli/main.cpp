@@ -199,18 +199,23 @@ int run_platform(const std::string& action, const std::vector<std::string>& args
   return 0;
 }
 
-int run_workload_generate(const std::vector<std::string>& args) {
-  using dtsim::workloads::GeneratorConfig;
-  GeneratorConfig config;
+// What `dtsim workload generate`'s flags fill in.
+struct GenerateFlags {
+  dtsim::workloads::GeneratorConfig config;
   std::string output;
   double calibrate_sec = 0;
   std::string compute_model;
+  std::string conv_layout = "nhwc";
+};
+
+po::options_description generate_flags(GenerateFlags& f) {
   po::options_description flags("Model and device", kHelpColumns, kHelpColumns / 2);
   std::string models;
   for (const std::string& m : dtsim::workloads::model_names()) {
     models += (models.empty() ? "" : "|") + m;
   }
   const std::string devices = dtsim::workloads::device_names("|");
+  dtsim::workloads::GeneratorConfig& config = f.config;
   auto add_flags = flags.add_options();
   add_flags("model", po::value(&config.shape.model)->required()->value_name(models.c_str()),
             "the architecture (workloads/GENERATOR.md lists what each one is)");
@@ -229,7 +234,7 @@ int run_workload_generate(const std::vector<std::string>& args) {
   add_flags("seq-len", po::value(&config.shape.seq_len)->default_value(128)->value_name("TOKENS"),
             "transformer tokens per sample");
   add_flags("compute-model",
-            po::value(&compute_model)->default_value("roofline")->value_name("roofline|op-class"),
+            po::value(&f.compute_model)->default_value("roofline")->value_name("roofline|op-class"),
             "how layers are timed: one efficiency for every kernel (roofline), or per kernel "
             "class from its shape, math unit and bytes (op-class; workloads/COMPUTE.md)");
   add_flags("tensor-core-efficiency",
@@ -246,18 +251,46 @@ int run_workload_generate(const std::vector<std::string>& args) {
   add_flags("fuse-norm-relu", po::bool_switch(&config.fuse_norm_relu),
             "op-class: ReLU and residual add + ReLU run inside the batch norm before them (as "
             "NVIDIA's MXNet ResNet does in float16)");
-  std::string conv_layout = "nhwc";
-  add_flags("conv-layout", po::value(&conv_layout)->default_value("nhwc")->value_name("nhwc|nchw"),
+  add_flags("conv-layout",
+            po::value(&f.conv_layout)->default_value("nhwc")->value_name("nhwc|nchw"),
             "op-class: the activations' layout; nchw (PyTorch's and MXNet's default) transposes "
             "them around every tensor-core convolution, nhwc (channels-last) does not");
-  add_flags("calibrate-iter-sec", po::value(&calibrate_sec)->value_name("SECONDS"),
+  add_flags("calibrate-iter-sec", po::value(&f.calibrate_sec)->value_name("SECONDS"),
             "scale forward and backward so that one single-device iteration (forward + backward + "
             "optimizer) takes this many seconds, e.g. a published single-GPU measurement");
   add_flags("note", po::value(&config.note)->value_name("TEXT"),
             "appended to the trace's source field: say where a calibration time comes from");
-  add_flags("output,o", po::value(&output)->required()->value_name("W.json"),
+  add_flags("output,o", po::value(&f.output)->required()->value_name("W.json"),
             "where to write the trace (format: workloads/FORMAT.md)");
   add_flags("help", "explain the flags");
+  return flags;
+}
+
+// The generator's configuration from parsed flags: the flags whose text names a choice, checked.
+dtsim::workloads::GeneratorConfig generator_config(const GenerateFlags& f,
+                                                   const po::variables_map& vm) {
+  dtsim::workloads::GeneratorConfig config = f.config;
+  if (vm.count("calibrate-iter-sec")) {
+    config.calibrate_iteration_sec = f.calibrate_sec;
+  }
+  const auto model = dtsim::workloads::parse_compute_model(f.compute_model);
+  if (!model) {
+    throw dtsim::workloads::GeneratorError("compute_model",
+                                           f.compute_model + ": expected roofline or op-class");
+  }
+  config.compute_model = *model;
+  const auto layout = dtsim::workloads::parse_conv_layout(f.conv_layout);
+  if (!layout) {
+    throw dtsim::workloads::GeneratorError("conv_layout",
+                                           f.conv_layout + ": expected nhwc or nchw");
+  }
+  config.conv_layout = *layout;
+  return config;
+}
+
+int run_workload_generate(const std::vector<std::string>& args) {
+  GenerateFlags f;
+  const po::options_description flags = generate_flags(f);
   po::variables_map vm;
   po::store(dtsim::sim::parse_flags_only(args, flags), vm);
   if (vm.count("help")) {
@@ -269,27 +302,14 @@ int run_workload_generate(const std::vector<std::string>& args) {
     return 0;
   }
   po::notify(vm);
-  if (vm.count("calibrate-iter-sec")) {
-    config.calibrate_iteration_sec = calibrate_sec;
-  }
-  const auto model = dtsim::workloads::parse_compute_model(compute_model);
-  if (!model) {
-    throw dtsim::workloads::GeneratorError("compute_model",
-                                           compute_model + ": expected roofline or op-class");
-  }
-  config.compute_model = *model;
-  const auto layout = dtsim::workloads::parse_conv_layout(conv_layout);
-  if (!layout) {
-    throw dtsim::workloads::GeneratorError("conv_layout", conv_layout + ": expected nhwc or nchw");
-  }
-  config.conv_layout = *layout;
-  dtsim::sim::check_output_path("output", output);
+  const dtsim::workloads::GeneratorConfig config = generator_config(f, vm);
+  dtsim::sim::check_output_path("output", f.output);
   const auto workload = dtsim::workloads::generate_workload(config);
-  dtsim::workloads::write_workload(workload, output);
+  dtsim::workloads::write_workload(workload, f.output);
   std::cout << "dtsim workload generate: " << workload.model << " batch "
             << workload.batch_per_device << " on " << workload.device << " (" << workload.precision
             << "): " << workload.layers.size() << " layers, iteration " << workload.compute_sec()
-            << " s, " << workload.param_bytes() << " gradient bytes -> " << output << "\n";
+            << " s, " << workload.param_bytes() << " gradient bytes -> " << f.output << "\n";
   return 0;
 }
 
