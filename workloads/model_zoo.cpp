@@ -189,96 +189,121 @@ double zipf_share(int first, int end, int vocab) {
 
 }  // namespace
 
-// NVIDIA DeepLearningExamples' Transformer-XL (PyTorch, WikiText-103; mem_transformer.py):
-// an adaptive embedding and softmax over 267,735 words in four clusters, and `layers` decoder
-// layers of relative-position attention over the segment of T = seq_len tokens and a memory of
-// M = T earlier tokens (DLE trains with mem_len = tgt_len), post-layer-norm.
-std::vector<LayerCost> transformer_xl(const ModelShape& shape, const TransformerXlShape& x) {
-  constexpr int kVocab = 267735;
-  constexpr std::array<int, 5> kBounds{0, 19997, 39997, 199997, kVocab};  // the cutoffs
-  const double b = shape.batch, seq = shape.seq_len, mem = seq, t = b * seq;
-  const double d = x.d_model, hd = 1.0 * x.heads * x.d_head, f = x.d_inner;
-  const double scores = b * x.heads * seq * (mem + seq);  // T x (M+T) per sample and head
+namespace {
+
+constexpr int kXlVocab = 267735;
+constexpr std::array<int, 5> kXlBounds{0, 19997, 39997, 199997, kXlVocab};  // the cutoffs
+
+// Transformer-XL's sizes, shared by its parts: the segment of T = seq_len tokens per sample and
+// a memory of M = T earlier tokens; per cluster of the adaptive embedding and softmax its width,
+// the tokens whose word it holds (Zipf) and its words.
+struct XlSizes {
+  double b, seq, mem, t;  // batch, T, M, tokens of the batch
+  double d, hd, f;        // d_model, heads x d_head, d_inner
+  double scores;          // T x (M+T) per sample and head
   std::array<double, 4> width{}, tokens{}, words{};
+};
+
+XlSizes xl_sizes(const ModelShape& shape, const TransformerXlShape& x) {
+  XlSizes z{.b = 1.0 * shape.batch,
+            .seq = 1.0 * shape.seq_len,
+            .mem = 1.0 * shape.seq_len,
+            .t = 1.0 * shape.batch * shape.seq_len,
+            .d = 1.0 * x.d_model,
+            .hd = 1.0 * x.heads * x.d_head,
+            .f = 1.0 * x.d_inner,
+            .scores = 0};
+  z.scores = z.b * x.heads * z.seq * (z.mem + z.seq);
   for (std::size_t i = 0; i < 4; ++i) {
-    width[i] = d / std::pow(x.div_val, static_cast<double>(i));
-    tokens[i] = t * zipf_share(kBounds[i], kBounds[i + 1], kVocab);
-    words[i] = kBounds[i + 1] - kBounds[i];
+    z.width[i] = z.d / std::pow(x.div_val, static_cast<double>(i));
+    z.tokens[i] = z.t * zipf_share(kXlBounds[i], kXlBounds[i + 1], kXlVocab);
+    z.words[i] = kXlBounds[i + 1] - kXlBounds[i];
   }
-  std::vector<LayerCost> out;
-  // Adaptive embedding: a lookup per cluster, scaled by sqrt(d_model), dropout; with
-  // div_val > 1 each cluster's rows are then projected to d_model (word_emb.proj, whose input
-  // gradient reaches the table). The two relative-position biases, shared by every layer, are
-  // counted here.
+  return z;
+}
+
+// Adaptive embedding: a lookup per cluster, scaled by sqrt(d_model), dropout; with div_val > 1
+// each cluster's rows are then projected to d_model (word_emb.proj, whose input gradient reaches
+// the table). The two relative-position biases, shared by every layer, are counted here.
+void add_xl_embedding(std::vector<LayerCost>& out, const XlSizes& z, const TransformerXlShape& x) {
+  const double t = z.t, d = z.d;
   LayerCost emb{.name = "word_emb",
                 .forward_flops = t * d,
                 .activation_elements = 3 * t * d,
-                .params = static_cast<std::uint64_t>(2 * hd),
+                .params = static_cast<std::uint64_t>(2 * z.hd),
                 .backward_factor = 1,
                 .output_elements = t * d,
                 .elementwise_elements = 4 * t * d};
   LayerCost proj{.name = "word_emb.proj", .output_elements = t * d};
   for (std::size_t i = 0; i < 4; ++i) {
-    emb.params += static_cast<std::uint64_t>(words[i] * width[i]);
-    proj.params += static_cast<std::uint64_t>(d * width[i]);
-    proj.forward_flops += 2 * tokens[i] * d * width[i];
-    proj.activation_elements += tokens[i] * (d + width[i]);
-    proj.gemms.push_back({.m = tokens[i], .n = d, .k = width[i]});
+    emb.params += static_cast<std::uint64_t>(z.words[i] * z.width[i]);
+    proj.params += static_cast<std::uint64_t>(d * z.width[i]);
+    proj.forward_flops += 2 * z.tokens[i] * d * z.width[i];
+    proj.activation_elements += z.tokens[i] * (d + z.width[i]);
+    proj.gemms.push_back({.m = z.tokens[i], .n = d, .k = z.width[i]});
   }
   out.push_back(emb);
   if (x.div_val > 1) {
     out.push_back(proj);
   }
-  for (int i = 0; i < x.layers; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    // The memory's and the positions' projections (qkv_net over the M memory rows, r_net over
-    // the M+T positions): neither input needs a gradient, only the weights do.
-    out.push_back(
-        {.name = p + "dec_attn.mem",
-         .forward_flops = 2 * mem * b * 3 * hd * d + 2 * (mem + seq) * hd * d,
-         .activation_elements = mem * b * (d + 3 * hd) + (mem + seq) * (d + hd),
-         .backward_factor = 1,
-         .output_elements = t * d,
-         .gemms = {{.m = mem * b, .n = 3 * hd, .k = d}, {.m = mem + seq, .n = hd, .k = d}},
-         .elementwise_elements = (mem + seq) * d});
-    // qkv over the segment, the content (AC) and position (BD) scores, their shift, mask and
-    // softmax, the weighted values, o_net, dropout, residual add and LayerNorm.
-    const double per = b * x.heads;
-    const double score_passes = 9 + (x.dropatt > 0 ? 2 : 0);
-    out.push_back(
-        {.name = p + "dec_attn",
-         .forward_flops = 2 * t * 3 * hd * d + 6 * scores * x.d_head + 2 * t * d * hd +
-                          kSoftmaxFlopsPerElement * scores + (1 + kNormFlopsPerElement) * t * d,
-         .activation_elements = t * d + 3 * t * hd + 2 * mem * b * hd + 6 * scores + 5 * t * d,
-         .params = static_cast<std::uint64_t>(5 * hd * d + 2 * d),  // qkv, o, r nets; LN
-         .output_elements = t * d,
-         .gemms = {{.m = t, .n = 3 * hd, .k = d},
-                   {.m = seq, .n = mem + seq, .k = 1.0 * x.d_head, .count = per},
-                   {.m = seq, .n = mem + seq, .k = 1.0 * x.d_head, .count = per},
-                   {.m = seq, .n = 1.0 * x.d_head, .k = mem + seq, .count = per},
-                   {.m = t, .n = d, .k = hd}},
-         .elementwise_elements = score_passes * scores + 4 * t * hd + 7 * t * d});
-    out.push_back(
-        followed_by(dense(p + "pos_ff", t, d, f, t * f, 4 * t * f, 0),  // ReLU, dropout
-                    dense("", t, f, d, (2 + kNormFlopsPerElement) * t * d, 7 * t * d,
-                          static_cast<std::uint64_t>(2 * d))));  // dropout, residual add, LayerNorm
-  }
-  // Adaptive log-softmax: every token through the head (the 19,997 most frequent words and 3
-  // cluster logits), the others' tokens through their cluster too. Word weights are tied to
-  // the embedding; with div_val > 1 the head has its own projection, the tails share the
-  // embedding's. Own parameters: the word biases, the cluster logits, the head projection.
+}
+
+// One decoder layer, its names prefixed by `p`: relative-position attention, then the
+// position-wise feed-forward, post-layer-norm.
+void add_xl_layer(std::vector<LayerCost>& out, const std::string& p, const XlSizes& z,
+                  const TransformerXlShape& x) {
+  const double b = z.b, seq = z.seq, mem = z.mem, t = z.t, d = z.d, hd = z.hd, f = z.f;
+  const double scores = z.scores;
+  // The memory's and the positions' projections (qkv_net over the M memory rows, r_net over
+  // the M+T positions): neither input needs a gradient, only the weights do.
+  out.push_back({.name = p + "dec_attn.mem",
+                 .forward_flops = 2 * mem * b * 3 * hd * d + 2 * (mem + seq) * hd * d,
+                 .activation_elements = mem * b * (d + 3 * hd) + (mem + seq) * (d + hd),
+                 .backward_factor = 1,
+                 .output_elements = t * d,
+                 .gemms = {{.m = mem * b, .n = 3 * hd, .k = d}, {.m = mem + seq, .n = hd, .k = d}},
+                 .elementwise_elements = (mem + seq) * d});
+  // qkv over the segment, the content (AC) and position (BD) scores, their shift, mask and
+  // softmax, the weighted values, o_net, dropout, residual add and LayerNorm.
+  const double per = b * x.heads;
+  const double score_passes = 9 + (x.dropatt > 0 ? 2 : 0);
+  out.push_back(
+      {.name = p + "dec_attn",
+       .forward_flops = 2 * t * 3 * hd * d + 6 * scores * x.d_head + 2 * t * d * hd +
+                        kSoftmaxFlopsPerElement * scores + (1 + kNormFlopsPerElement) * t * d,
+       .activation_elements = t * d + 3 * t * hd + 2 * mem * b * hd + 6 * scores + 5 * t * d,
+       .params = static_cast<std::uint64_t>(5 * hd * d + 2 * d),  // qkv, o, r nets; LN
+       .output_elements = t * d,
+       .gemms = {{.m = t, .n = 3 * hd, .k = d},
+                 {.m = seq, .n = mem + seq, .k = 1.0 * x.d_head, .count = per},
+                 {.m = seq, .n = mem + seq, .k = 1.0 * x.d_head, .count = per},
+                 {.m = seq, .n = 1.0 * x.d_head, .k = mem + seq, .count = per},
+                 {.m = t, .n = d, .k = hd}},
+       .elementwise_elements = score_passes * scores + 4 * t * hd + 7 * t * d});
+  out.push_back(
+      followed_by(dense(p + "pos_ff", t, d, f, t * f, 4 * t * f, 0),  // ReLU, dropout
+                  dense("", t, f, d, (2 + kNormFlopsPerElement) * t * d, 7 * t * d,
+                        static_cast<std::uint64_t>(2 * d))));  // dropout, residual add, LayerNorm
+}
+
+// Adaptive log-softmax: every token through the head (the 19,997 most frequent words and 3
+// cluster logits), the others' tokens through their cluster too. Word weights are tied to
+// the embedding; with div_val > 1 the head has its own projection, the tails share the
+// embedding's. Own parameters: the word biases, the cluster logits, the head projection.
+LayerCost xl_softmax(const XlSizes& z, const TransformerXlShape& x) {
+  const double t = z.t, d = z.d;
   LayerCost crit{
       .name = "crit",
-      .params = static_cast<std::uint64_t>(kVocab + 3 * d + 3 + (x.div_val > 1 ? d * d : 0)),
-      .output_elements = t * (words[0] + 3)};
+      .params = static_cast<std::uint64_t>(kXlVocab + 3 * d + 3 + (x.div_val > 1 ? d * d : 0)),
+      .output_elements = t * (z.words[0] + 3)};
   double logits = 0;
   for (std::size_t i = 0; i < 4; ++i) {
-    const double rows = i == 0 ? t : tokens[i];
-    const double cols = i == 0 ? words[0] + 3 : words[i];
+    const double rows = i == 0 ? t : z.tokens[i];
+    const double cols = i == 0 ? z.words[0] + 3 : z.words[i];
     if (x.div_val > 1) {
-      crit.gemms.push_back({.m = rows, .n = width[i], .k = d});
+      crit.gemms.push_back({.m = rows, .n = z.width[i], .k = d});
     }
-    crit.gemms.push_back({.m = rows, .n = cols, .k = width[i]});
+    crit.gemms.push_back({.m = rows, .n = cols, .k = z.width[i]});
     logits += rows * cols;
   }
   for (const Gemm& g : crit.gemms) {
@@ -288,7 +313,23 @@ std::vector<LayerCost> transformer_xl(const ModelShape& shape, const Transformer
   crit.forward_flops += kLossFlopsPerLogit * logits;
   crit.activation_elements += 2 * logits;
   crit.elementwise_elements = 2 * logits;  // log-softmax reads and writes the logits
-  out.push_back(crit);
+  return crit;
+}
+
+}  // namespace
+
+// NVIDIA DeepLearningExamples' Transformer-XL (PyTorch, WikiText-103; mem_transformer.py):
+// an adaptive embedding and softmax over 267,735 words in four clusters, and `layers` decoder
+// layers of relative-position attention over the segment of T = seq_len tokens and a memory of
+// M = T earlier tokens (DLE trains with mem_len = tgt_len), post-layer-norm.
+std::vector<LayerCost> transformer_xl(const ModelShape& shape, const TransformerXlShape& x) {
+  const XlSizes z = xl_sizes(shape, x);
+  std::vector<LayerCost> out;
+  add_xl_embedding(out, z, x);
+  for (int i = 0; i < x.layers; ++i) {
+    add_xl_layer(out, "layers." + std::to_string(i) + ".", z, x);
+  }
+  out.push_back(xl_softmax(z, x));
   return out;
 }
 
