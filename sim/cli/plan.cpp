@@ -256,21 +256,16 @@ std::vector<SimulatedRun> simulate_best(const PlanFlags& f,
 
 }  // namespace
 
-int run_plan(const std::vector<std::string>& args) {
-  PlanFlags f;
-  const po::options_description flags = plan_flags(f);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(flags).run(), vm);
-  if (vm.count("help")) {
-    std::cout << "Usage: dtsim plan --model M --platform P.json --gpus N --global-batch G "
-                 "[flags]\n"
-                 "Enumerates every parallel configuration, drops those that do not fit in "
-                 "memory,\nestimates the rest analytically (in parallel), simulates the best "
-                 "few and ranks\nthem by simulated time (sim/planner/PLANNER.md).\n\n"
-              << flags;
-    return 0;
-  }
-  po::notify(vm);
+namespace {
+
+// What run_plan's flags say beyond their values, checked before anything is read: the
+// attention kernel, and the CSV that goes beside the report.
+struct CheckedPlanFlags {
+  workloads::AttentionKernel attention;
+  std::string csv;
+};
+
+CheckedPlanFlags check_plan_flags(const PlanFlags& f) {
   check_at_least("top", f.top, 1);
   check_at_least("simulate", f.simulate, 0);
   check_at_least("jobs", f.jobs, 1);
@@ -287,16 +282,20 @@ int run_plan(const std::vector<std::string>& args) {
   // The report and its CSV never overwrite the platform they were planned on.
   check_distinct_outputs({{"platform", f.platform}, {"report", f.report}});
   check_distinct_outputs({{"platform", f.platform}, {"report", csv}});
-  const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
-  const bool cnn = workloads::is_cnn(f.model);
+  return {.attention = attention, .csv = csv};
+}
+
+// The analytical search over the model's space (a CNN's or a transformer's); `model_args`
+// gets the flags that every simulation of one of its configurations repeats.
+PlanOutcome search(const PlanFlags& f, workloads::AttentionKernel attention,
+                   const PlannerNetwork& net, std::vector<std::string>& model_args) {
   PlanOutcome outcome{.model = f.model,
                       .device = f.device,
                       .platform = f.platform,
                       .gpus = f.gpus,
                       .global_batch = f.global_batch};
-  std::vector<std::string> model_args{"--model", f.model, "--global-batch",
-                                      std::to_string(f.global_batch)};
-  if (cnn) {
+  model_args = {"--model", f.model, "--global-batch", std::to_string(f.global_batch)};
+  if (workloads::is_cnn(f.model)) {
     const CnnSearchSpace space = cnn_search_space(f, net);
     outcome.result = plan_cnn({.space = space,
                                .device = f.device,
@@ -304,19 +303,44 @@ int run_plan(const std::vector<std::string>& args) {
                                .network = net,
                                .threads = f.threads});
     model_args.insert(model_args.end(), {"--image-size", std::to_string(space.image_size)});
-  } else {
-    const SearchSpace space = search_space(f, net);
-    outcome.model = space.arch.name;
-    outcome.seq_len = space.seq_len;
-    outcome.result = plan({.space = space,
-                           .device = f.device,
-                           .precision = f.precision,
-                           .attention = attention,
-                           .network = net,
-                           .threads = f.threads});
-    model_args.insert(model_args.end(),
-                      {"--seq-len", std::to_string(space.seq_len), "--attention", f.attention});
+    return outcome;
   }
+  const SearchSpace space = search_space(f, net);
+  outcome.model = space.arch.name;
+  outcome.seq_len = space.seq_len;
+  outcome.result = plan({.space = space,
+                         .device = f.device,
+                         .precision = f.precision,
+                         .attention = attention,
+                         .network = net,
+                         .threads = f.threads});
+  model_args.insert(model_args.end(),
+                    {"--seq-len", std::to_string(space.seq_len), "--attention", f.attention});
+  return outcome;
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  PlanFlags f;
+  const po::options_description flags = plan_flags(f);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(flags).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: dtsim plan --model M --platform P.json --gpus N --global-batch G "
+                 "[flags]\n"
+                 "Enumerates every parallel configuration, drops those that do not fit in "
+                 "memory,\nestimates the rest analytically (in parallel), simulates the best "
+                 "few and ranks\nthem by simulated time (sim/planner/PLANNER.md).\n\n"
+              << flags;
+    return 0;
+  }
+  po::notify(vm);
+  const CheckedPlanFlags checked = check_plan_flags(f);
+  const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
+  const bool cnn = workloads::is_cnn(f.model);
+  std::vector<std::string> model_args;
+  PlanOutcome outcome = search(f, checked.attention, net, model_args);
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   // The simulated times are hybrid runs': their class's validated error. Without one, the table
   // holds estimates alone, which no published row checked (the simulation checks them).
@@ -330,7 +354,7 @@ int run_plan(const std::vector<std::string>& args) {
     nlohmann::ordered_json report = plan_json(outcome);
     report["error_bars"] = error_bars_json(bars);
     write_text("report", f.report, report.dump(2) + "\n");
-    write_text("report", csv, plan_csv(outcome));
+    write_text("report", checked.csv, plan_csv(outcome));
   }
   std::cout << plan_summary(outcome, f.top) << error_bars_summary(bars);
   return 0;
