@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -162,8 +163,19 @@ bool is_collective_sweep(const std::vector<std::string>& args) {
   return algorithms > 1;
 }
 
-int run_collective_sweep(const std::vector<std::string>& original) {
-  std::vector<std::string> args = original;
+namespace {
+
+// A sweep's own flags, taken out of the arguments its points repeat.
+struct SweepFlags {
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::string> algorithms;
+  std::string csv_path;
+  std::string report_path;
+  int jobs = 1;
+};
+
+// Takes the sweep's flags out of `args` and checks them (and that no one-run output is asked).
+SweepFlags take_sweep_flags(std::vector<std::string>& args) {
   const std::string bytes = single(args, "bytes", "");
   if (bytes.empty()) {
     throw ConfigError("--bytes: expected a size or a range MIN..MAX");
@@ -174,12 +186,13 @@ int run_collective_sweep(const std::vector<std::string>& original) {
   if (end != factor_text.c_str() + factor_text.size() || !(factor > 1) || !std::isfinite(factor)) {
     throw ConfigError("--step-factor " + factor_text + ": expected a number > 1");
   }
-  std::vector<std::string> algorithms = take(args, "algorithm");
-  if (algorithms.empty()) {
-    algorithms.push_back("ring");
+  SweepFlags f;
+  f.algorithms = take(args, "algorithm");
+  if (f.algorithms.empty()) {
+    f.algorithms.push_back("ring");
   }
-  const std::string csv_path = single(args, "csv", "");
-  const std::string report_path = single(args, "report", "");
+  f.csv_path = single(args, "csv", "");
+  f.report_path = single(args, "report", "");
   const std::string jobs_text = single(args, "jobs", "0");
   const long jobs_flag = std::strtol(jobs_text.c_str(), nullptr, 10);
   if (jobs_flag < 0 || jobs_flag > 256 ||
@@ -193,10 +206,18 @@ int run_collective_sweep(const std::vector<std::string>& original) {
                         ": writes one run's output; not with a sweep (--csv, --report)");
     }
   }
-  check_output_path("csv", csv_path);
-  check_output_path("report", report_path);
-  const std::vector<std::uint64_t> all_sizes = sizes(bytes, factor);
+  check_output_path("csv", f.csv_path);
+  check_output_path("report", f.report_path);
+  f.sizes = sizes(bytes, factor);
+  f.jobs = jobs_flag > 0 ? static_cast<int>(jobs_flag)
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return f;
+}
 
+// Runs every (size, algorithm) point as a child `dtsim collective` with `args`, and reads their
+// reports into the returned points; none if a point failed (its error is printed).
+std::optional<std::vector<Point>> run_points(const std::vector<std::string>& args,
+                                             const SweepFlags& f) {
   std::string dir_template = (fs::temp_directory_path() / "dtsim-sweep-XXXXXX").string();
   if (mkdtemp(dir_template.data()) == nullptr) {
     throw std::runtime_error("cannot create a temporary directory for the sweep's points");
@@ -204,8 +225,8 @@ int run_collective_sweep(const std::vector<std::string>& original) {
   const fs::path dir = dir_template;
   std::vector<Point> points;
   std::vector<ChildRun> children;
-  for (std::uint64_t size : all_sizes) {
-    for (const std::string& algorithm : algorithms) {
+  for (std::uint64_t size : f.sizes) {
+    for (const std::string& algorithm : f.algorithms) {
       const std::string name = std::to_string(points.size());
       std::vector<std::string> child{"collective"};
       child.insert(child.end(), args.begin(), args.end());
@@ -215,31 +236,40 @@ int run_collective_sweep(const std::vector<std::string>& original) {
       points.push_back({.bytes = size, .algorithm = algorithm});
     }
   }
-  const int jobs = jobs_flag > 0
-                       ? static_cast<int>(jobs_flag)
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::vector<ChildStatus> status = run_children(children, jobs);
+  const std::vector<ChildStatus> status = run_children(children, f.jobs);
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (status[i] != ChildStatus::kOk) {
       std::cerr << "dtsim collective: the sweep's point --bytes " << points[i].bytes
                 << " --algorithm " << points[i].algorithm << " failed:\n"
                 << read_whole_file(children[i].stderr_path);
       fs::remove_all(dir);
-      return 2;
+      return std::nullopt;
     }
     points[i].report = json::parse(read_whole_file(dir / (std::to_string(i) + ".json")));
   }
   fs::remove_all(dir);
-  std::cout << table(points, algorithms);
-  if (!csv_path.empty()) {
-    write_text("csv", csv_path, csv(points));
+  return points;
+}
+
+}  // namespace
+
+int run_collective_sweep(const std::vector<std::string>& original) {
+  std::vector<std::string> args = original;
+  const SweepFlags f = take_sweep_flags(args);
+  const std::optional<std::vector<Point>> points = run_points(args, f);
+  if (!points) {
+    return 2;
   }
-  if (!report_path.empty()) {
+  std::cout << table(*points, f.algorithms);
+  if (!f.csv_path.empty()) {
+    write_text("csv", f.csv_path, csv(*points));
+  }
+  if (!f.report_path.empty()) {
     json all = json::array();
-    for (const Point& p : points) {
+    for (const Point& p : *points) {
       all.push_back(p.report);
     }
-    write_text("report", report_path, json{{"points", all}}.dump(2) + "\n");
+    write_text("report", f.report_path, json{{"points", all}}.dump(2) + "\n");
   }
   return 0;
 }
