@@ -287,8 +287,8 @@ CheckedPlanFlags check_plan_flags(const PlanFlags& f) {
 
 // The analytical search over the model's space (a CNN's or a transformer's); `model_args`
 // gets the flags that every simulation of one of its configurations repeats.
-PlanOutcome search(const PlanFlags& f, workloads::AttentionKernel attention,
-                   const PlannerNetwork& net, std::vector<std::string>& model_args) {
+PlanOutcome search_outcome(const PlanFlags& f, workloads::AttentionKernel attention,
+                           const PlannerNetwork& net, std::vector<std::string>& model_args) {
   PlanOutcome outcome{.model = f.model,
                       .device = f.device,
                       .platform = f.platform,
@@ -340,7 +340,7 @@ int run_plan(const std::vector<std::string>& args) {
   const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
   const bool cnn = workloads::is_cnn(f.model);
   std::vector<std::string> model_args;
-  PlanOutcome outcome = search(f, checked.attention, net, model_args);
+  PlanOutcome outcome = search_outcome(f, checked.attention, net, model_args);
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   // The simulated times are hybrid runs': their class's validated error. Without one, the table
   // holds estimates alone, which no published row checked (the simulation checks them).

@@ -64,13 +64,27 @@ TEST(SlowLinks, HostsOwnLinkSlowsTheRingEdgesThroughIt) {
       expected, 1e-6 * expected);
 }
 
-TEST(SlowLinks, AGpusOwnLinkInANodeIsFoundByItsHost) {
-  // Two 4-GPU nodes; GPU 1's link (to its node's switch) at 0.5 x 300 GB/s. The send 0 -> 1
-  // stays in node 0: up GPU 0's link, down GPU 1's, 0.5 us each: T = 1 us + n / 150 GB/s.
-  const double n = 300e6;
-  EXPECT_NEAR(collective_sec("sim_two_nodes_slow_gpu1_link.json", "send-recv", 2, 0, 300'000'000,
+// 4-GPU nodes in a star (a one-level fat-tree), a torus and a dragonfly (one SimGrid platform
+// per process: one test each); GPU 1's link (to its node's switch) at 0.5 x 300 GB/s. The send
+// 0 -> 1 stays in node 0: up GPU 0's link, down GPU 1's, 0.5 us each: T = 1 us + n / 150 GB/s.
+constexpr double kSlowGpu1SendSec = 1e-6 + 300e6 / 150e9;
+
+TEST(SlowLinks, AGpusOwnLinkInAStarNodeIsFoundByItsHost) {
+  EXPECT_NEAR(
+      collective_sec("sim_two_nodes_slow_gpu1_link.json", "send-recv", 2, 0, 300'000'000, "direct"),
+      kSlowGpu1SendSec, 1e-12);
+}
+
+TEST(SlowLinks, AGpusOwnLinkInATorusNodeIsFoundByItsHost) {
+  EXPECT_NEAR(collective_sec("sim_torus2_nodes_slow_gpu1_link.json", "send-recv", 2, 0, 300'000'000,
                              "direct"),
-              1e-6 + n / 150e9, 1e-12);
+              kSlowGpu1SendSec, 1e-12);
+}
+
+TEST(SlowLinks, AGpusOwnLinkInADragonflyNodeIsFoundByItsHost) {
+  EXPECT_NEAR(collective_sec("sim_dragonfly_nodes_slow_gpu1_link.json", "send-recv", 2, 0,
+                             300'000'000, "direct"),
+              kSlowGpu1SendSec, 1e-12);
 }
 
 TEST(Background, FlowBelowTheFairShareTakesItsRate) {
