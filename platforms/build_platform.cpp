@@ -146,9 +146,9 @@ std::pair<NetPoint*, NetPoint*> build_node(sg4::NetZone* fabric, sg4::NetZone* l
 
 // The zone a cluster's node links are created in: SimGrid 3.32 checks each new link's name by
 // searching every zone from the root, so links created in N node zones make building the
-// platform quadratic in N (2,048 DGX nodes: about 17 s). Created first, this empty zone is the
-// root, holds every node's links (a route may cross links of any zone) and the cluster zone
-// as its one child, in which each search finds empty node zones.
+// platform quadratic in N (2,048 DGX nodes: 18.6 s of CPU, 4.4 s this way). Created first, this
+// empty zone is the root, holds every node's links (a route may cross links of any zone) and
+// the cluster zone as its one child, in which each search finds empty node zones.
 sg4::NetZone* node_links_zone() {
   return sg4::create_empty_zone("platform");
 }
