@@ -285,9 +285,9 @@ CheckedPlanFlags check_plan_flags(const PlanFlags& f) {
   return {.attention = attention, .csv = csv};
 }
 
-// The analytical search over the model's space (a CNN's or a transformer's); `model_args`
-// gets the flags that every simulation of one of its configurations repeats.
-PlanOutcome search_outcome(const PlanFlags& f, workloads::AttentionKernel attention,
+// The analytical search over the model's space (a CNN's with `cnn`, else a transformer's);
+// `model_args` gets the flags that every simulation of one of its configurations repeats.
+PlanOutcome search_outcome(const PlanFlags& f, bool cnn, workloads::AttentionKernel attention,
                            const PlannerNetwork& net, std::vector<std::string>& model_args) {
   PlanOutcome outcome{.model = f.model,
                       .device = f.device,
@@ -295,7 +295,7 @@ PlanOutcome search_outcome(const PlanFlags& f, workloads::AttentionKernel attent
                       .gpus = f.gpus,
                       .global_batch = f.global_batch};
   model_args = {"--model", f.model, "--global-batch", std::to_string(f.global_batch)};
-  if (workloads::is_cnn(f.model)) {
+  if (cnn) {
     const CnnSearchSpace space = cnn_search_space(f, net);
     outcome.result = plan_cnn({.space = space,
                                .device = f.device,
@@ -340,7 +340,7 @@ int run_plan(const std::vector<std::string>& args) {
   const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
   const bool cnn = workloads::is_cnn(f.model);
   std::vector<std::string> model_args;
-  PlanOutcome outcome = search_outcome(f, checked.attention, net, model_args);
+  PlanOutcome outcome = search_outcome(f, cnn, checked.attention, net, model_args);
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   // The simulated times are hybrid runs': their class's validated error. Without one, the table
   // holds estimates alone, which no published row checked (the simulation checks them).
