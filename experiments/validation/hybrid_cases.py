@@ -333,10 +333,17 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         raise HybridSkip("degrees do not multiply to the GPUs",
                          f"tp {tp} x pp {pp} x dp {dp} x cp {cp} != {ranks}")
     zero_text = row["zero_stage"].strip()
-    # PyTorch FSDP's sharding strategies by name (torch.distributed.fsdp.ShardingStrategy's
-    # documentation: FULL_SHARD is ZeRO-3, SHARD_GRAD_OP "is similar to ZeRO-2", NO_SHARD is
-    # DDP), as llm-foundry's rows name them.
-    fsdp = {"FULL_SHARD": "3", "SHARD_GRAD_OP": "2", "NO_SHARD": "0"}.get(zero_text.upper())
+    # PyTorch FSDP's sharding strategies by name, as llm-foundry's rows name them
+    # (torch.distributed.fsdp.ShardingStrategy's documentation): FULL_SHARD is ZeRO-3;
+    # NO_SHARD is DDP; SHARD_GRAD_OP "unshards before the forward, does not reshard them after
+    # the forward, and only reshards them after the backward computation", gradients
+    # reduce-scattered after the backward: FSDP's per-unit flow with one gather per forward,
+    # dtsim's ZeRO-3 with --fsdp-unshard micro-batch, not ZeRO-2's bucketed reduce-scatter and
+    # gather after the optimizer step.
+    fsdp_unshard = None
+    if zero_text.upper() == "SHARD_GRAD_OP":
+        fsdp_unshard = "micro-batch"
+    fsdp = {"FULL_SHARD": "3", "SHARD_GRAD_OP": "3", "NO_SHARD": "0"}.get(zero_text.upper())
     zero_text = fsdp or zero_text
     if not zero_text or zero_text[0] not in "0123":
         raise HybridSkip("ZeRO stage not understood", f"'{row['zero_stage']}'")
@@ -405,6 +412,8 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
     if pp > 1:
         args += ["--schedule", f"interleaved:{virtual}" if virtual > 1 else "1f1b"]
     args += ["--zero", str(zero)]
+    if fsdp_unshard:
+        args += ["--fsdp-unshard", fsdp_unshard]
     if sequence_parallel:
         args.append("--sequence-parallel")
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
