@@ -71,13 +71,19 @@ class HybridCases(unittest.TestCase):
         self.assertTrue(any("500W" in a for a in c.assumed))
 
     def test_fsdp_sharding_strategies_by_name_are_zero_stages(self):
-        # torch.distributed.fsdp.ShardingStrategy: FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2,
-        # NO_SHARD = DDP (llm-foundry's rows name them so).
-        for text, stage in (("SHARD_GRAD_OP", "2"), ("FULL_SHARD", "3"), ("NO_SHARD", "0"),
-                            ("3 (FSDP FULL_SHARD)", "3")):
+        # torch.distributed.fsdp.ShardingStrategy's documentation: FULL_SHARD = ZeRO-3 (gathers
+        # before the forward and again before the backward: dtsim's default); SHARD_GRAD_OP
+        # "unshards before the forward, does not reshard them after the forward, and only
+        # reshards them after the backward" (ZeRO-3 with one gather per forward); NO_SHARD = DDP
+        # (llm-foundry's rows name them so).
+        for text, stage, unshard in (("SHARD_GRAD_OP", "3", "micro-batch"),
+                                     ("FULL_SHARD", "3", None), ("NO_SHARD", "0", None),
+                                     ("3 (FSDP FULL_SHARD)", "3", None)):
             row = dict(self.rows["TT-H1"], zero_stage=text)
             args = hc.make_hybrid_case(row, self.work, self.catalog).args
             self.assertEqual(args[args.index("--zero") + 1], stage, text)
+            got = args[args.index("--fsdp-unshard") + 1] if "--fsdp-unshard" in args else None
+            self.assertEqual(got, unshard, text)
         with self.assertRaises(hc.HybridSkip):
             hc.make_hybrid_case(dict(self.rows["TT-H1"], zero_stage="HYBRID_SHARD"), self.work,
                                 self.catalog)
