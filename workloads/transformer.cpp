@@ -219,21 +219,25 @@ class PieceCost {
   // output gradient (kFp8CastBytes per element). Weights are cast once per step, which a
   // micro-batch's piece does not count.
   // `in_fp8`: false for a GEMM float8 training leaves in bf16 (the MoE router).
-  void gemms(double count, double m, double k, double n, bool in_fp8 = true) {
+  // Returns their forward seconds.
+  double gemms(double count, double m, double k, double n, bool in_fp8 = true) {
     const double flops = 2 * m * k * n;
+    double forward_sec = 0;
     if (!fp8_ || !in_fp8) {
       const double sec = r_.seconds(flops, (m * k + k * n + m * n) * r_.element_bytes);
-      forward_sec_ += count * sec;
+      forward_sec = count * sec;
       backward_sec_ += 2 * count * sec;
     } else {
       const double sec =
           std::max(flops / r_.linear_flops_per_sec, (m * k + k * n + 2 * m * n) / r_.bytes_per_sec);
-      forward_sec_ += count * (sec + r_.seconds(0, kFp8CastBytes * m * k));
+      forward_sec = count * (sec + r_.seconds(0, kFp8CastBytes * m * k));
       backward_sec_ += count * (2 * sec + r_.seconds(0, kFp8CastBytes * m * n));
     }
+    forward_sec_ += forward_sec;
     forward_flops_ += count * flops;
+    return forward_sec;
   }
-  void gemm(double m, double k, double n) { gemms(1, m, k, n); }
+  double gemm(double m, double k, double n) { return gemms(1, m, k, n); }
   // An elementwise kernel reading `in` and writing `out` elements; its backward reads the inputs
   // and the output gradient and writes one gradient per input.
   void elementwise(double in, double out) {
@@ -284,13 +288,22 @@ void add_residual(PieceCost& c, const Dims& d) {
   c.elementwise(2 * d.norm_tokens * d.hidden, d.norm_tokens * d.hidden);
 }
 
+// Forward seconds of a piece's first and last GEMMs.
+struct EdgeGemms {
+  double first_sec = 0;
+  double last_sec = 0;
+};
+
 // Up (and gate) GEMM, activation, down GEMM over `rows` tokens split among `count` experts.
-void mlp_kernels(PieceCost& c, const TransformerArch& a, const Dims& d, double count, double rows) {
+EdgeGemms mlp_kernels(PieceCost& c, const TransformerArch& a, const Dims& d, double count,
+                      double rows) {
   const double per_gemm = rows / count;
   const bool gated = a.mlp == MlpKind::kSwiGlu;
-  c.gemms(count, per_gemm, d.hidden, (gated ? 2 : 1) * d.ffn);
+  EdgeGemms e;
+  e.first_sec = c.gemms(count, per_gemm, d.hidden, (gated ? 2 : 1) * d.ffn);
   c.elementwise((gated ? 2 : 1) * rows * d.ffn, rows * d.ffn);  // GeLU, or SiLU(gate) * up
-  c.gemms(count, per_gemm, d.ffn, d.hidden);
+  e.last_sec = c.gemms(count, per_gemm, d.ffn, d.hidden);
+  return e;
 }
 
 TransformerPiece attention_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
@@ -298,14 +311,16 @@ TransformerPiece attention_piece(const TransformerArch& a, const TransformerShar
   PieceCost c(r);
   const double qkv = d.q_width + 2 * d.kv_width;
   add_norm(c, d);
-  c.gemm(d.tokens, d.hidden, qkv);
+  const double qkv_sec = c.gemm(d.tokens, d.hidden, qkv);
   if (!a.learned_positions) {  // RoPE rotates queries and keys
     c.elementwise(d.tokens * (d.q_width + d.kv_width), d.tokens * (d.q_width + d.kv_width));
   }
   c.attention_core(d);
-  c.gemm(d.tokens, d.q_width, d.hidden);
+  const double projection_sec = c.gemm(d.tokens, d.q_width, d.hidden);
   add_residual(c, d);
   TransformerPiece p = c.piece("attention", PieceKind::kAttention, attention_params(a, s.tp));
+  p.tp_input_gemm_sec = qkv_sec;
+  p.tp_output_gemm_sec = projection_sec;
   p.recompute_sec = s.recompute == Recompute::kFull        ? p.forward_sec
                     : s.recompute == Recompute::kSelective ? c.core_sec()
                                                            : 0;
@@ -337,12 +352,13 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
     c.elementwise(d.tokens * d.hidden, routed * d.hidden);
     mlp_kernels(c, a, d, d.experts_held, routed);
     c.elementwise(routed * d.hidden, d.tokens * d.hidden);
-  } else {
-    mlp_kernels(c, a, d, 1, d.tokens);
   }
+  const EdgeGemms dense = moe ? EdgeGemms{} : mlp_kernels(c, a, d, 1, d.tokens);
   add_residual(c, d);
   TransformerPiece p = c.piece(moe ? "moe" : "mlp", moe ? PieceKind::kMoe : PieceKind::kMlp,
                                ffn_params(a, s.tp, a.experts / s.ep));
+  p.tp_input_gemm_sec = dense.first_sec;
+  p.tp_output_gemm_sec = dense.last_sec;
   p.recompute_sec = s.recompute == Recompute::kFull ? p.forward_sec : 0;
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it

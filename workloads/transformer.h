@@ -146,6 +146,13 @@ struct TransformerPiece {
   // mlp, moe and head; 0 for the embedding and if tp == 1.
   std::uint64_t tp_input_bytes = 0;
   int tp_collectives = 0;  // collectives of tp_bytes after forward: 1, the head 3, 0 if tp == 1
+  // The forward time of the GEMM next to each TP collective of a dense block's piece: the one
+  // that takes the gathered input (QKV; the up and gate projection) and the one whose output TP
+  // reduces (the output projection; the down projection). Their input and weight gradients take
+  // as long each. What overlapped TP communication hides its transfers behind (HYBRID.md); 0 for
+  // the embedding, the head and MoE pieces, which do not overlap.
+  double tp_input_gemm_sec = 0;
+  double tp_output_gemm_sec = 0;
 
   bool operator==(const TransformerPiece&) const = default;
 };

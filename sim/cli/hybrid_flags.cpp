@@ -59,6 +59,10 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("sequence-parallel", po::bool_switch(&f.sequence_parallel),
       "Megatron-LM's sequence parallelism: TP all-gathers and reduce-scatters in place of "
       "all-reduces");
+  add("tp-overlap", po::bool_switch(&f.tp_overlap),
+      "with --sequence-parallel, overlap each TP gather and reduce-scatter with the GEMM beside "
+      "it, chunk by chunk around the TP ring (Transformer Engine's userbuffers, NeMo's "
+      "tp_comm_overlap; torchtitan's async TP)");
   add("recompute",
       po::value(&f.recompute)
           ->default_value("none")
@@ -241,6 +245,7 @@ void set_sharding(const HybridFlags& f, HybridJob& job) {
   }
   job.fsdp_unshard = *unshard;
   job.sequence_parallel = f.sequence_parallel;
+  job.tp_overlap = f.tp_overlap;
   if (!f.stage_layers.empty()) {
     job.stage_units = parse_counts(f.stage_layers);
   }

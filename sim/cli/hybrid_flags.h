@@ -23,6 +23,7 @@ struct HybridFlags {
   int cp = 0;  // 0: not given (--parallel's, else 1)
   int ep = 0;
   bool sequence_parallel = false;
+  bool tp_overlap = false;
 };
 
 // The "Hybrid parallelism" flags, bound to `flags`.

@@ -40,6 +40,7 @@ void add_job(const HybridReport& report, ordered_json& r) {
       {"fsdp_unshard",
        report.fsdp_unshard.empty() ? ordered_json(nullptr) : ordered_json(report.fsdp_unshard)},
       {"sequence_parallel", report.sequence_parallel},
+      {"tp_overlap", report.tp_overlap},
       {"recompute", report.recompute},
       {"micro_batch", report.micro_batch},
       {"global_batch", report.global_batch},
@@ -53,8 +54,8 @@ std::string job_line(const HybridReport& report) {
   return report.model + " (" + report.precision + ", " + report.parallel + ", " + report.schedule +
          ", ZeRO " + std::to_string(report.zero_stage) +
          (report.fsdp_unshard.empty() ? "" : " gathered per " + report.fsdp_unshard) +
-         (report.sequence_parallel ? ", sequence parallel" : "") + ", recompute " +
-         report.recompute + ")";
+         (report.sequence_parallel ? ", sequence parallel" : "") +
+         (report.tp_overlap ? ", TP overlapped" : "") + ", recompute " + report.recompute + ")";
 }
 
 }  // namespace

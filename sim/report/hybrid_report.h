@@ -42,6 +42,7 @@ struct HybridReport {
   int zero_stage = 0;
   std::string fsdp_unshard;  // ZeRO-3's: "unit", "micro-batch" or "step"; else empty
   bool sequence_parallel = false;
+  bool tp_overlap = false;  // TP's gathers and reduce-scatters overlapped with their GEMMs
   std::string recompute;
   int micro_batch = 0;
   int global_batch = 0;

@@ -297,6 +297,7 @@ void describe_job(const HybridModel& model, const HybridJob& job, HybridReport& 
     report.fsdp_unshard = fsdp_unshard_name(fsdp_unshard(job));
   }
   report.sequence_parallel = job.sequence_parallel;
+  report.tp_overlap = job.tp_overlap && job.degrees.tp > 1;
   report.micro_batches = job.micro_batches;
   report.global_batch = job.micro_batches * report.micro_batch * d.dp;
   const int units = model.pieces.back().unit + 1;

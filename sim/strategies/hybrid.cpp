@@ -1,6 +1,7 @@
 #include "sim/strategies/hybrid.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -33,8 +34,9 @@ bool spatial_split(const HybridJob& job) {
 
 std::string role_name(Role role) {
   static constexpr const char* kNames[kHalo] = {
-      "dp",        "dp_gather",  "tp",         "cp_next",     "cp_prev", "ep",         "edp",
-      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb",     "dp_replica", "spatial"};
+      "dp",          "dp_gather", "tp",         "tp_next",   "tp_prev",    "cp_next",
+      "cp_prev",     "ep",        "edp",        "pp_act_in", "pp_act_out", "pp_grad_in",
+      "pp_grad_out", "emb",       "dp_replica", "spatial"};
   if (role < kHalo) {
     return kNames[role];
   }
@@ -66,6 +68,7 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   roles[kDp] = true;
   roles[kDpGather] = job.zero_stage == 3;
   roles[kTp] = d.tp > 1;
+  roles[kTpNext] = roles[kTpPrev] = d.tp > 1 && job.tp_overlap;
   roles[kCpNext] = roles[kCpPrev] = d.cp > 1 && !spatial_split(job);
   roles[kSpatial] = spatial_split(job);
   for (int dim = 0; dim < 3; ++dim) {
@@ -168,6 +171,12 @@ std::string check_pieces(const HybridModel& model) {
              " (units are numbered 0, 1, ... in forward order)";
     }
     unit = u;
+    const ModelPiece& p = model.pieces[i];
+    if (!(p.tp_in_gemm_sec >= 0) || !(p.tp_out_gemm_sec >= 0) ||
+        !std::isfinite(p.tp_in_gemm_sec + p.tp_out_gemm_sec)) {
+      return "pieces: piece " + std::to_string(i) + " (" + p.name +
+             "): its TP GEMMs' seconds must be finite and >= 0";
+    }
   }
   const int balanced = unit + 1 - model.first_units - model.last_units;
   if (model.first_units < 0 || model.last_units < 0 || balanced < 1) {
@@ -252,6 +261,10 @@ std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
   if (job.zero_stage == 3 && experts) {
     return "zero: ZeRO-3 of a model with experts is not modelled";
   }
+  if (job.tp_overlap && d.tp > 1 && !job.sequence_parallel) {
+    return "tp_overlap: overlapped TP communication needs sequence parallelism (it overlaps the "
+           "gathers and reduce-scatters that replace the all-reduces)";
+  }
   if (hybrid::spatial_split(job)) {
     const auto& g = job.spatial_grid;
     if (g[0] < 1 || g[1] < 1 || g[2] < 1 || 1LL * g[0] * g[1] * g[2] != d.cp) {
@@ -291,6 +304,9 @@ std::string comm_kind(Role role) {
     return hybrid::halo_kind(role);
   }
   switch (role) {
+    case hybrid::kTpNext:
+    case hybrid::kTpPrev:
+      return "tp_ring";
     case hybrid::kCpNext:
     case hybrid::kCpPrev:
       return "cp";
@@ -385,6 +401,10 @@ std::vector<int> members(const RankLayout& layout, int rank, Role role, int shar
       return data_group(layout, rank, role, shard);
     case hybrid::kTp:
       return layout.group(rank, {Dim::kTp});
+    case hybrid::kTpNext:
+      return pair(rank, shifted(Dim::kTp, 1));
+    case hybrid::kTpPrev:
+      return pair(shifted(Dim::kTp, -1), rank);
     case hybrid::kCpNext:
       return pair(rank, shifted(Dim::kCp, 1));
     case hybrid::kCpPrev:

@@ -84,6 +84,11 @@ struct ModelPiece {
   // logit, target logit, sum of exponentials), none backward.
   std::uint64_t tp_loss_bytes = 0;
   int tp_loss_collectives = 1;
+  // Overlapped TP (HybridJob::tp_overlap): the forward seconds of the GEMM that takes the
+  // gathered input and of the one whose output is reduce-scattered; each of their backward
+  // GEMMs (input and weight gradients) takes as long. 0: that collective is not overlapped.
+  double tp_in_gemm_sec = 0;
+  double tp_out_gemm_sec = 0;
   // CP: one key/value block, passed cp - 1 times forward; backward passes the block and its
   // gradient cp - 1 times, then the gradient once more, home.
   std::uint64_t cp_kv_bytes = 0;
@@ -156,6 +161,11 @@ struct HybridJob {
   int dp_shard = 0;
   FsdpUnshard fsdp_unshard = FsdpUnshard::kAuto;  // ZeRO-3 only
   bool sequence_parallel = false;
+  // Overlapped TP communication (Transformer Engine's userbuffers, NeMo's tp_comm_overlap;
+  // torchtitan's async TP): with sequence parallelism, each gather and reduce-scatter next to a
+  // GEMM runs as tp - 1 steps around the TP ring, chunk by chunk beside the GEMM's own chunks
+  // (HYBRID.md, "Overlapped TP").
+  bool tp_overlap = false;
   // CNN spatial split of the context dimension: the grid's height, width and depth (product
   // cp; spatial coordinate h + H * (w + W * d) of the context coordinate). {1, 1, 1}: none.
   std::array<int, 3> spatial_grid{1, 1, 1};

@@ -200,6 +200,49 @@ class StageWriter {
     return part;
   }
 
+  // Overlapped TP (HybridJob::tp_overlap, HYBRID.md): whether the collective of `bytes` beside
+  // a GEMM of `gemm_sec` runs chunk by chunk with it.
+  [[nodiscard]] bool overlaps(std::uint64_t bytes, double gemm_sec) const {
+    return job_.tp_overlap && job_.sequence_parallel && has(kTpNext) && bytes > 0 && gemm_sec > 0;
+  }
+  [[nodiscard]] std::uint64_t ring_chunk(std::uint64_t bytes) const {
+    const auto tp = static_cast<std::uint64_t>(job_.degrees.tp);
+    return (bytes + tp - 1) / tp;
+  }
+
+  // An all-gather of `bytes` beside the GEMM that consumes it: the GEMM runs in tp chunks, the
+  // first on this rank's own shard while it goes to the next rank, each next one on the shard
+  // received from the previous rank, which is passed on in turn. Returns the last chunk.
+  std::int32_t gather_beside_gemm(int piece, std::uint64_t bytes, double gemm_sec,
+                                  const Deps& deps) {
+    const int tp = job_.degrees.tp;
+    std::int32_t chunk = compute(piece, gemm_sec / tp, deps);
+    Deps shard = with_input(deps);
+    for (int k = 1; k < tp; ++k) {
+      p2p(NodeKind::kSend, kTpNext, piece, ring_chunk(bytes), shard);
+      shard = {p2p(NodeKind::kRecv, kTpPrev, piece, ring_chunk(bytes), {})};
+      chunk = compute(piece, gemm_sec / tp, shard);
+    }
+    return chunk;
+  }
+
+  // A reduce-scatter of `bytes` beside the GEMM that makes them: the GEMM runs in tp chunks,
+  // each the partial sums of one rank's shard; the running sum received from the previous rank
+  // is added to the next chunk and passed on while the chunk after it computes. Returns the
+  // last addition, the reduced shard (a node of no duration: the additions' time is in the
+  // piece's elementwise work).
+  std::int32_t reduce_scatter_beside_gemm(int piece, std::uint64_t bytes, double gemm_sec,
+                                          const Deps& deps) {
+    const int tp = job_.degrees.tp;
+    Deps sum = {compute(piece, gemm_sec / tp, deps)};
+    for (int k = 1; k < tp; ++k) {
+      p2p(NodeKind::kSend, kTpNext, piece, ring_chunk(bytes), sum);
+      const std::int32_t got = p2p(NodeKind::kRecv, kTpPrev, piece, ring_chunk(bytes), {});
+      sum = {compute(piece, gemm_sec / tp, {}), got};
+    }
+    return compute(piece, 0, sum);
+  }
+
   // One forward pass of `piece` (phase_ forward or recompute) after `wait`.
   void forward_piece(int piece, double duration_sec, bool gather) {
     const ModelPiece& p = model_.pieces[static_cast<std::size_t>(piece)];
@@ -212,15 +255,26 @@ class StageWriter {
     if (zero3_gather_ >= 0) {
       deps.push_back(zero3_gather_);
     }
-    if (has(kTp) && sp && p.tp_in_bytes > 0) {
+    const bool overlap_in = overlaps(p.tp_in_bytes, p.tp_in_gemm_sec);
+    const bool overlap_out = overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
+    if (has(kTp) && sp && p.tp_in_bytes > 0 && !overlap_in) {
       deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_in_bytes, with_input(deps))};
     }
     if (has(kEp) && p.expert) {
       deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, with_input(deps))};
     }
     deps = halos(piece, true, piece_collectives(piece, PieceStep::kBeforeForward, deps));
-    last_ = input_ = piece_compute(piece, duration_sec, p.cp_kv_bytes, deps);
+    double rest_sec = duration_sec;
+    if (overlap_in) {
+      deps = {gather_beside_gemm(piece, p.tp_in_bytes, p.tp_in_gemm_sec, deps)};
+      rest_sec -= p.tp_in_gemm_sec;
+    }
+    rest_sec -= overlap_out ? p.tp_out_gemm_sec : 0;
+    last_ = input_ = piece_compute(piece, std::max(0.0, rest_sec), p.cp_kv_bytes, deps);
     wait_.clear();
+    if (overlap_out) {
+      last_ = input_ = reduce_scatter_beside_gemm(piece, p.tp_out_bytes, p.tp_out_gemm_sec, {});
+    }
     if (const Deps after = piece_collectives(piece, PieceStep::kAfterForward, {last_});
         after != Deps{last_}) {
       wait_ = after;
@@ -229,7 +283,7 @@ class StageWriter {
     if (has(kEp) && p.expert) {
       wait_ = {last_ = collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, {last_})};
     }
-    if (has(kTp) && p.tp_out_bytes > 0) {
+    if (has(kTp) && p.tp_out_bytes > 0 && !overlap_out) {
       const CollectiveOp op = sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
       wait_ = {last_ = collective(op, kTp, piece, p.tp_out_bytes, {last_})};
     }
@@ -247,7 +301,16 @@ class StageWriter {
     if (zero3_gather_ >= 0) {
       deps.push_back(zero3_gather_);
     }
-    if (has(kTp) && sp && p.tp_out_bytes > 0) {
+    // Overlapped TP: the output gradient's gather beside the input-gradient GEMM of the piece's
+    // last linear layer; the input gradient's reduce-scatter beside the weight-gradient GEMM of
+    // its first, which needs no input gradient (Transformer Engine's bulk overlap).
+    const bool overlap_out = overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
+    const bool overlap_in = overlaps(p.tp_in_bytes, p.tp_in_gemm_sec);
+    double rest_sec = p.backward_sec - (overlap_in ? p.tp_in_gemm_sec : 0);
+    if (overlap_out) {
+      deps = {gather_beside_gemm(piece, p.tp_out_bytes, p.tp_out_gemm_sec, deps)};
+      rest_sec -= p.tp_out_gemm_sec;
+    } else if (has(kTp) && sp && p.tp_out_bytes > 0) {
       deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_out_bytes, with_input(deps))};
     }
     if (has(kEp) && p.expert) {
@@ -257,7 +320,7 @@ class StageWriter {
     // each gradient block travels one step more, home; the piece's gradients are ready once it
     // arrived.
     deps = piece_collectives(piece, PieceStep::kBeforeBackward, deps);
-    std::int32_t gradients = piece_compute(piece, p.backward_sec, 2 * p.cp_kv_bytes, deps);
+    std::int32_t gradients = piece_compute(piece, std::max(0.0, rest_sec), 2 * p.cp_kv_bytes, deps);
     if (job_.degrees.cp > 1 && p.cp_kv_bytes > 0) {
       p2p(NodeKind::kSend, kCpNext, piece, p.cp_kv_bytes, {gradients});
       gradients = p2p(NodeKind::kRecv, kCpPrev, piece, p.cp_kv_bytes, {});
@@ -273,6 +336,9 @@ class StageWriter {
     if (has(kTp) && p.tp_in_bytes > 0) {
       const CollectiveOp op = sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
       wait_ = {last_ = collective(op, kTp, piece, p.tp_in_bytes, {last_})};
+    }
+    if (overlap_in) {
+      gradients = compute(piece, p.tp_in_gemm_sec, {gradients});
     }
     if (p.backward_halo) {  // the sends go after the gradients they carry
       const Deps got = halos(piece, false, {gradients});

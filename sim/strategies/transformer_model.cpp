@@ -41,6 +41,8 @@ HybridModel model_from_transformer(const workloads::TransformerArch& arch,
     } else {
       piece.tp_in_bytes = p.tp_input_bytes;
       piece.tp_out_bytes = p.tp_collectives > 0 ? p.tp_bytes : 0;
+      piece.tp_in_gemm_sec = p.tp_input_gemm_sec;
+      piece.tp_out_gemm_sec = p.tp_output_gemm_sec;
     }
     if (p.kind == PieceKind::kEmbedding && arch.tied_embeddings) {
       model.tied_grad_bytes = piece.grad_bytes;

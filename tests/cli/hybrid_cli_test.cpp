@@ -85,6 +85,24 @@ TEST_F(HybridCli, TransformerJobReportsThroughputAndStages) {
   EXPECT_EQ(slurp(path("r.json")), slurp(path("again.json")));
 }
 
+TEST_F(HybridCli, TpOverlapRunsTheSameComputeWithLessTensorParallelWaiting) {
+  // The same job with TP's gathers and reduce-scatters beside their GEMMs (HYBRID.md,
+  // "Overlapped TP"): the stages compute as long (the GEMMs' chunks add up to them) and wait
+  // less for TP; the report says which ran.
+  const std::string args =
+      kGpt + " --parallel tp=4,dp=4 --global-batch 16 --seq-len 1024 --sequence-parallel";
+  const json plain = simulate(args, "plain.json");
+  const json overlapped = simulate(args + " --tp-overlap", "overlapped.json");
+  EXPECT_EQ(plain["parallel"]["tp_overlap"], false);
+  EXPECT_EQ(overlapped["parallel"]["tp_overlap"], true);
+  const json& a = plain["result"];
+  const json& b = overlapped["result"];
+  EXPECT_NEAR(b["stages"][0]["compute_sec"].get<double>(),
+              a["stages"][0]["compute_sec"].get<double>(), 1e-9);
+  EXPECT_LT(b["exposed_sec"]["tp"].get<double>(), a["exposed_sec"]["tp"].get<double>());
+  EXPECT_LT(b["iteration_time_sec"].get<double>(), a["iteration_time_sec"].get<double>());
+}
+
 TEST_F(HybridCli, TheComputeSourceNamesTheGemmsShareOfThePeak) {
   // 0.5 on an H200, times the GPU's MAMF share over the H200's (workloads/roofline.cpp): an
   // A100's bf16 0.5 x 0.869 / 0.803 = 0.541; an H100's bf16 0.5 and its fp8 0.5 x 0.709 / 0.803
@@ -127,6 +145,10 @@ TEST_F(HybridCli, BadJobsAreLocatedErrors) {
   expect_error(kGpt + " --parallel dp=16 --zero 1 --fsdp-unshard step",
                "dtsim simulate: --fsdp-unshard: how long gathered weights are kept applies to "
                "ZeRO-3 only\n");
+  expect_error(kGpt + " --parallel tp=2,dp=8 --tp-overlap",
+               "dtsim simulate: --tp-overlap: overlapped TP communication needs sequence "
+               "parallelism (it overlaps the gathers and reduce-scatters that replace the "
+               "all-reduces)\n");
   expect_error(kGpt + " --parallel tp=2,dp=8 --graph x.json",
                "dtsim simulate: --graph G.json replays a graph as it is: --model and --parallel "
                "do not apply\n");

@@ -232,6 +232,30 @@ TEST(TransformerPieces, AttentionTimesAreTheRooflineOfEachKernel) {
   EXPECT_NEAR(attention.backward_sec, backward, 1e-15);
 }
 
+TEST(TransformerPieces, TheGemmsBesideTpCollectivesAreEachPiecesFirstAndLastLinear) {
+  // What overlapped TP hides its transfers behind (HYBRID.md): the QKV and output GEMMs of the
+  // block above (t = 1024, bf16), and the MLP's SwiGLU up-and-gate GEMM (t x h).(h x 2*2816) and
+  // down GEMM (t x 2816).(2816 x h). The embedding, the head and MoE pieces overlap nothing.
+  const double t = 1024, h = 1024, f = 2816;
+  const auto pieces = transformer_pieces(toy_llama(), {.micro_batch = 2, .seq_len = 512, .tp = 1});
+  const TransformerPiece& attention = piece(pieces, "layers.0.attention");
+  EXPECT_NEAR(attention.tp_input_gemm_sec,
+              roofline_sec(2 * t * h * 1536, (t * h + h * 1536 + t * 1536) * kBf16), 1e-15);
+  EXPECT_NEAR(attention.tp_output_gemm_sec, roofline_sec(2 * t * h * h, 3 * t * h * kBf16), 1e-15);
+  const TransformerPiece& mlp = piece(pieces, "layers.0.mlp");
+  EXPECT_NEAR(mlp.tp_input_gemm_sec,
+              roofline_sec(2 * t * h * 2 * f, (t * h + h * 2 * f + t * 2 * f) * kBf16), 1e-15);
+  EXPECT_NEAR(mlp.tp_output_gemm_sec, roofline_sec(2 * t * f * h, (t * f + f * h + t * h) * kBf16),
+              1e-15);
+  for (const char* name : {"embedding", "head"}) {
+    EXPECT_EQ(piece(pieces, name).tp_input_gemm_sec, 0) << name;
+    EXPECT_EQ(piece(pieces, name).tp_output_gemm_sec, 0) << name;
+  }
+  const TransformerPiece& moe =
+      piece(transformer_pieces(toy_moe(), {.seq_len = 1024}), "layers.0.moe");
+  EXPECT_EQ(moe.tp_input_gemm_sec + moe.tp_output_gemm_sec, 0);
+}
+
 TEST(TransformerPieces, FlashAttention2RunsAtItsPublishedShareOfHopper) {
   // t = s = 1024, h = 1024, bf16: the causal core is 2*t*s*h = 2.15e9 FLOPs forward and 2.5 times
   // that backward, compute-bound on both GPUs (its Q, K, V, O are 5.2 MB: 1.7 us on an H100).

@@ -111,5 +111,38 @@ TEST(Pipeline, TwoStagesOfOneFOneBByHand) {
   EXPECT_NEAR(r.bubble_fraction, 0.2, 1e-9);
 }
 
+TEST(OverlappedTensorParallelism, HidesTheRingStepsBehindTheGemmChunksByHand) {
+  // One block piece on tp = 2 ranks of a star with 1 GB/s and 1 us per (split-duplex) link:
+  // forward 10 ms, backward 20 ms, a 2 ms GEMM beside each TP collective; gathered input
+  // 2 MB, reduce-scattered output 8 MB. A ring step moves half: T_in = 2 us + 1 MB / 1 GB/s =
+  // 1.002 ms, T_out = 4.002 ms; both ranks' steps run at once on separate directions.
+  // By hand (ms), forward: input GEMM chunks [0, 1] beside the step [0, 1.002], then
+  // [1.002, 2.002]; the rest of the forward, 10 - 2 - 2 = 6: [2.002, 8.002]; output GEMM chunks
+  // [8.002, 9.002] and [9.002, 10.002], the first one's partial sums on their way [9.002,
+  // 13.004]; the reduced output at 13.004. Backward: the output gradient's gather beside the
+  // output GEMM's input-gradient chunks: [13.004, 14.004], the step [13.004, 17.006], the second
+  // chunk [17.006, 18.006]; the rest, 20 - 2 - 2 = 16: [18.006, 34.006]; the input gradient's
+  // reduce-scatter (a 1 MB ring step, ~1 ms) beside the weight-gradient GEMM [34.006, 36.006].
+  // The iteration ends at 36.006 ms; the compute stream waited 0.002 + 3.002 + 3.002 ms for TP.
+  HybridModel model;
+  model.pieces.push_back({.name = "block",
+                          .forward_sec = 10e-3,
+                          .backward_sec = 20e-3,
+                          .output_bytes = 1000,
+                          .tp_in_bytes = 2000000,
+                          .tp_out_bytes = 8000000,
+                          .tp_in_gemm_sec = 2e-3,
+                          .tp_out_gemm_sec = 2e-3});
+  const HybridJob job{
+      .degrees = {.tp = 2}, .sequence_parallel = true, .tp_overlap = true, .iterations = 1};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const RunOptions run{.platform_path = "tests/testdata/sim_star2_1GBps.json", .ranks = 2};
+  const HybridReport r = replay_hybrid(model, job, run, "block", {.micro_batch = 1});
+  EXPECT_NEAR(r.replay.iteration_time_sec, 36.006e-3, 1e-9);
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_NEAR(r.stages[0].compute_sec, 30e-3, 1e-12);
+  EXPECT_NEAR(r.stages[0].waiting_sec.at("tp"), 6.006e-3, 1e-9);
+}
+
 }  // namespace
 }  // namespace dtsim::sim

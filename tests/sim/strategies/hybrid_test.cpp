@@ -151,6 +151,50 @@ TEST(Hybrid, TensorParallelAllReducesPerBlock) {
   EXPECT_EQ(bytes_by(s, NodeKind::kCollective)["tp"], 2u * 3 * 10);  // the loss only
 }
 
+// The compute seconds of iteration 0 in `g`'s first program.
+double compute_sec(const ExecutionGraph& g) {
+  double sec = 0;
+  for (const Node& n : g.programs.front().nodes) {
+    sec += n.kind == NodeKind::kCompute && n.iteration == 0 ? n.duration_sec : 0;
+  }
+  return sec;
+}
+
+TEST(Hybrid, OverlappedTensorParallelismPassesChunksAroundTheRing) {
+  // toy_model's blocks with a 0.2 ms GEMM beside each TP collective. Overlapped, a block
+  // piece's forward gather and reduce-scatter and its backward gather become tp - 1 ring steps
+  // of 100 / tp bytes each; its backward reduce-scatter stays a collective (beside the weight
+  // gradient's GEMM); the embedding and the head, with no such GEMM, keep theirs.
+  HybridModel model = toy_model(4);
+  for (ModelPiece& p : model.pieces) {
+    if (p.name.starts_with("layers.")) {
+      p.tp_in_gemm_sec = p.tp_out_gemm_sec = 2e-4;
+    }
+  }
+  for (int tp : {2, 4}) {
+    SCOPED_TRACE("tp " + std::to_string(tp));
+    const HybridJob plain{.degrees = {.tp = tp}, .micro_batches = 3, .sequence_parallel = true};
+    HybridJob job = plain;
+    job.tp_overlap = true;
+    ASSERT_EQ(check_hybrid(model, job), "");
+    const ExecutionGraph g = build_hybrid(model, job);
+    expect_valid(g);
+    const std::uint64_t ranks = tp, steps = tp - 1, chunk = 100 / tp;
+    // Per rank and micro-batch: 8 block pieces x 3 overlapped collectives x (tp - 1) steps.
+    EXPECT_EQ(bytes_by(g, NodeKind::kSend)["tp_ring"], ranks * 3 * 8 * 3 * steps * chunk);
+    EXPECT_EQ(bytes_by(g, NodeKind::kRecv)["tp_ring"], ranks * 3 * 8 * 3 * steps * chunk);
+    EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kAllGather)["tp"],
+              ranks * 3 * 200);  // the embedding's backward, the head's forward
+    EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kReduceScatter)["tp"],
+              ranks * 3 * (8 * 100 + 200));
+    // The GEMMs run in tp chunks; the compute is the same.
+    EXPECT_NEAR(compute_sec(g), compute_sec(build_hybrid(model, plain)), 1e-12);
+  }
+  // Overlapping needs sequence parallelism's gathers and reduce-scatters.
+  EXPECT_TRUE(
+      check_hybrid(model, {.degrees = {.tp = 2}, .tp_overlap = true}).starts_with("tp_overlap:"));
+}
+
 TEST(Hybrid, PipelineSendsTwoActivationsPerMicroBatchAndBoundary) {
   // The closed form: 2 * m * (b * s * h * dtype) per stage boundary (activations
   // forward, their gradients backward). 4 stages (3 boundaries), m = 8, boundary 1000 bytes,
