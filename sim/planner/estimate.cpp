@@ -79,7 +79,7 @@ double cp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, RankGroup cp
 
 // A CNN piece's own collectives (filter and channel splits on the tensor group, a spatial
 // split's on the context group): those before a pass hold its compute, those after it the next
-// piece's (hybrid_stage.cpp), unless nothing follows in the step (`forward_blocks`,
+// piece's (stage_passes.cpp), unless nothing follows in the step (`forward_blocks`,
 // `backward_blocks`: as for TP's trailing collectives).
 struct CnnCollectiveSec {
   double tp_forward = 0, tp_backward = 0, spatial_forward = 0, spatial_backward = 0;
@@ -108,7 +108,7 @@ CnnCollectiveSec cnn_collective_sec(const PlannerNetwork& net, const ModelPiece&
 }
 
 // One pass of a CNN piece's halo exchange on the spatial grid (halos in `to_below` and
-// `to_above` bytes per dimension): every send starts at once (hybrid_stage.cpp), so the pass
+// `to_above` bytes per dimension): every send starts at once (stage_passes.cpp), so the pass
 // takes the slowest dimension's transfer, and at least all the bytes an inner rank of the grid
 // sends through its GPU's own link.
 // Neighbours along dimension d are tp * (the grid's extent below d) ranks apart; that line of

@@ -1,4 +1,4 @@
-// Shared between hybrid.cpp (communicators, ranks) and hybrid_stage.cpp (one stage's program).
+// Shared between hybrid.cpp (communicators, ranks) and one stage's program (stage_writer.h).
 #ifndef DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_
 #define DTSIM_SIM_STRATEGIES_HYBRID_INTERNAL_H_
 

@@ -117,7 +117,7 @@ TEST(Estimate, CnnHalosAndSpatialCollectivesAddToEveryPass) {
   // the height. Each rank has one neighbour: a halo pass is one transfer, alpha + S/B =
   // 2 us + 1e7 / 25e9 s = 402 us, forward and (the gradients back, which the first piece's
   // backward waits for) backward; the all-reduce on 2 ranks 2(n-1) alpha + 2(n-1)/n S/B =
-  // 4 us + 400 us. Each waits for the compute before it (hybrid_stage.cpp, with_input) and holds
+  // 4 us + 400 us. Each waits for the compute before it (stage_passes.cpp, with_input) and holds
   // the one after: step = 6 ms + 2 * 402 us + 404 us.
   HybridModel model = uniform_model(2, 1e-3, 2e-3, 0);
   ModelPiece& p = model.pieces[1];
