@@ -51,6 +51,17 @@ def attention_kernel(source, row):
             return "flash2"
     return ATTENTION_KERNEL[source]
 
+# NeMo's models whose Transformer Engine training configuration overlaps TP communication
+# (`ub_tp_comm_overlap: True`, dtsim's --tp-overlap) in NVIDIA/NeMo-Framework-Launcher
+# launcher_scripts/conf/training: gpt3/20b.yaml and gpt3/175b.yaml @056a90ed, their
+# *_fp8_performance.yaml @1e46ac6c, llama/llama3_70b.yaml @3dd35614 (the 24.07 table's TP 4, PP 4,
+# VP 5, CP 2), whose fp8 launch script picks a userbuffers configuration; NeMo 2.0's performance
+# recipes of GPT-3 175B and Llama 3 70B set tp_comm_overlap=True. Llama 2 13B and 70B
+# (llama2_*.yaml @0446d2c0: `ub_tp_comm_overlap: false`) and the TP-1 models do not. Looked up
+# after the NeMo TP + PP rows were seen 13-16 % slow (README, "Overlapped TP").
+NEMO_TP_OVERLAP = {"gpt3-20b", "gpt3-175b", "llama3-70b"}
+NEMO_TP_OVERLAP_SOURCE = "NeMo-Framework-Launcher training configs (ub_tp_comm_overlap)"
+
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
            "iter_time": "s", "throughput": "tokens/s"}
 # Two iterations: the second is the steady state (equal to the third within 1e-12 on six rows:
@@ -416,6 +427,9 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         args += ["--fsdp-unshard", fsdp_unshard]
     if sequence_parallel:
         args.append("--sequence-parallel")
+        if source == "NEMO" and name in NEMO_TP_OVERLAP:
+            args.append("--tp-overlap")
+            assumed.append(f"TP overlapped: {NEMO_TP_OVERLAP_SOURCE}")
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
         args += ["--cross-entropy", "pytorch"]
     args += ["--attention", attention_kernel(source, row)]

@@ -160,6 +160,9 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(a[a.index("--zero") + 1], "1")
         self.assertEqual(a[a.index("--precision") + 1], "fp8")
         self.assertIn("--sequence-parallel", a)
+        # Llama 3 70B's launcher configuration overlaps TP (hybrid_cases.NEMO_TP_OVERLAP).
+        self.assertIn("--tp-overlap", a)
+        self.assertTrue(any(n.startswith("TP overlapped: ") for n in c.assumed))
         # NeMo runs Transformer Engine's fused attention (workloads/TRANSFORMER.md).
         self.assertEqual(a[a.index("--attention") + 1], "cudnn")
         self.assertEqual(a[a.index("--recompute") + 1], "none")
@@ -191,6 +194,16 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(hc.attention_kernel("NEMO", unstated), "cudnn")
         self.assertEqual(hc.attention_kernel("NEMO", {"source": "NeMo 24.05"}), "cudnn")
         self.assertEqual(hc.attention_kernel("NEMO", {"source": "NeMo 23.11"}), "flash2")
+
+    def test_nemo_overlaps_tp_where_its_models_configuration_does(self):
+        # ub_tp_comm_overlap: True for GPT-3 175B and Llama 3 70B, false for Llama 2 70B; the
+        # TP-1 rows have nothing to overlap (hybrid_cases.NEMO_TP_OVERLAP's sources).
+        with open(REPO / "experiments/validation/data/hybrid.csv", newline="") as f:
+            shared = {r["case_id"]: r for r in csv.DictReader(f)}
+        for case_id, overlapped in (("NEMO-03", True), ("NEMO-12", True), ("NEMO-07", False),
+                                    ("NEMO-01", False)):
+            a = hc.make_hybrid_case(shared[case_id], self.work, self.catalog).args
+            self.assertEqual("--tp-overlap" in a, overlapped, case_id)
 
     def test_the_2020_scaling_study_recomputes_whatever_its_row_says(self):
         # Its data-parallel rows leave recompute "not stated"; the study's scripts pass
