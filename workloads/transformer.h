@@ -149,8 +149,9 @@ struct TransformerPiece {
   // The forward time of the GEMM next to each TP collective of a dense block's piece: the one
   // that takes the gathered input (QKV; the up and gate projection) and the one whose output TP
   // reduces (the output projection; the down projection). Their input and weight gradients take
-  // as long each. What overlapped TP communication hides its transfers behind (HYBRID.md); 0 for
-  // the embedding, the head and MoE pieces, which do not overlap.
+  // about as long each (the same FLOPs; in fp8 the casts differ). What overlapped TP
+  // communication hides its transfers behind (HYBRID.md); 0 for the embedding, the head and MoE
+  // pieces, which do not overlap.
   double tp_input_gemm_sec = 0;
   double tp_output_gemm_sec = 0;
 

@@ -62,13 +62,15 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   const ParallelDegrees& d = job.degrees;
   std::vector<bool> roles(kRoleCount, false);
   bool experts = false;
+  bool overlaps = false;  // a piece has a GEMM for overlapped TP to run beside
   for (const ModelPiece& p : model.pieces) {
     experts = experts || p.expert;
+    overlaps = overlaps || p.tp_in_gemm_sec > 0 || p.tp_out_gemm_sec > 0;
   }
   roles[kDp] = true;
   roles[kDpGather] = job.zero_stage == 3;
   roles[kTp] = d.tp > 1;
-  roles[kTpNext] = roles[kTpPrev] = d.tp > 1 && job.tp_overlap;
+  roles[kTpNext] = roles[kTpPrev] = d.tp > 1 && job.tp_overlap && job.sequence_parallel && overlaps;
   roles[kCpNext] = roles[kCpPrev] = d.cp > 1 && !spatial_split(job);
   roles[kSpatial] = spatial_split(job);
   for (int dim = 0; dim < 3; ++dim) {
@@ -172,10 +174,13 @@ std::string check_pieces(const HybridModel& model) {
     }
     unit = u;
     const ModelPiece& p = model.pieces[i];
-    if (!(p.tp_in_gemm_sec >= 0) || !(p.tp_out_gemm_sec >= 0) ||
-        !std::isfinite(p.tp_in_gemm_sec + p.tp_out_gemm_sec)) {
+    const double gemms_sec = p.tp_in_gemm_sec + p.tp_out_gemm_sec;
+    const double room = 1 + 1e-9;  // the pass's own sum may round below its parts'
+    if (!(p.tp_in_gemm_sec >= 0) || !(p.tp_out_gemm_sec >= 0) || !std::isfinite(gemms_sec) ||
+        gemms_sec > p.forward_sec * room || gemms_sec > p.backward_sec * room) {
       return "pieces: piece " + std::to_string(i) + " (" + p.name +
-             "): its TP GEMMs' seconds must be finite and >= 0";
+             "): the GEMMs beside its TP collectives take " + std::to_string(gemms_sec) +
+             " s, expected >= 0 and at most its forward and its backward";
     }
   }
   const int balanced = unit + 1 - model.first_units - model.last_units;

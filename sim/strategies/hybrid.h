@@ -85,8 +85,9 @@ struct ModelPiece {
   std::uint64_t tp_loss_bytes = 0;
   int tp_loss_collectives = 1;
   // Overlapped TP (HybridJob::tp_overlap): the forward seconds of the GEMM that takes the
-  // gathered input and of the one whose output is reduce-scattered; each of their backward
-  // GEMMs (input and weight gradients) takes as long. 0: that collective is not overlapped.
+  // gathered input and of the one whose output is reduce-scattered; the backward pass runs
+  // each one's input- and weight-gradient GEMMs, timed at as long each (in fp8 they differ by
+  // their casts). 0: that collective is not overlapped.
   double tp_in_gemm_sec = 0;
   double tp_out_gemm_sec = 0;
   // CP: one key/value block, passed cp - 1 times forward; backward passes the block and its

@@ -71,8 +71,6 @@ std::uint64_t StageWriter::boundary_bytes(int piece) const {
   return scatters(piece) ? bytes / static_cast<std::uint64_t>(job_.degrees.tp) : bytes;
 }
 
-// A piece's gradient or weight bytes on this stage: the model's last piece also holds the
-// tied embedding's copy when the pipeline puts it on another stage than the embedding.
 std::uint64_t StageWriter::piece_bytes(int i, bool weights) const {
   const ModelPiece& p = model_.pieces[static_cast<std::size_t>(i)];
   const bool copy = has(kEmb) && i + 1 == static_cast<int>(model_.pieces.size());
@@ -88,7 +86,6 @@ std::uint64_t StageWriter::unit_bytes(int begin, int end, bool weights) const {
   return bytes;
 }
 
-// Pieces [begin, end) of a virtual stage, cut into units.
 std::vector<PieceRange> StageWriter::units_of(PieceRange range) const {
   std::vector<PieceRange> units;
   for (int i = range.begin; i < range.end; ++i) {
@@ -101,8 +98,6 @@ std::vector<PieceRange> StageWriter::units_of(PieceRange range) const {
   return units;
 }
 
-// ZeRO-3: gathers unit u's parameters once the compute before unit u-1 ended (FSDP's one
-// unit of prefetch). Returns the gather, or -1 when the unit holds no weights.
 std::int32_t StageWriter::gather_unit(PieceRange unit, const Deps& after) {
   const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, true);
   if (bytes == 0) {
@@ -146,8 +141,6 @@ void StageWriter::forward_step(int v) {
   }
 }
 
-// Recomputes a unit's forward before its backward: the whole forward with its TP
-// communication (full), or the compute of the pieces that keep no activations (selective).
 void StageWriter::recompute_unit(PieceRange unit) {
   phase_ = Phase::kRecompute;
   for (int i = unit.begin; i < unit.end; ++i) {
@@ -162,8 +155,9 @@ void StageWriter::recompute_unit(PieceRange unit) {
       if (zero3_gather_ >= 0) {
         deps.push_back(zero3_gather_);  // recomputing needs the gathered weights too
       }
+      // wait_ stays: the backward pass's communication needs what it holds too (a received
+      // gradient, the previous piece's reduce-scatter), not only its compute stream.
       last_ = compute(i, sec, deps);
-      wait_.clear();
     }
   }
   phase_ = Phase::kBackward;
@@ -211,8 +205,6 @@ void StageWriter::backward_step(int v) {
   }
 }
 
-// ZeRO-3: a unit's gradients reduce-scattered over its shard group, and under hybrid
-// sharding the shard then all-reduced across the groups.
 void StageWriter::reduce_scatter_unit(PieceRange unit, std::int32_t ready) {
   const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, false);
   if (bytes == 0) {
@@ -226,7 +218,6 @@ void StageWriter::reduce_scatter_unit(PieceRange unit, std::int32_t ready) {
   }
 }
 
-// The gradient buckets of one virtual stage's pieces (dense or expert ones), by DDP's rule.
 void StageWriter::reduce_buckets(PieceRange range, const std::vector<std::int32_t>& ready,
                                  bool expert) {
   if (expert && !has(kEdp)) {
@@ -258,8 +249,6 @@ void StageWriter::reduce_buckets(PieceRange range, const std::vector<std::int32_
   }
 }
 
-// The optimizer step over this stage's parameters (its shard under ZeRO), then, under
-// ZeRO-1/2, every bucket's updated parameters all-gathered before the next forward needs them.
 void StageWriter::optimizer_step() {
   phase_ = Phase::kOptimizer;
   micro_batch_ = job_.micro_batches - 1;
@@ -286,8 +275,6 @@ void StageWriter::optimizer_step() {
   buckets_ = 0;
 }
 
-// The whole model's optimizer time, scaled to this stage's gradient bytes and, under ZeRO,
-// divided among the ranks that share the parameters.
 double StageWriter::optimizer_sec() const {
   std::uint64_t total = 0;
   std::uint64_t dense = 0;

@@ -7,8 +7,6 @@
 
 namespace dtsim::sim::hybrid {
 
-// Receives piece's output across a stage boundary on `role`; under scatter/gather, then
-// all-gathers it over the TP group. Returns what the stage's first compute waits for.
 Deps StageWriter::receive_boundary(Role role, int piece, int at) {
   const std::int32_t in = p2p(NodeKind::kRecv, role, at, boundary_bytes(piece), {});
   if (!scatters(piece)) {
@@ -40,7 +38,6 @@ std::int32_t StageWriter::collective(CollectiveOp op, Role role, int piece, std:
   return program_.add(node, deps);
 }
 
-// Sends go to local rank 1 of a pair communicator, receives come from local rank 0.
 std::int32_t StageWriter::p2p(NodeKind kind, Role role, int piece, std::uint64_t bytes,
                               const Deps& deps) {
   Node node = tagged(kind, piece);
@@ -50,9 +47,6 @@ std::int32_t StageWriter::p2p(NodeKind kind, Role role, int piece, std::uint64_t
   return program_.add(node, deps);
 }
 
-// `deps` and the compute whose output the communication before a pass carries (the previous
-// piece's, input_ >= 0): a halo, a statistic, a gather or a dispatch is made of that output, so
-// it waits for that compute, not only for what its own stream ran before.
 Deps StageWriter::with_input(Deps deps) const {
   if (input_ >= 0 && std::find(deps.begin(), deps.end(), input_) == deps.end()) {
     deps.push_back(input_);
@@ -60,8 +54,6 @@ Deps StageWriter::with_input(Deps deps) const {
   return deps;
 }
 
-// The CNN collectives of `piece` at `step`, one after another after `deps`; returns what
-// follows them must wait for (`deps` when there are none).
 Deps StageWriter::piece_collectives(int piece, PieceStep step, Deps deps) {
   for (const PieceCollective& c : model_.pieces[static_cast<std::size_t>(piece)].collectives) {
     const Role role = c.group == PieceGroup::kTp ? kTp : kSpatial;
@@ -72,9 +64,6 @@ Deps StageWriter::piece_collectives(int piece, PieceStep step, Deps deps) {
   return deps;
 }
 
-// CNN halos of `piece` after `deps`: forward, the piece's halo rows to the neighbours below
-// and above in each grid dimension; backward, their gradients back. Returns `deps` and the
-// receives, which the next compute waits for.
 Deps StageWriter::halos(int piece, bool forward, Deps deps) {
   const ModelPiece& p = model_.pieces[static_cast<std::size_t>(piece)];
   Deps received;
@@ -101,8 +90,6 @@ Deps StageWriter::halos(int piece, bool forward, Deps deps) {
   return deps;
 }
 
-// The compute of one pass of `piece`, as a CP ring where it passes key/value blocks: the
-// block already here computes while the next one travels (HYBRID.md, "CP").
 std::int32_t StageWriter::piece_compute(int piece, double duration_sec, std::uint64_t ring_bytes,
                                         const Deps& deps) {
   const int cp = job_.degrees.cp;
@@ -119,8 +106,6 @@ std::int32_t StageWriter::piece_compute(int piece, double duration_sec, std::uin
   return part;
 }
 
-// Overlapped TP (HybridJob::tp_overlap, HYBRID.md): whether the collective of `bytes` beside
-// a GEMM of `gemm_sec` runs chunk by chunk with it.
 bool StageWriter::overlaps(std::uint64_t bytes, double gemm_sec) const {
   return job_.tp_overlap && job_.sequence_parallel && has(kTpNext) && bytes > 0 && gemm_sec > 0;
 }
@@ -130,9 +115,6 @@ std::uint64_t StageWriter::ring_chunk(std::uint64_t bytes) const {
   return (bytes + tp - 1) / tp;
 }
 
-// An all-gather of `bytes` beside the GEMM that consumes it: the GEMM runs in tp chunks, the
-// first on this rank's own shard while it goes to the next rank, each next one on the shard
-// received from the previous rank, which is passed on in turn. Returns the last chunk.
 std::int32_t StageWriter::gather_beside_gemm(int piece, std::uint64_t bytes, double gemm_sec,
                                              const Deps& deps) {
   const int tp = job_.degrees.tp;
@@ -146,11 +128,6 @@ std::int32_t StageWriter::gather_beside_gemm(int piece, std::uint64_t bytes, dou
   return chunk;
 }
 
-// A reduce-scatter of `bytes` beside the GEMM that makes them: the GEMM runs in tp chunks,
-// each the partial sums of one rank's shard; the running sum received from the previous rank
-// is added to the next chunk and passed on while the chunk after it computes. Returns the
-// last addition, the reduced shard (a node of no duration: the additions' time is in the
-// piece's elementwise work).
 std::int32_t StageWriter::reduce_scatter_beside_gemm(int piece, std::uint64_t bytes,
                                                      double gemm_sec, const Deps& deps) {
   const int tp = job_.degrees.tp;
@@ -163,7 +140,6 @@ std::int32_t StageWriter::reduce_scatter_beside_gemm(int piece, std::uint64_t by
   return compute(piece, 0, sum);
 }
 
-// One forward pass of `piece` (phase_ forward or recompute) after `wait`.
 void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   const ModelPiece& p = model_.pieces[static_cast<std::size_t>(piece)];
   const bool sp = job_.sequence_parallel;
@@ -212,8 +188,6 @@ void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   }
 }
 
-// One backward pass of `piece` after `wait`; returns the node after which its gradients
-// are ready.
 std::int32_t StageWriter::backward_piece(int piece) {
   const ModelPiece& p = model_.pieces[static_cast<std::size_t>(piece)];
   const bool sp = job_.sequence_parallel;

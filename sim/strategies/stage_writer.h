@@ -17,12 +17,12 @@ using Deps = std::vector<std::int32_t>;
 // Writes one stage's program node by node. `wait` holds what the next compute node must wait
 // for besides its stream (the communication that produced its input), `last` the node that
 // ends the pass so far.
-class StageWriter {
+class StageWriter final {
  public:
   StageWriter(const HybridModel& model, const HybridJob& job, int stage, const GridEdges& edges,
               ExecutionGraph& graph);
 
-  Program build();
+  [[nodiscard]] Program build();
 
  private:
   [[nodiscard]] bool has(Role role) const { return roles_[static_cast<std::size_t>(role)]; }

@@ -3,6 +3,7 @@
 // parallelism, and each communicator's bytes per iteration against closed forms.
 #include "sim/strategies/hybrid.h"
 
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -60,6 +61,18 @@ HybridModel toy_model(int blocks) {
                       .tp_in_bytes = 100,
                       .tp_loss_bytes = 10});
   return m;
+}
+
+// toy_model with a 0.2 ms GEMM beside each TP collective of its blocks (what --tp-overlap runs
+// beside).
+HybridModel toy_model_with_gemms(int blocks) {
+  HybridModel model = toy_model(blocks);
+  for (ModelPiece& p : model.pieces) {
+    if (p.name.starts_with("layers.")) {
+      p.tp_in_gemm_sec = p.tp_out_gemm_sec = 2e-4;
+    }
+  }
+  return model;
 }
 
 void expect_valid(const ExecutionGraph& g) {
@@ -127,6 +140,29 @@ TEST(Hybrid, EveryKindOfParallelismBuildsAValidGraph) {
     EXPECT_EQ(g.programs.size(), static_cast<std::size_t>(job.degrees.pp));
     expect_valid(g);
   }
+  // Overlapped TP beside every other kind: its ring sends and receives match and nothing waits
+  // in a cycle (the validator's deadlock check), with full or selective recomputation.
+  const HybridModel gemms = toy_model_with_gemms(4);
+  for (HybridJob job : jobs) {
+    if (job.degrees.tp < 2) {
+      continue;
+    }
+    job.sequence_parallel = job.tp_overlap = true;
+    for (bool full : {false, true}) {
+      job.full_recompute = full;
+      SCOPED_TRACE(parallel_name(job.degrees) + " overlapped, full recompute " +
+                   std::to_string(full));
+      ASSERT_EQ(check_hybrid(gemms, job), "");
+      expect_valid(build_hybrid(gemms, job));
+    }
+  }
+  const HybridJob zero3{.degrees = {.tp = 2, .dp = 2, .pp = 2},
+                        .micro_batches = 2,
+                        .zero_stage = 3,
+                        .sequence_parallel = true,
+                        .tp_overlap = true};
+  ASSERT_EQ(check_hybrid(gemms, zero3), "");
+  expect_valid(build_hybrid(gemms, zero3));
 }
 
 TEST(Hybrid, TensorParallelAllReducesPerBlock) {
@@ -165,12 +201,7 @@ TEST(Hybrid, OverlappedTensorParallelismPassesChunksAroundTheRing) {
   // piece's forward gather and reduce-scatter and its backward gather become tp - 1 ring steps
   // of 100 / tp bytes each; its backward reduce-scatter stays a collective (beside the weight
   // gradient's GEMM); the embedding and the head, with no such GEMM, keep theirs.
-  HybridModel model = toy_model(4);
-  for (ModelPiece& p : model.pieces) {
-    if (p.name.starts_with("layers.")) {
-      p.tp_in_gemm_sec = p.tp_out_gemm_sec = 2e-4;
-    }
-  }
+  const HybridModel model = toy_model_with_gemms(4);
   for (int tp : {2, 4}) {
     SCOPED_TRACE("tp " + std::to_string(tp));
     const HybridJob plain{.degrees = {.tp = tp}, .micro_batches = 3, .sequence_parallel = true};
@@ -193,6 +224,37 @@ TEST(Hybrid, OverlappedTensorParallelismPassesChunksAroundTheRing) {
   // Overlapping needs sequence parallelism's gathers and reduce-scatters.
   EXPECT_TRUE(
       check_hybrid(model, {.degrees = {.tp = 2}, .tp_overlap = true}).starts_with("tp_overlap:"));
+}
+
+TEST(Hybrid, OverlappedGathersWaitForTheGradientTheyPassOn) {
+  // A backward step of stage 0 starts with the gradient from stage 1, which the first piece's
+  // overlapped gather sends around the TP ring: that send waits for its receive, also when a
+  // selective recomputation (toy_model's attention) runs first on the compute stream.
+  const HybridJob job{.degrees = {.tp = 2, .pp = 2},
+                      .micro_batches = 4,
+                      .sequence_parallel = true,
+                      .tp_overlap = true,
+                      .iterations = 1};
+  const HybridModel model = toy_model_with_gemms(4);
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const ExecutionGraph g = build_hybrid(model, job);
+  expect_valid(g);
+  const Program& stage0 = g.programs.front();
+  std::int32_t received = -1;  // the last gradient received, until a ring send passes it on
+  int checked = 0;
+  for (std::size_t i = 0; i < stage0.nodes.size(); ++i) {
+    const Node& n = stage0.nodes[i];
+    const std::string& role = n.comm >= 0 ? stage0.comms[static_cast<std::size_t>(n.comm)] : "";
+    if (n.kind == NodeKind::kRecv && role == "pp_grad_in") {
+      received = static_cast<std::int32_t>(i);
+    } else if (n.kind == NodeKind::kSend && role == "tp_next" && received >= 0) {
+      const auto deps = stage0.deps_of(n);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), received), deps.end()) << "node " << i;
+      received = -1;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);  // one per micro-batch's backward
 }
 
 TEST(Hybrid, PipelineSendsTwoActivationsPerMicroBatchAndBoundary) {
@@ -455,6 +517,11 @@ TEST(Hybrid, RefusesWhatCannotRun) {
                   .starts_with("schedule:"));
   EXPECT_TRUE(check_hybrid(model_from_trace(three_layers()), {.degrees = {.pp = 2}})
                   .starts_with("pp:"));  // a trace without activation bytes
+  HybridModel long_gemms = toy_model(4);
+  long_gemms.pieces[1].tp_in_gemm_sec = long_gemms.pieces[1].tp_out_gemm_sec = 6e-4;
+  EXPECT_EQ(check_hybrid(long_gemms, {.degrees = {.tp = 2}}),
+            "pieces: piece 1 (layers.0.attention): the GEMMs beside its TP collectives take "
+            "0.001200 s, expected >= 0 and at most its forward and its backward");
 }
 
 }  // namespace
