@@ -14,9 +14,6 @@ std::string communication_kind(std::string_view name) {
   if (prefix.starts_with("halo_")) {
     return "halo";  // a CNN spatial split's neighbour exchanges, every direction
   }
-  if (prefix == "tp_ring") {
-    return "tp";  // overlapped TP's steps around the ring
-  }
   if (prefix == "dp_gather" || prefix == "edp" || prefix == "emb" || prefix == "dp_replica") {
     return "dp";
   }

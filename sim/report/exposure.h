@@ -15,9 +15,9 @@
 namespace dtsim::sim {
 
 // The kind of communication on communicator `name`: its name up to the first '.', with the
-// pipeline's pair communicators ("pp_act", "pp_grad") as "pp", overlapped TP's ring steps
-// ("tp_ring") as "tp", gradient and parameter traffic ("dp_gather", "edp", "emb": tied
-// embeddings) as "dp", and a CNN's halo exchanges ("halo_h+", "halo_w-", ...) as "halo".
+// pipeline's pair communicators ("pp_act", "pp_grad") as "pp" and gradient and parameter
+// traffic ("dp_gather", "edp", "emb": tied embeddings) as "dp", and a CNN's halo exchanges
+// ("halo_h+", "halo_w-", ...) as "halo".
 [[nodiscard]] std::string communication_kind(std::string_view name);
 
 struct RankExposure {

@@ -34,9 +34,8 @@ bool spatial_split(const HybridJob& job) {
 
 std::string role_name(Role role) {
   static constexpr const char* kNames[kHalo] = {
-      "dp",          "dp_gather", "tp",         "tp_next",   "tp_prev",    "cp_next",
-      "cp_prev",     "ep",        "edp",        "pp_act_in", "pp_act_out", "pp_grad_in",
-      "pp_grad_out", "emb",       "dp_replica", "spatial"};
+      "dp",        "dp_gather",  "tp",         "cp_next",     "cp_prev", "ep",         "edp",
+      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb",     "dp_replica", "spatial"};
   if (role < kHalo) {
     return kNames[role];
   }
@@ -62,15 +61,12 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   const ParallelDegrees& d = job.degrees;
   std::vector<bool> roles(kRoleCount, false);
   bool experts = false;
-  bool overlaps = false;  // a piece has a GEMM for overlapped TP to run beside
   for (const ModelPiece& p : model.pieces) {
     experts = experts || p.expert;
-    overlaps = overlaps || p.tp_in_gemm_sec > 0 || p.tp_out_gemm_sec > 0;
   }
   roles[kDp] = true;
   roles[kDpGather] = job.zero_stage == 3;
   roles[kTp] = d.tp > 1;
-  roles[kTpNext] = roles[kTpPrev] = d.tp > 1 && job.tp_overlap && job.sequence_parallel && overlaps;
   roles[kCpNext] = roles[kCpPrev] = d.cp > 1 && !spatial_split(job);
   roles[kSpatial] = spatial_split(job);
   for (int dim = 0; dim < 3; ++dim) {
@@ -309,9 +305,6 @@ std::string comm_kind(Role role) {
     return hybrid::halo_kind(role);
   }
   switch (role) {
-    case hybrid::kTpNext:
-    case hybrid::kTpPrev:
-      return "tp_ring";
     case hybrid::kCpNext:
     case hybrid::kCpPrev:
       return "cp";
@@ -406,10 +399,6 @@ std::vector<int> members(const RankLayout& layout, int rank, Role role, int shar
       return data_group(layout, rank, role, shard);
     case hybrid::kTp:
       return layout.group(rank, {Dim::kTp});
-    case hybrid::kTpNext:
-      return pair(rank, shifted(Dim::kTp, 1));
-    case hybrid::kTpPrev:
-      return pair(shifted(Dim::kTp, -1), rank);
     case hybrid::kCpNext:
       return pair(rank, shifted(Dim::kCp, 1));
     case hybrid::kCpPrev:

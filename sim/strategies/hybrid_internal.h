@@ -18,8 +18,6 @@ enum Role : int {
   kDp,         // dense gradients: the data x context group
   kDpGather,   // ZeRO-3 parameter gathers: the same ranks, its own communicator (stream)
   kTp,         // tensor-parallel group
-  kTpNext,     // overlapped TP ring: this rank -> the next (this rank sends)
-  kTpPrev,     // overlapped TP ring: the previous -> this rank (this rank receives)
   kCpNext,     // CP ring: this rank -> the next (this rank sends)
   kCpPrev,     // CP ring: the previous -> this rank (this rank receives)
   kEp,         // expert-parallel group

@@ -107,12 +107,12 @@ std::int32_t StageWriter::piece_compute(int piece, double duration_sec, std::uin
 }
 
 bool StageWriter::overlaps(std::uint64_t bytes, double gemm_sec) const {
-  return job_.tp_overlap && job_.sequence_parallel && has(kTpNext) && bytes > 0 && gemm_sec > 0;
+  return job_.tp_overlap && job_.sequence_parallel && has(kTp) && bytes > 0 && gemm_sec > 0;
 }
 
-std::uint64_t StageWriter::ring_chunk(std::uint64_t bytes) const {
-  const auto tp = static_cast<std::uint64_t>(job_.degrees.tp);
-  return (bytes + tp - 1) / tp;
+std::uint64_t StageWriter::ring_step_bytes(std::uint64_t bytes) const {
+  const auto steps = static_cast<std::uint64_t>(job_.degrees.tp - 1);
+  return (bytes + steps - 1) / steps;
 }
 
 std::int32_t StageWriter::gather_beside_gemm(int piece, std::uint64_t bytes, double gemm_sec,
@@ -121,8 +121,7 @@ std::int32_t StageWriter::gather_beside_gemm(int piece, std::uint64_t bytes, dou
   std::int32_t chunk = compute(piece, gemm_sec / tp, deps);
   Deps shard = with_input(deps);
   for (int k = 1; k < tp; ++k) {
-    p2p(NodeKind::kSend, kTpNext, piece, ring_chunk(bytes), shard);
-    shard = {p2p(NodeKind::kRecv, kTpPrev, piece, ring_chunk(bytes), {})};
+    shard = {collective(CollectiveOp::kAllGather, kTp, piece, ring_step_bytes(bytes), shard)};
     chunk = compute(piece, gemm_sec / tp, shard);
   }
   return chunk;
@@ -133,9 +132,9 @@ std::int32_t StageWriter::reduce_scatter_beside_gemm(int piece, std::uint64_t by
   const int tp = job_.degrees.tp;
   Deps sum = {compute(piece, gemm_sec / tp, deps)};
   for (int k = 1; k < tp; ++k) {
-    p2p(NodeKind::kSend, kTpNext, piece, ring_chunk(bytes), sum);
-    const std::int32_t got = p2p(NodeKind::kRecv, kTpPrev, piece, ring_chunk(bytes), {});
-    sum = {compute(piece, gemm_sec / tp, {}), got};
+    const std::int32_t step =
+        collective(CollectiveOp::kReduceScatter, kTp, piece, ring_step_bytes(bytes), sum);
+    sum = {compute(piece, gemm_sec / tp, {}), step};
   }
   return compute(piece, 0, sum);
 }

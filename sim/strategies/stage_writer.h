@@ -75,19 +75,22 @@ class StageWriter final {
   // Overlapped TP (HybridJob::tp_overlap, HYBRID.md): whether the collective of `bytes` beside
   // a GEMM of `gemm_sec` runs chunk by chunk with it.
   [[nodiscard]] bool overlaps(std::uint64_t bytes, double gemm_sec) const;
-  [[nodiscard]] std::uint64_t ring_chunk(std::uint64_t bytes) const;
+  // One of the tp - 1 steps around the TP ring of a collective of `bytes`, each rank passing
+  // bytes / tp to the next, as a collective of the TP group: a ring all-gather or reduce-scatter
+  // of bytes / (tp - 1) moves those bytes per rank over the same links (in tp - 1 sub-steps),
+  // and repeats as TP's collectives do, so the fold memoizes it (sim/lowering/fold.h).
+  [[nodiscard]] std::uint64_t ring_step_bytes(std::uint64_t bytes) const;
 
   // An all-gather of `bytes` beside the GEMM that consumes it: the GEMM runs in tp chunks, the
-  // first on this rank's own shard while it goes to the next rank, each next one on the shard
-  // received from the previous rank, which is passed on in turn. Returns the last chunk.
+  // first on this rank's own shard while the ring's first step passes it on, each next one on
+  // the shard the step before brought. Returns the last chunk.
   std::int32_t gather_beside_gemm(int piece, std::uint64_t bytes, double gemm_sec,
                                   const Deps& deps);
 
   // A reduce-scatter of `bytes` beside the GEMM that makes them: the GEMM runs in tp chunks,
-  // each the partial sums of one rank's shard; the running sum received from the previous rank
-  // is added to the next chunk and passed on while the chunk after it computes. Returns the
-  // last addition, the reduced shard (a node of no duration: the additions' time is in the
-  // piece's elementwise work).
+  // each the partial sums of one rank's shard; each ring step passes the running sum on (after
+  // the chunk it adds) while the next chunk computes. Returns the last addition, the reduced
+  // shard (a node of no duration: the additions' time is in the piece's elementwise work).
   std::int32_t reduce_scatter_beside_gemm(int piece, std::uint64_t bytes, double gemm_sec,
                                           const Deps& deps);
 

@@ -196,13 +196,29 @@ double compute_sec(const ExecutionGraph& g) {
   return sec;
 }
 
-TEST(Hybrid, OverlappedTensorParallelismPassesChunksAroundTheRing) {
+// Per kind of communicator, the count of `op` collectives in iteration 0 over every rank.
+std::map<std::string, int> count_by(const ExecutionGraph& g, CollectiveOp op) {
+  std::map<std::string, int> count;
+  for (int r = 0; r < g.rank_count(); ++r) {
+    for (const Node& n : g.program_of(r).nodes) {
+      if (n.kind == NodeKind::kCollective && n.iteration == 0 && n.op == op) {
+        const std::string& name = g.communicator_of(r, n).name;
+        ++count[name.substr(0, name.find('.'))];
+      }
+    }
+  }
+  return count;
+}
+
+TEST(Hybrid, OverlappedTensorParallelismStepsAroundTheRing) {
   // toy_model's blocks with a 0.2 ms GEMM beside each TP collective. Overlapped, a block
-  // piece's forward gather and reduce-scatter and its backward gather become tp - 1 ring steps
-  // of 100 / tp bytes each; its backward reduce-scatter stays a collective (beside the weight
-  // gradient's GEMM); the embedding and the head, with no such GEMM, keep theirs.
+  // piece's forward gather and reduce-scatter and its backward gather become tp - 1 ring steps,
+  // each a collective of 100 / (tp - 1) bytes (bytes / tp per rank to the next); its backward
+  // reduce-scatter stays one collective (beside the weight gradient's GEMM); the embedding and
+  // the head, with no such GEMM, keep theirs. The bytes are the plain job's: per rank and
+  // micro-batch 16 gathers and 16 reduce-scatters of 100 in the blocks, 2 of each outside.
   const HybridModel model = toy_model_with_gemms(4);
-  for (int tp : {2, 4}) {
+  for (int tp : {2, 5}) {
     SCOPED_TRACE("tp " + std::to_string(tp));
     const HybridJob plain{.degrees = {.tp = tp}, .micro_batches = 3, .sequence_parallel = true};
     HybridJob job = plain;
@@ -210,14 +226,15 @@ TEST(Hybrid, OverlappedTensorParallelismPassesChunksAroundTheRing) {
     ASSERT_EQ(check_hybrid(model, job), "");
     const ExecutionGraph g = build_hybrid(model, job);
     expect_valid(g);
-    const std::uint64_t ranks = tp, steps = tp - 1, chunk = 100 / tp;
-    // Per rank and micro-batch: 8 block pieces x 3 overlapped collectives x (tp - 1) steps.
-    EXPECT_EQ(bytes_by(g, NodeKind::kSend)["tp_ring"], ranks * 3 * 8 * 3 * steps * chunk);
-    EXPECT_EQ(bytes_by(g, NodeKind::kRecv)["tp_ring"], ranks * 3 * 8 * 3 * steps * chunk);
-    EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kAllGather)["tp"],
-              ranks * 3 * 200);  // the embedding's backward, the head's forward
-    EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kReduceScatter)["tp"],
-              ranks * 3 * (8 * 100 + 200));
+    const int ranks = tp, steps = tp - 1;
+    for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+      EXPECT_EQ(bytes_by(g, NodeKind::kCollective, op)["tp"],
+                static_cast<std::uint64_t>(ranks) * 3 * (16 * 100 + 200));
+    }
+    // Per rank and micro-batch, 8 block pieces: 2 gathers of tp - 1 steps; a reduce-scatter of
+    // tp - 1 steps and one whole; and the embedding's and the head's 2 of each.
+    EXPECT_EQ(count_by(g, CollectiveOp::kAllGather)["tp"], ranks * 3 * (8 * 2 * steps + 2));
+    EXPECT_EQ(count_by(g, CollectiveOp::kReduceScatter)["tp"], ranks * 3 * (8 * (steps + 1) + 2));
     // The GEMMs run in tp chunks; the compute is the same.
     EXPECT_NEAR(compute_sec(g), compute_sec(build_hybrid(model, plain)), 1e-12);
   }
@@ -228,8 +245,8 @@ TEST(Hybrid, OverlappedTensorParallelismPassesChunksAroundTheRing) {
 
 TEST(Hybrid, OverlappedGathersWaitForTheGradientTheyPassOn) {
   // A backward step of stage 0 starts with the gradient from stage 1, which the first piece's
-  // overlapped gather sends around the TP ring: that send waits for its receive, also when a
-  // selective recomputation (toy_model's attention) runs first on the compute stream.
+  // overlapped gather passes around the TP ring: its first step waits for the receive, also
+  // when a selective recomputation (toy_model's attention) runs first on the compute stream.
   const HybridJob job{.degrees = {.tp = 2, .pp = 2},
                       .micro_batches = 4,
                       .sequence_parallel = true,
@@ -240,14 +257,15 @@ TEST(Hybrid, OverlappedGathersWaitForTheGradientTheyPassOn) {
   const ExecutionGraph g = build_hybrid(model, job);
   expect_valid(g);
   const Program& stage0 = g.programs.front();
-  std::int32_t received = -1;  // the last gradient received, until a ring send passes it on
+  std::int32_t received = -1;  // the last gradient received, until a gather passes it on
   int checked = 0;
   for (std::size_t i = 0; i < stage0.nodes.size(); ++i) {
     const Node& n = stage0.nodes[i];
     const std::string& role = n.comm >= 0 ? stage0.comms[static_cast<std::size_t>(n.comm)] : "";
     if (n.kind == NodeKind::kRecv && role == "pp_grad_in") {
       received = static_cast<std::int32_t>(i);
-    } else if (n.kind == NodeKind::kSend && role == "tp_next" && received >= 0) {
+    } else if (n.kind == NodeKind::kCollective && n.op == CollectiveOp::kAllGather &&
+               role == "tp" && received >= 0) {
       const auto deps = stage0.deps_of(n);
       EXPECT_NE(std::find(deps.begin(), deps.end(), received), deps.end()) << "node " << i;
       received = -1;
