@@ -251,8 +251,8 @@ TEST(TransformerPieces, TheGemmsBesideTpCollectivesAreEachPiecesFirstAndLastLine
     EXPECT_EQ(piece(pieces, name).tp_input_gemm_sec, 0) << name;
     EXPECT_EQ(piece(pieces, name).tp_output_gemm_sec, 0) << name;
   }
-  const TransformerPiece& moe =
-      piece(transformer_pieces(toy_moe(), {.seq_len = 1024}), "layers.0.moe");
+  const auto moe_pieces = transformer_pieces(toy_moe(), {.seq_len = 1024});
+  const TransformerPiece& moe = piece(moe_pieces, "layers.0.moe");
   EXPECT_EQ(moe.tp_input_gemm_sec + moe.tp_output_gemm_sec, 0);
 }
 
