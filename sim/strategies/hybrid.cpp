@@ -186,6 +186,30 @@ std::string check_pieces(const HybridModel& model) {
   return "";
 }
 
+// The job's ZeRO, FSDP and TP-overlap knobs (`experts`: the model has expert pieces).
+std::string check_sharding(const HybridJob& job, bool experts) {
+  const ParallelDegrees& d = job.degrees;
+  if (job.zero_stage < 0 || job.zero_stage > 3) {
+    return "zero: " + std::to_string(job.zero_stage) + " is not a ZeRO stage (0, 1, 2 or 3)";
+  }
+  if (job.dp_shard != 0 &&
+      (job.zero_stage != 3 || job.dp_shard < 0 || (d.dp * d.cp) % job.dp_shard != 0)) {
+    return "dp_shard: " + std::to_string(job.dp_shard) +
+           " must divide dp * cp = " + std::to_string(d.dp * d.cp) + ", with ZeRO-3";
+  }
+  if (job.fsdp_unshard != FsdpUnshard::kAuto && job.zero_stage != 3) {
+    return "fsdp_unshard: how long gathered weights are kept applies to ZeRO-3 only";
+  }
+  if (job.zero_stage == 3 && experts) {
+    return "zero: ZeRO-3 of a model with experts is not modelled";
+  }
+  if (job.tp_overlap && d.tp > 1 && !job.sequence_parallel) {
+    return "tp_overlap: overlapped TP communication needs sequence parallelism (it overlaps the "
+           "gathers and reduce-scatters that replace the all-reduces)";
+  }
+  return "";
+}
+
 std::string check_split(const HybridModel& model, const HybridJob& job) {
   const int parts = job.degrees.pp * job.schedule.virtual_stages;
   const int balanced = model.pieces.back().unit + 1 - model.first_units - model.last_units;
@@ -248,23 +272,8 @@ std::string check_hybrid(const HybridModel& model, const HybridJob& job) {
   if (d.ep > 1 && !experts) {
     return "ep: expert parallelism needs a model with experts";
   }
-  if (job.zero_stage < 0 || job.zero_stage > 3) {
-    return "zero: " + std::to_string(job.zero_stage) + " is not a ZeRO stage (0, 1, 2 or 3)";
-  }
-  if (job.dp_shard != 0 &&
-      (job.zero_stage != 3 || job.dp_shard < 0 || (d.dp * d.cp) % job.dp_shard != 0)) {
-    return "dp_shard: " + std::to_string(job.dp_shard) +
-           " must divide dp * cp = " + std::to_string(d.dp * d.cp) + ", with ZeRO-3";
-  }
-  if (job.fsdp_unshard != FsdpUnshard::kAuto && job.zero_stage != 3) {
-    return "fsdp_unshard: how long gathered weights are kept applies to ZeRO-3 only";
-  }
-  if (job.zero_stage == 3 && experts) {
-    return "zero: ZeRO-3 of a model with experts is not modelled";
-  }
-  if (job.tp_overlap && d.tp > 1 && !job.sequence_parallel) {
-    return "tp_overlap: overlapped TP communication needs sequence parallelism (it overlaps the "
-           "gathers and reduce-scatters that replace the all-reduces)";
+  if (std::string why = check_sharding(job, experts); !why.empty()) {
+    return why;
   }
   if (hybrid::spatial_split(job)) {
     const auto& g = job.spatial_grid;

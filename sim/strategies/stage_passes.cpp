@@ -218,6 +218,11 @@ std::int32_t StageWriter::backward_piece(int piece) {
     p2p(NodeKind::kSend, kCpNext, piece, p.cp_kv_bytes, {gradients});
     gradients = p2p(NodeKind::kRecv, kCpPrev, piece, p.cp_kv_bytes, {});
   }
+  return finish_backward(piece, gradients, overlap_in);
+}
+
+std::int32_t StageWriter::finish_backward(int piece, std::int32_t gradients, bool overlap_in) {
+  const ModelPiece& p = model_.pieces[static_cast<std::size_t>(piece)];
   last_ = input_ = gradients;
   wait_.clear();
   if (p.cp_kv_bytes > 0 && job_.degrees.cp > 1) {
@@ -227,7 +232,8 @@ std::int32_t StageWriter::backward_piece(int piece) {
     wait_ = {last_ = collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, {last_})};
   }
   if (has(kTp) && p.tp_in_bytes > 0) {
-    const CollectiveOp op = sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+    const CollectiveOp op =
+        job_.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     wait_ = {last_ = collective(op, kTp, piece, p.tp_in_bytes, {last_})};
   }
   if (overlap_in) {

@@ -100,6 +100,11 @@ class StageWriter final {
   // One backward pass of `piece` after `wait`; returns the node after which its gradients
   // are ready.
   std::int32_t backward_piece(int piece);
+  // The rest of `piece`'s backward pass after its compute `gradients` (ring attention's last
+  // step included): the input gradient's communication (EP's all-to-all, TP's reduce-scatter or
+  // all-reduce; with `overlap_in`, the weight-gradient GEMM beside it), a CNN's halos and
+  // collectives. Returns the node after which its weight gradients are ready.
+  std::int32_t finish_backward(int piece, std::int32_t gradients, bool overlap_in);
 
   // A piece's gradient or weight bytes on this stage: the model's last piece also holds the
   // tied embedding's copy when the pipeline puts it on another stage than the embedding.
