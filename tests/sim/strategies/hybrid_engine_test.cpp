@@ -144,5 +144,39 @@ TEST(OverlappedTensorParallelism, HidesTheRingStepsBehindTheGemmChunksByHand) {
   EXPECT_NEAR(r.stages[0].waiting_sec.at("tp"), 6.006e-3, 1e-9);
 }
 
+TEST(OverlappedTensorParallelism, FourRanksStepAroundTheRingByHand) {
+  // tp = 4 on a star with 1 GB/s and 1 us per link: forward 20 ms, backward 40 ms, a 4 ms GEMM
+  // (chunks of 1 ms) beside each TP collective; gathered input 3 MB, reduce-scattered output
+  // 12 MB. A ring step is a collective of bytes / 3: its 3 sub-steps each move a quarter of that
+  // to the next rank, 2 us + B / 12 / 1 GB/s each: 0.756 ms per input step, 3.006 ms per
+  // output step. By hand (ms), forward: the input steps [0, 0.756], [0.756, 1.512],
+  // [1.512, 2.268] end before the chunks that need them, [0, 4] with no wait; the rest,
+  // 20 - 8 = 12: [4, 16]; output chunks [16, 20], the steps after the first chunk and each after
+  // the previous: [17, 20.006], [20.006, 23.012], [23.012, 26.018]: the output at 26.018.
+  // Backward: the output gradient's chunks [26.018, 27.018], then each after its step: steps
+  // [26.018, 29.024], [29.024, 32.030], [32.030, 35.036], chunks ending 30.024, 33.030,
+  // 36.036; the rest, 40 - 8 = 32: [36.036, 68.036]; the input gradient's reduce-scatter (3
+  // sub-steps of 0.75 MB, 2.256 ms) beside the 4 ms weight-gradient GEMM: the iteration ends at
+  // 72.036 ms, the compute stream having waited 6.018 + 3 * 2.006 = 12.036 ms for TP.
+  HybridModel model;
+  model.pieces.push_back({.name = "block",
+                          .forward_sec = 20e-3,
+                          .backward_sec = 40e-3,
+                          .output_bytes = 1000,
+                          .tp_in_bytes = 3000000,
+                          .tp_out_bytes = 12000000,
+                          .tp_in_gemm_sec = 4e-3,
+                          .tp_out_gemm_sec = 4e-3});
+  const HybridJob job{
+      .degrees = {.tp = 4}, .sequence_parallel = true, .tp_overlap = true, .iterations = 1};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const RunOptions run{.platform_path = "tests/testdata/sim_star4_1GBps.json", .ranks = 4};
+  const HybridReport r = replay_hybrid(model, job, run, "block", {.micro_batch = 1});
+  EXPECT_NEAR(r.replay.iteration_time_sec, 72.036e-3, 1e-9);
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_NEAR(r.stages[0].compute_sec, 60e-3, 1e-12);
+  EXPECT_NEAR(r.stages[0].waiting_sec.at("tp"), 12.036e-3, 1e-9);
+}
+
 }  // namespace
 }  // namespace dtsim::sim
