@@ -62,9 +62,11 @@ po::options_description plan_flags(PlanFlags& f) {
   add("image-size", po::value(&f.image_size)->default_value(0)->value_name("PX"),
       "a CNN's input height = width (= depth for cosmoflow); 0: the model's (224; "
       "inception_v3 299, cosmoflow 128)");
-  add("strategies", po::value(&f.strategies)->value_name("tp,pp,dp,cp,zero,recompute,sp"),
-      "the knobs the plan may turn (default: all); those left out stay at 1, ZeRO 0, no "
-      "recomputation, no sequence parallelism. A CNN's: dp,pp,spatial,filter,channel");
+  add("strategies",
+      po::value(&f.strategies)->value_name("tp,pp,dp,cp,zero,recompute,sp[,tp-overlap]"),
+      "the knobs the plan may turn (default: all but tp-overlap, overlapped TP, which dtsim "
+      "models as free); those left out stay at 1, ZeRO 0, no recomputation, no sequence "
+      "parallelism, no overlap. A CNN's: dp,pp,spatial,filter,channel");
   add("tp-across-nodes", po::bool_switch(&f.tp_across_nodes),
       "also consider tensor parallelism wider than a node");
   add("top", po::value(&f.top)->default_value(10)->value_name("K"), "rows of the table printed");
@@ -112,12 +114,14 @@ StrategySet strategies_of(const PlanFlags& f, bool cnn) {
   if (!set) {
     throw ConfigError("--strategies " + f.strategies + ": " + why);
   }
-  const bool transformer_knobs = set->tp || set->cp || set->zero || set->recompute || set->sp;
+  const bool transformer_knobs =
+      set->tp || set->cp || set->zero || set->recompute || set->sp || set->tp_overlap;
   const bool cnn_knobs = set->spatial || set->filter || set->channel;
   if (cnn ? transformer_knobs : cnn_knobs) {
     throw ConfigError("--strategies " + f.strategies + ": " + f.model + " is a " +
                       (cnn ? "CNN: its plan takes dp, pp, spatial, filter, channel"
-                           : "transformer: its plan takes tp, pp, dp, cp, zero, recompute, sp"));
+                           : "transformer: its plan takes tp, pp, dp, cp, zero, recompute, sp, "
+                             "tp-overlap"));
   }
   return *set;
 }

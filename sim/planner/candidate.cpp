@@ -65,7 +65,7 @@ std::string candidate_name(const PlanCandidate& c) {
                      std::to_string(d.dp) + " cp" + std::to_string(d.cp) + " mb" +
                      std::to_string(c.micro_batch) + " " + pipeline_schedule_name(c.schedule) +
                      " z" + std::to_string(c.zero_stage) + " " + short_recompute(c.recompute);
-  return c.sequence_parallel ? name + " sp" : name;
+  return name + (c.sequence_parallel ? " sp" : "") + (c.tp_overlap ? " ov" : "");
 }
 
 std::vector<std::string> candidate_flags(const PlanCandidate& c) {
@@ -86,6 +86,9 @@ std::vector<std::string> candidate_flags(const PlanCandidate& c) {
                                  std::string(workloads::recompute_name(c.recompute))};
   if (c.sequence_parallel) {
     flags.emplace_back("--sequence-parallel");
+  }
+  if (c.tp_overlap) {
+    flags.emplace_back("--tp-overlap");
   }
   return flags;
 }

@@ -48,12 +48,33 @@ TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJ
   const auto ring = [&](RingOp op, std::uint64_t bytes) {
     return ring_sec(net, op, tp, bytes);
   };
+  // Overlapped TP (stage_passes.cpp): tp - 1 ring steps, each a collective of bytes / (tp - 1),
+  // one after another beside the GEMM's tp chunks; chunk k waits for step k, so what shows is
+  // (tp - 1) * max(0, step - chunk), before the GEMM's last chunk ends.
+  const auto beside = [&](RingOp op, std::uint64_t bytes, double gemm_sec) {
+    const auto steps = static_cast<std::uint64_t>(tp.size - 1);
+    const double step = ring(op, (bytes + steps - 1) / steps);
+    return static_cast<double>(steps) * std::max(0.0, step - gemm_sec / tp.size);
+  };
   TpSec t{.forward_after = p.tp_loss_collectives * ring(RingOp::kAllReduce, p.tp_loss_bytes)};
   if (job.sequence_parallel) {
-    t.forward_before = ring(RingOp::kAllGather, p.tp_in_bytes);
-    t.forward_after += ring(RingOp::kReduceScatter, p.tp_out_bytes);
-    t.backward_before = ring(RingOp::kAllGather, p.tp_out_bytes);
-    t.backward_after = ring(RingOp::kReduceScatter, p.tp_in_bytes);
+    const bool overlap = job.tp_overlap && tp.size > 1;
+    const bool in = overlap && p.tp_in_gemm_sec > 0;
+    const bool out = overlap && p.tp_out_gemm_sec > 0;
+    t.forward_before = in ? beside(RingOp::kAllGather, p.tp_in_bytes, p.tp_in_gemm_sec)
+                          : ring(RingOp::kAllGather, p.tp_in_bytes);
+    // Overlapped, the output's last addition is compute: it holds the compute stream even
+    // where nothing follows in the step, as what is before a pass does.
+    if (out) {
+      t.forward_before += beside(RingOp::kReduceScatter, p.tp_out_bytes, p.tp_out_gemm_sec);
+    } else {
+      t.forward_after += ring(RingOp::kReduceScatter, p.tp_out_bytes);
+    }
+    t.backward_before = out ? beside(RingOp::kAllGather, p.tp_out_bytes, p.tp_out_gemm_sec)
+                            : ring(RingOp::kAllGather, p.tp_out_bytes);
+    // Overlapped, beside the weight-gradient GEMM, which does not need it.
+    const double scatter = ring(RingOp::kReduceScatter, p.tp_in_bytes);
+    t.backward_after = in ? std::max(0.0, scatter - p.tp_in_gemm_sec) : scatter;
   } else {
     t.forward_after += ring(RingOp::kAllReduce, p.tp_out_bytes);
     t.backward_after = ring(RingOp::kAllReduce, p.tp_in_bytes);

@@ -176,15 +176,21 @@ std::string plan_summary(const PlanOutcome& plan, int top) {
   }
   s += "  " + std::to_string(r.ranked.size()) + " estimated, " +
        std::to_string(plan.simulated.size()) + " simulated (SimGrid)\n\n";
-  s += cell("rank", 5) + cell("configuration", 38) + cell("est_s", 10) + cell("sim_s", 10) +
+  const std::vector<int> order = final_order(plan);
+  const std::size_t rows = std::min(order.size(), static_cast<std::size_t>(std::max(top, 0)));
+  std::size_t width = 38;  // the longest name shown, and a space
+  for (std::size_t i = 0; i < rows; ++i) {
+    const PlannedCandidate& p = r.ranked[static_cast<std::size_t>(order[i])];
+    width = std::max(width, candidate_name(p.candidate).size() + 1);
+  }
+  s += cell("rank", 5) + cell("configuration", width) + cell("est_s", 10) + cell("sim_s", 10) +
        cell(plan.seq_len > 0 ? "tok/s/gpu" : "smp/s/gpu", 10) + cell("mfu", 7) +
        cell("peak_GiB", 9) + "limiter\n";
-  const std::vector<int> order = final_order(plan);
-  for (std::size_t i = 0; i < order.size() && i < static_cast<std::size_t>(top); ++i) {
+  for (std::size_t i = 0; i < rows; ++i) {
     const PlannedCandidate& p = r.ranked[static_cast<std::size_t>(order[i])];
     const SimulatedRun* sim = simulation_of(plan, order[i]);
     const bool ok = sim != nullptr && sim->ok;
-    s += cell(std::to_string(i + 1), 5) + cell(candidate_name(p.candidate), 38) +
+    s += cell(std::to_string(i + 1), 5) + cell(candidate_name(p.candidate), width) +
          cell(fmt("%.4f", p.estimate.iteration_sec), 10) + cell(sim_cell(sim), 10) +
          cell(fmt(plan.seq_len > 0 ? "%.0f" : "%.2f",
                   ok ? sim->tokens_per_sec_per_gpu : p.tokens_per_sec_per_gpu),
@@ -223,7 +229,8 @@ ordered_json plan_json(const PlanOutcome& plan) {
 std::string plan_csv(const PlanOutcome& plan) {
   std::string s = std::string(
                       "rank,configuration,tp,pp,dp,cp,micro_batch,schedule,zero,recompute,"
-                      "sequence_parallel,estimated_iteration_sec,simulated_iteration_sec,") +
+                      "sequence_parallel,tp_overlap,estimated_iteration_sec,"
+                      "simulated_iteration_sec,") +
                   (plan.seq_len > 0 ? "tokens" : "samples") +
                   "_per_sec_per_gpu,mfu,"
                   "peak_memory_bytes,limiter,compute_sec,tp_sec,cp_sec,bubble_sec,pp_sec,dp_sec,"
@@ -240,8 +247,8 @@ std::string plan_csv(const PlanOutcome& plan) {
          std::to_string(c.degrees.cp) + "," + std::to_string(c.micro_batch) + "," +
          pipeline_schedule_name(c.schedule) + "," + std::to_string(c.zero_stage) + "," +
          std::string(workloads::recompute_name(c.recompute)) + "," +
-         (c.sequence_parallel ? "1" : "0") + "," + fmt("%.9g", e.iteration_sec) + "," +
-         (ok ? fmt("%.9g", sim->iteration_sec) : "") + "," +
+         (c.sequence_parallel ? "1" : "0") + "," + (c.tp_overlap ? "1" : "0") + "," +
+         fmt("%.9g", e.iteration_sec) + "," + (ok ? fmt("%.9g", sim->iteration_sec) : "") + "," +
          fmt("%.9g", ok ? sim->tokens_per_sec_per_gpu : p.tokens_per_sec_per_gpu) + "," +
          fmt("%.6g", ok ? sim->mfu : p.mfu) + "," + std::to_string(p.peak_bytes) + "," + e.limiter;
     for (double t : {e.compute_sec, e.tp_sec, e.cp_sec, e.bubble_sec, e.pp_sec, e.dp_sec,

@@ -99,6 +99,7 @@ HybridJob job_of(const PlanCandidate& c, std::uint64_t bucket_cap_bytes) {
           .schedule = c.schedule,
           .zero_stage = c.zero_stage,
           .sequence_parallel = c.sequence_parallel,
+          .tp_overlap = c.tp_overlap,
           .spatial_grid = c.split.spatial,
           .full_recompute = c.recompute == workloads::Recompute::kFull,
           .bucket_cap_bytes = bucket_cap_bytes};

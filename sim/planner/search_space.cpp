@@ -53,17 +53,20 @@ void add_knobs(const SearchSpace& s, const ParallelDegrees& d, int micro_batch,
     recomputes.push_back(workloads::Recompute::kFull);
   }
   const bool sp_choice = s.strategies.sp && d.tp > 1;
+  // 0: no sequence parallelism, 1: with it, 2: with it and overlapped TP.
+  const int sp_last = !sp_choice ? 0 : s.strategies.tp_overlap ? 2 : 1;
   for (const PipelineSchedule& schedule : schedules(s, d.pp, micro_batches)) {
     for (int zero = 0; zero <= zero_max; ++zero) {
       for (const workloads::Recompute recompute : recomputes) {
-        for (int sp = 0; sp <= (sp_choice ? 1 : 0); ++sp) {
+        for (int sp = 0; sp <= sp_last; ++sp) {
           out.push_back({.degrees = d,
                          .micro_batch = micro_batch,
                          .micro_batches = micro_batches,
                          .schedule = schedule,
                          .zero_stage = zero,
                          .recompute = recompute,
-                         .sequence_parallel = sp == 1});
+                         .sequence_parallel = sp >= 1,
+                         .tp_overlap = sp == 2});
         }
       }
     }
@@ -89,6 +92,7 @@ std::optional<StrategySet> parse_strategies(std::string_view text, std::string* 
                   .zero = false,
                   .recompute = false,
                   .sp = false,
+                  .tp_overlap = false,
                   .spatial = false,
                   .filter = false,
                   .channel = false};
@@ -103,6 +107,7 @@ std::optional<StrategySet> parse_strategies(std::string_view text, std::string* 
                  : name == "zero"      ? &set.zero
                  : name == "recompute" ? &set.recompute
                  : name == "sp"        ? &set.sp
+                 : name == "tp-overlap" ? &set.tp_overlap
                  : name == "spatial"   ? &set.spatial
                  : name == "filter"    ? &set.filter
                  : name == "channel"   ? &set.channel
@@ -110,7 +115,7 @@ std::optional<StrategySet> parse_strategies(std::string_view text, std::string* 
                                        : nullptr;
     if (flag == nullptr) {
       *why = "unknown strategy \"" + std::string(name) +
-             "\" (expected tp, pp, dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, "
+             "\" (expected tp, pp, dp, cp, zero, recompute, sp, tp-overlap; for a CNN dp, pp, spatial, "
              "filter, channel)";
       return std::nullopt;
     }

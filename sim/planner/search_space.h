@@ -21,14 +21,18 @@ namespace dtsim::sim {
 
 // Which knobs may leave their default (data parallelism is always on: it takes the GPUs the
 // others leave). Off: tp = 1, pp = 1, cp = 1, ZeRO 0, no recomputation, no sequence parallelism.
-// A CNN's plan turns pp, spatial, filter and channel (off: no split, no pipeline).
+// A CNN's plan turns pp, spatial, filter and channel (off: no split, no pipeline). Overlapped TP
+// is only tried when asked for (`tp-overlap`): dtsim's overlap is free, so a configuration with
+// it is never slower than the same without, and a plan would otherwise assume the framework has
+// it (HYBRID.md, "Overlapped TP").
 struct StrategySet {
   bool tp = true, pp = true, cp = true, zero = true, recompute = true, sp = true;
+  bool tp_overlap = false;
   bool spatial = true, filter = true, channel = true;
   bool operator==(const StrategySet&) const = default;
 };
 
-// "tp,pp,dp,cp,zero,recompute,sp" or a CNN's "dp,pp,spatial,filter,channel" (any subset, any
+// "tp,pp,dp,cp,zero,recompute,sp,tp-overlap" or a CNN's "dp,pp,spatial,filter,channel" (any subset, any
 // order; dp may be named and changes nothing). nullopt and *why for an unknown or repeated name.
 [[nodiscard]] std::optional<StrategySet> parse_strategies(std::string_view text, std::string* why);
 
@@ -57,7 +61,7 @@ struct SearchSpace {
 //    1f1b, and interleaved:V for every V >= 2 dividing layers / pp when pp divides the
 //    micro-batches (Megatron-LM's rule, check_pipeline);
 //  - ZeRO 1, 2, 3 only when dp * cp > 1 (nothing to shard otherwise); no ZeRO-3 with experts;
-//  - sequence parallelism only with tp > 1.
+//  - sequence parallelism only with tp > 1; overlapped TP only with it, when asked for.
 // REQUIRES: gpus, global_batch, seq_len, gpus_per_node >= 1.
 [[nodiscard]] std::vector<PlanCandidate> enumerate_candidates(const SearchSpace& space);
 

@@ -99,9 +99,10 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
                "GPUs\n");
   expect_error(model + " --gpus 8 --attention flash3",
                "dtsim plan: --attention flash3: expected flash1, flash2 or cudnn\n");
-  expect_error(model + " --gpus 8 --strategies tp,fsdp",
-               "dtsim plan: --strategies tp,fsdp: unknown strategy \"fsdp\" (expected tp, pp, "
-               "dp, cp, zero, recompute, sp; for a CNN dp, pp, spatial, filter, channel)\n");
+  expect_error(
+      model + " --gpus 8 --strategies tp,fsdp",
+      "dtsim plan: --strategies tp,fsdp: unknown strategy \"fsdp\" (expected tp, pp, "
+      "dp, cp, zero, recompute, sp, tp-overlap; for a CNN dp, pp, spatial, filter, channel)\n");
   expect_error(
       model + " --gpus 8 --seq-len 4096",
       "dtsim plan: --seq-len 4096: gpt3-1.3b has a learned position table of 2048 tokens\n");
@@ -123,7 +124,7 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
                "input)\n");
   expect_error(model + " --gpus 8 --strategies tp,spatial",
                "dtsim plan: --strategies tp,spatial: gpt3-1.3b is a transformer: its plan takes "
-               "tp, pp, dp, cp, zero, recompute, sp\n");
+               "tp, pp, dp, cp, zero, recompute, sp, tp-overlap\n");
   // The report never overwrites the platform it plans on.
   const Result same =
       run("plan " + model + " --gpus 8 --report tests/testdata/dgx_a100_2nodes.json");

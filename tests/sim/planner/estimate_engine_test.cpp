@@ -110,6 +110,30 @@ TEST(Estimate, BlockingTensorParallelAllReducesAddToEveryMicroBatch) {
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
 }
 
+TEST(Estimate, OverlappedTensorParallelismShowsTheStepsBeyondTheirChunks) {
+  // tp = 4 on the same star, sequence parallelism with TP overlapped (HYBRID.md): piece 0
+  // reduce-scatters its output (as an embedding does), piece 1 gathers its input (as a head
+  // does), each 30 MB beside a 0.4 ms GEMM (chunks of 0.1 ms); forward 1 ms, backward 2 ms
+  // each; 2 micro-batches. A ring step is a 10 MB collective: 3 sub-steps of 2 us + 2.5 MB /
+  // 25 GB/s = 306 us, so each overlapped gather or scatter shows 3 * (306 - 100) us = 618 us
+  // beyond its GEMM: piece 0's forward scatter, piece 1's forward gather and piece 0's backward
+  // gather. Piece 1's backward reduce-scatter, 3 * (2 us + 7.5 MB / 25 GB/s) = 906 us beside
+  // its 0.4 ms weight-gradient GEMM, holds piece 0's backward 506 us. Step = 2 * (6 ms +
+  // 3 * 618 us + 506 us) = 16.72 ms, by the estimate and by the simulation.
+  HybridModel model = uniform_model(2, 1e-3, 2e-3);
+  model.pieces[0].tp_out_bytes = model.pieces[1].tp_in_bytes = 30'000'000;
+  model.pieces[0].tp_out_gemm_sec = model.pieces[1].tp_in_gemm_sec = 0.4e-3;
+  const HybridJob job{.degrees = {.tp = 4},
+                      .micro_batches = 2,
+                      .sequence_parallel = true,
+                      .tp_overlap = true,
+                      .iterations = 2};
+  const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+  const double closed_form = 2 * (6e-3 + 3 * 618e-6 + 506e-6);
+  EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
+  EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
+}
+
 TEST(Estimate, CnnHalosAndSpatialCollectivesAddToEveryPass) {
   // A spatial grid of 2 x 1 (cp = 2) on the 25 GB/s, 1 us star, two pieces (t_f 1 ms, t_b 2 ms
   // each, no gradients); the second all-reduces 10 MB over the grid before its forward (a batch

@@ -55,6 +55,28 @@ TEST(EnumerateCandidates, CountsEveryKnobByHand) {
   EXPECT_EQ(enumerate_candidates(space).size(), 63u);
 }
 
+TEST(EnumerateCandidates, OverlappedTpIsTriedWithSequenceParallelismWhenAskedFor) {
+  // The space above: of its 63, the 6 tp2 candidates with sequence parallelism each come again
+  // with TP overlapped when tp-overlap is asked for: 69; named "... sp ov", run with
+  // --sequence-parallel --tp-overlap.
+  SearchSpace space{
+      .arch = tiny_arch(), .gpus = 2, .global_batch = 2, .seq_len = 128, .gpus_per_node = 2};
+  space.strategies.tp_overlap = true;
+  const std::vector<PlanCandidate> all = enumerate_candidates(space);
+  EXPECT_EQ(all.size(), 69u);
+  int overlapped = 0;
+  for (const PlanCandidate& c : all) {
+    if (c.tp_overlap) {
+      ++overlapped;
+      EXPECT_TRUE(c.sequence_parallel && c.degrees.tp == 2) << candidate_name(c);
+      EXPECT_TRUE(candidate_name(c).ends_with(" sp ov")) << candidate_name(c);
+      const std::vector<std::string> flags = candidate_flags(c);
+      EXPECT_EQ(flags.back(), "--tp-overlap");
+    }
+  }
+  EXPECT_EQ(overlapped, 6);
+}
+
 TEST(EnumerateCandidates, LlamaBlocksAddTorchtitansSelectiveOp) {
   // The same space as above with Llama's blocks (SwiGLU, no biases): recompute x4 (none,
   // selective, selective-op, full) instead of x3, so 63 / 3 * 4 = 84 candidates, and each
@@ -128,8 +150,12 @@ TEST(ParseStrategies, ReadsAnySubsetAndRejectsUnknownNames) {
   EXPECT_TRUE(cnn->pp && cnn->filter && !cnn->spatial && !cnn->channel && !cnn->tp);
   EXPECT_FALSE(parse_strategies("tp,fsdp", &why));
   EXPECT_EQ(why,
-            "unknown strategy \"fsdp\" (expected tp, pp, dp, cp, zero, recompute, sp; for a CNN "
-            "dp, pp, spatial, filter, channel)");
+            "unknown strategy \"fsdp\" (expected tp, pp, dp, cp, zero, recompute, sp, tp-overlap; "
+            "for a CNN dp, pp, spatial, filter, channel)");
+  const auto overlap = parse_strategies("tp,sp,tp-overlap", &why);
+  ASSERT_TRUE(overlap);
+  EXPECT_TRUE(overlap->tp && overlap->sp && overlap->tp_overlap && !overlap->zero);
+  EXPECT_FALSE(StrategySet{}.tp_overlap);  // asked for only (dtsim's overlap is free)
   EXPECT_FALSE(parse_strategies("tp,tp", &why));
   EXPECT_EQ(why, "strategy \"tp\" given twice");
 }
