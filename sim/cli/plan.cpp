@@ -117,6 +117,10 @@ StrategySet strategies_of(const PlanFlags& f, bool cnn) {
   const bool transformer_knobs =
       set->tp || set->cp || set->zero || set->recompute || set->sp || set->tp_overlap;
   const bool cnn_knobs = set->spatial || set->filter || set->channel;
+  if (set->tp_overlap && !(set->tp && set->sp)) {
+    throw ConfigError("--strategies " + f.strategies +
+                      ": tp-overlap needs tp and sp (TP is overlapped with sequence parallelism)");
+  }
   if (cnn ? transformer_knobs : cnn_knobs) {
     throw ConfigError("--strategies " + f.strategies + ": " + f.model + " is a " +
                       (cnn ? "CNN: its plan takes dp, pp, spatial, filter, channel"

@@ -25,19 +25,21 @@ struct PlanCandidate {
   workloads::Recompute recompute = workloads::Recompute::kNone;
   bool sequence_parallel = false;
   bool tp_overlap = false;  // with sequence parallelism (HYBRID.md, "Overlapped TP")
-  bool cnn = false;  // a CNN of the model zoo: `split` holds its model parallelism
+  bool cnn = false;         // a CNN of the model zoo: `split` holds its model parallelism
   CnnSplit split;
   bool operator==(const PlanCandidate&) const = default;
 };
 
 // A short, unique, stable label: "tp8 pp4 dp16 cp1 mb1 1f1b z1 sel sp" (recompute "none",
-// "sel" or "full"; "sp" only with sequence parallelism, "sp ov" with TP overlapped too); a CNN's "dp16 pp2 spatial2x2 mb4 1f1b"
-// ("data", "spatial2x2", "spatial2x2x2", "filter4" or "channel4" after the pipeline).
+// "sel" or "full"; "sp" only with sequence parallelism, "sp ov" with TP overlapped too); a
+// CNN's "dp16 pp2 spatial2x2 mb4 1f1b" ("data", "spatial2x2", "spatial2x2x2", "filter4" or
+// "channel4" after the pipeline).
 [[nodiscard]] std::string candidate_name(const PlanCandidate& c);
 
 // The flags of `dtsim simulate` that run `c` (--parallel, --micro-batch, --schedule, --zero,
-// --recompute, --sequence-parallel and --tp-overlap; a CNN's --parallel dp=D,pp=P[,spatial=HxW|filter=F|
-// channel=C], --micro-batch and --schedule), without the model, batch, platform or ranks.
+// --recompute, --sequence-parallel and --tp-overlap; a CNN's --parallel
+// dp=D,pp=P[,spatial=HxW|filter=F|channel=C], --micro-batch and --schedule), without the model,
+// batch, platform or ranks.
 [[nodiscard]] std::vector<std::string> candidate_flags(const PlanCandidate& c);
 
 }  // namespace dtsim::sim

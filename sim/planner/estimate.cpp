@@ -82,16 +82,27 @@ TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJ
   return t;
 }
 
+// The GEMM seconds of `p` that overlapped TP runs beside its collectives, in chunks of their
+// own (stage_passes.cpp, `overlaps`); 0 without overlap.
+double overlapped_gemm_sec(const ModelPiece& p, const HybridJob& job, RankGroup tp) {
+  if (!job.tp_overlap || !job.sequence_parallel || tp.size <= 1) {
+    return 0;
+  }
+  return (p.tp_in_bytes > 0 ? p.tp_in_gemm_sec : 0) + (p.tp_out_bytes > 0 ? p.tp_out_gemm_sec : 0);
+}
+
 // Ring attention's transfers beyond the attention's compute: part k of cp waits for block k
 // (forward: one key/value block per step; backward: the block and its gradient, then the
-// gradient home once more).
-double cp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, RankGroup cp) {
+// gradient home once more). The parts share the pass's compute but for `beside_tp_sec`, the
+// GEMMs that overlapped TP runs on their own.
+double cp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, RankGroup cp,
+                    double beside_tp_sec) {
   if (cp.size <= 1 || p.cp_kv_bytes == 0) {
     return 0;
   }
   const double steps = cp.size - 1;
-  const double fwd_part = p.forward_sec / cp.size;
-  const double bwd_part = p.backward_sec / cp.size;
+  const double fwd_part = std::max(0.0, p.forward_sec - beside_tp_sec) / cp.size;
+  const double bwd_part = std::max(0.0, p.backward_sec - beside_tp_sec) / cp.size;
   const double fwd = steps * std::max(0.0, transfer_sec(net, cp, p.cp_kv_bytes) - fwd_part);
   const double bwd = steps * std::max(0.0, transfer_sec(net, cp, 2 * p.cp_kv_bytes) - bwd_part) +
                      transfer_sec(net, cp, p.cp_kv_bytes);
@@ -180,7 +191,7 @@ std::vector<DeviceLoad> device_loads(const HybridModel& model, const HybridJob& 
       const double recompute = job.full_recompute ? t.forward_before + t.forward_after : 0;
       const double tp_bwd =
           t.backward_before + (backward_blocks ? t.backward_after : 0) + recompute;
-      const double cp = cp_piece_sec(net, p, g.cp);
+      const double cp = cp_piece_sec(net, p, g.cp, overlapped_gemm_sec(p, job, g.tp));
       const CnnCollectiveSec cnn = cnn_collective_sec(net, p, g, forward_blocks, backward_blocks);
       // Forward: the halos the neighbours need; backward: their gradients, the other way.
       const double halo_fwd = halo_pass_sec(net, job, p.halo_down_bytes, p.halo_up_bytes);

@@ -101,22 +101,22 @@ std::optional<StrategySet> parse_strategies(std::string_view text, std::string* 
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(',', start), text.size());
     const std::string_view name = text.substr(start, end - start);
-    bool* flag = name == "tp"          ? &set.tp
-                 : name == "pp"        ? &set.pp
-                 : name == "cp"        ? &set.cp
-                 : name == "zero"      ? &set.zero
-                 : name == "recompute" ? &set.recompute
-                 : name == "sp"        ? &set.sp
+    bool* flag = name == "tp"           ? &set.tp
+                 : name == "pp"         ? &set.pp
+                 : name == "cp"         ? &set.cp
+                 : name == "zero"       ? &set.zero
+                 : name == "recompute"  ? &set.recompute
+                 : name == "sp"         ? &set.sp
                  : name == "tp-overlap" ? &set.tp_overlap
-                 : name == "spatial"   ? &set.spatial
-                 : name == "filter"    ? &set.filter
-                 : name == "channel"   ? &set.channel
-                 : name == "dp"        ? &dp
-                                       : nullptr;
+                 : name == "spatial"    ? &set.spatial
+                 : name == "filter"     ? &set.filter
+                 : name == "channel"    ? &set.channel
+                 : name == "dp"         ? &dp
+                                        : nullptr;
     if (flag == nullptr) {
       *why = "unknown strategy \"" + std::string(name) +
-             "\" (expected tp, pp, dp, cp, zero, recompute, sp, tp-overlap; for a CNN dp, pp, spatial, "
-             "filter, channel)";
+             "\" (expected tp, pp, dp, cp, zero, recompute, sp, tp-overlap; for a CNN dp, pp, "
+             "spatial, filter, channel)";
       return std::nullopt;
     }
     if (*flag) {

@@ -22,9 +22,10 @@ namespace dtsim::sim {
 // Which knobs may leave their default (data parallelism is always on: it takes the GPUs the
 // others leave). Off: tp = 1, pp = 1, cp = 1, ZeRO 0, no recomputation, no sequence parallelism.
 // A CNN's plan turns pp, spatial, filter and channel (off: no split, no pipeline). Overlapped TP
-// is only tried when asked for (`tp-overlap`): dtsim's overlap is free, so a configuration with
-// it is never slower than the same without, and a plan would otherwise assume the framework has
-// it (HYBRID.md, "Overlapped TP").
+// is only tried when asked for (`tp-overlap`, with `sp`): dtsim's overlap costs the GEMMs
+// nothing, so with it a configuration is usually faster (slower only where its ring steps' extra
+// latencies exceed the GEMM), and a plan would otherwise assume the framework has it (HYBRID.md,
+// "Overlapped TP").
 struct StrategySet {
   bool tp = true, pp = true, cp = true, zero = true, recompute = true, sp = true;
   bool tp_overlap = false;
@@ -32,8 +33,9 @@ struct StrategySet {
   bool operator==(const StrategySet&) const = default;
 };
 
-// "tp,pp,dp,cp,zero,recompute,sp,tp-overlap" or a CNN's "dp,pp,spatial,filter,channel" (any subset, any
-// order; dp may be named and changes nothing). nullopt and *why for an unknown or repeated name.
+// "tp,pp,dp,cp,zero,recompute,sp,tp-overlap" or a CNN's "dp,pp,spatial,filter,channel" (any
+// subset, any order; dp may be named and changes nothing). nullopt and *why for an unknown or
+// repeated name.
 [[nodiscard]] std::optional<StrategySet> parse_strategies(std::string_view text, std::string* why);
 
 // The divisors of n >= 1, ascending (the degrees a plan tries).

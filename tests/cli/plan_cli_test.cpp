@@ -125,6 +125,9 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
   expect_error(model + " --gpus 8 --strategies tp,spatial",
                "dtsim plan: --strategies tp,spatial: gpt3-1.3b is a transformer: its plan takes "
                "tp, pp, dp, cp, zero, recompute, sp, tp-overlap\n");
+  expect_error(model + " --gpus 8 --strategies tp,tp-overlap",
+               "dtsim plan: --strategies tp,tp-overlap: tp-overlap needs tp and sp (TP is "
+               "overlapped with sequence parallelism)\n");
   // The report never overwrites the platform it plans on.
   const Result same =
       run("plan " + model + " --gpus 8 --report tests/testdata/dgx_a100_2nodes.json");

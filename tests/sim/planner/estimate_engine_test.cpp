@@ -134,6 +134,35 @@ TEST(Estimate, OverlappedTensorParallelismShowsTheStepsBeyondTheirChunks) {
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
 }
 
+TEST(Estimate, RingAttentionHidesBehindWhatOverlappedTpLeavesOfThePass) {
+  // tp = 2, cp = 2 on the same star, TP overlapped; pieces as above (forward 1 ms, backward
+  // 2 ms; a 0.4 ms GEMM beside piece 0's 30 MB output and piece 1's 30 MB input), piece 1 also
+  // passing 9 MB key/value blocks around the CP ring; one micro-batch. A TP step (30 MB on 2
+  // ranks) takes 2 us + 15 MB / 25 GB/s = 602 us beside a 0.2 ms chunk: 402 us shows for piece
+  // 0's forward scatter, piece 1's forward gather and piece 0's backward gather. Ring attention
+  // splits what overlapped TP leaves of piece 1's pass: forward (1 - 0.4) / 2 = 0.3 ms per part
+  // against a block's 2 us + 9 MB / 25 GB/s = 362 us: 62 us show (none if the whole 0.5 ms
+  // forward were split); backward (2 - 0.4) / 2 = 0.8 ms against the block and its gradient's
+  // 722 us: hidden; then the gradient home, 362 us. Piece 1's backward input scatter, 602 us
+  // beside its 0.4 ms weight-gradient GEMM, holds piece 0's backward 202 us. The step ends with
+  // the 2 x 1000 B of gradients all-reduced over the context pair (data x context, HYBRID.md):
+  // 2 * 2 us + 2000 B / 25 GB/s = 4.08 us.
+  // Step = 6 ms + 3 * 402 us + 62 us + 362 us + 202 us + 4.08 us = 7.83608 ms.
+  HybridModel model = uniform_model(2, 1e-3, 2e-3);
+  model.pieces[0].tp_out_bytes = model.pieces[1].tp_in_bytes = 30'000'000;
+  model.pieces[0].tp_out_gemm_sec = model.pieces[1].tp_in_gemm_sec = 0.4e-3;
+  model.pieces[1].cp_kv_bytes = 9'000'000;
+  const HybridJob job{.degrees = {.tp = 2, .cp = 2},
+                      .micro_batches = 1,
+                      .sequence_parallel = true,
+                      .tp_overlap = true,
+                      .iterations = 2};
+  const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+  const double closed_form = 6e-3 + 3 * 402e-6 + 62e-6 + 362e-6 + 202e-6 + 4.08e-6;
+  EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
+  EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
+}
+
 TEST(Estimate, CnnHalosAndSpatialCollectivesAddToEveryPass) {
   // A spatial grid of 2 x 1 (cp = 2) on the 25 GB/s, 1 us star, two pieces (t_f 1 ms, t_b 2 ms
   // each, no gradients); the second all-reduces 10 MB over the grid before its forward (a batch
