@@ -110,6 +110,24 @@ TEST(Estimate, BlockingTensorParallelAllReducesAddToEveryMicroBatch) {
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
 }
 
+// Two pieces (forward 1 ms, backward 2 ms): piece 0 reduce-scatters a 30 MB output (as an
+// embedding does), piece 1 gathers a 30 MB input (as a head does), each beside a 0.4 ms GEMM.
+HybridModel scatter_then_gather_model() {
+  HybridModel model = uniform_model(2, 1e-3, 2e-3);
+  model.pieces[0].tp_out_bytes = model.pieces[1].tp_in_bytes = 30'000'000;
+  model.pieces[0].tp_out_gemm_sec = model.pieces[1].tp_in_gemm_sec = 0.4e-3;
+  return model;
+}
+
+// Sequence parallelism with TP overlapped, two iterations (the second is measured).
+HybridJob overlapped_job(ParallelDegrees degrees, int micro_batches) {
+  return {.degrees = degrees,
+          .micro_batches = micro_batches,
+          .sequence_parallel = true,
+          .tp_overlap = true,
+          .iterations = 2};
+}
+
 TEST(Estimate, OverlappedTensorParallelismShowsTheStepsBeyondTheirChunks) {
   // tp = 4 on the same star, sequence parallelism with TP overlapped (HYBRID.md): piece 0
   // reduce-scatters its output (as an embedding does), piece 1 gathers its input (as a head
@@ -120,15 +138,9 @@ TEST(Estimate, OverlappedTensorParallelismShowsTheStepsBeyondTheirChunks) {
   // gather. Piece 1's backward reduce-scatter, 3 * (2 us + 7.5 MB / 25 GB/s) = 906 us beside
   // its 0.4 ms weight-gradient GEMM, holds piece 0's backward 506 us. Step = 2 * (6 ms +
   // 3 * 618 us + 506 us) = 16.72 ms, by the estimate and by the simulation.
-  HybridModel model = uniform_model(2, 1e-3, 2e-3);
-  model.pieces[0].tp_out_bytes = model.pieces[1].tp_in_bytes = 30'000'000;
-  model.pieces[0].tp_out_gemm_sec = model.pieces[1].tp_in_gemm_sec = 0.4e-3;
-  const HybridJob job{.degrees = {.tp = 4},
-                      .micro_batches = 2,
-                      .sequence_parallel = true,
-                      .tp_overlap = true,
-                      .iterations = 2};
-  const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+  HybridModel model = scatter_then_gather_model();
+  const Both r = simulate_and_estimate(model, overlapped_job({.tp = 4}, 2),
+                                       "tests/testdata/sim_star16_25GBps.json");
   const double closed_form = 2 * (6e-3 + 3 * 618e-6 + 506e-6);
   EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
@@ -148,16 +160,10 @@ TEST(Estimate, RingAttentionHidesBehindWhatOverlappedTpLeavesOfThePass) {
   // the 2 x 1000 B of gradients all-reduced over the context pair (data x context, HYBRID.md):
   // 2 * 2 us + 2000 B / 25 GB/s = 4.08 us.
   // Step = 6 ms + 3 * 402 us + 62 us + 362 us + 202 us + 4.08 us = 7.83608 ms.
-  HybridModel model = uniform_model(2, 1e-3, 2e-3);
-  model.pieces[0].tp_out_bytes = model.pieces[1].tp_in_bytes = 30'000'000;
-  model.pieces[0].tp_out_gemm_sec = model.pieces[1].tp_in_gemm_sec = 0.4e-3;
+  HybridModel model = scatter_then_gather_model();
   model.pieces[1].cp_kv_bytes = 9'000'000;
-  const HybridJob job{.degrees = {.tp = 2, .cp = 2},
-                      .micro_batches = 1,
-                      .sequence_parallel = true,
-                      .tp_overlap = true,
-                      .iterations = 2};
-  const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+  const Both r = simulate_and_estimate(model, overlapped_job({.tp = 2, .cp = 2}, 1),
+                                       "tests/testdata/sim_star16_25GBps.json");
   const double closed_form = 6e-3 + 3 * 402e-6 + 62e-6 + 362e-6 + 202e-6 + 4.08e-6;
   EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9);
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);

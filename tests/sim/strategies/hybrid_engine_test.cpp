@@ -111,6 +111,18 @@ TEST(Pipeline, TwoStagesOfOneFOneBByHand) {
   EXPECT_NEAR(r.bubble_fraction, 0.2, 1e-9);
 }
 
+// One iteration of a one-piece model on `tp` ranks of `platform`, sequence parallelism with TP
+// overlapped.
+HybridReport replay_one_block(int tp, const std::string& platform, const ModelPiece& block) {
+  HybridModel model;
+  model.pieces.push_back(block);
+  const HybridJob job{
+      .degrees = {.tp = tp}, .sequence_parallel = true, .tp_overlap = true, .iterations = 1};
+  EXPECT_EQ(check_hybrid(model, job), "");
+  const RunOptions run{.platform_path = platform, .ranks = tp};
+  return replay_hybrid(model, job, run, "block", {.micro_batch = 1});
+}
+
 TEST(OverlappedTensorParallelism, HidesTheRingStepsBehindTheGemmChunksByHand) {
   // One block piece on tp = 2 ranks of a star with 1 GB/s and 1 us per (split-duplex) link:
   // forward 10 ms, backward 20 ms, a 2 ms GEMM beside each TP collective; gathered input
@@ -124,20 +136,15 @@ TEST(OverlappedTensorParallelism, HidesTheRingStepsBehindTheGemmChunksByHand) {
   // chunk [17.006, 18.006]; the rest, 20 - 2 - 2 = 16: [18.006, 34.006]; the input gradient's
   // reduce-scatter (a 1 MB ring step, ~1 ms) beside the weight-gradient GEMM [34.006, 36.006].
   // The iteration ends at 36.006 ms; the compute stream waited 0.002 + 3.002 + 3.002 ms for TP.
-  HybridModel model;
-  model.pieces.push_back({.name = "block",
-                          .forward_sec = 10e-3,
-                          .backward_sec = 20e-3,
-                          .output_bytes = 1000,
-                          .tp_in_bytes = 2000000,
-                          .tp_out_bytes = 8000000,
-                          .tp_in_gemm_sec = 2e-3,
-                          .tp_out_gemm_sec = 2e-3});
-  const HybridJob job{
-      .degrees = {.tp = 2}, .sequence_parallel = true, .tp_overlap = true, .iterations = 1};
-  ASSERT_EQ(check_hybrid(model, job), "");
-  const RunOptions run{.platform_path = "tests/testdata/sim_star2_1GBps.json", .ranks = 2};
-  const HybridReport r = replay_hybrid(model, job, run, "block", {.micro_batch = 1});
+  const HybridReport r = replay_one_block(2, "tests/testdata/sim_star2_1GBps.json",
+                                          {.name = "block",
+                                           .forward_sec = 10e-3,
+                                           .backward_sec = 20e-3,
+                                           .output_bytes = 1000,
+                                           .tp_in_bytes = 2000000,
+                                           .tp_out_bytes = 8000000,
+                                           .tp_in_gemm_sec = 2e-3,
+                                           .tp_out_gemm_sec = 2e-3});
   EXPECT_NEAR(r.replay.iteration_time_sec, 36.006e-3, 1e-9);
   ASSERT_EQ(r.stages.size(), 1u);
   EXPECT_NEAR(r.stages[0].compute_sec, 30e-3, 1e-12);
@@ -158,20 +165,15 @@ TEST(OverlappedTensorParallelism, FourRanksStepAroundTheRingByHand) {
   // 36.036; the rest, 40 - 8 = 32: [36.036, 68.036]; the input gradient's reduce-scatter (3
   // sub-steps of 0.75 MB, 2.256 ms) beside the 4 ms weight-gradient GEMM: the iteration ends at
   // 72.036 ms, the compute stream having waited 6.018 + 3 * 2.006 = 12.036 ms for TP.
-  HybridModel model;
-  model.pieces.push_back({.name = "block",
-                          .forward_sec = 20e-3,
-                          .backward_sec = 40e-3,
-                          .output_bytes = 1000,
-                          .tp_in_bytes = 3000000,
-                          .tp_out_bytes = 12000000,
-                          .tp_in_gemm_sec = 4e-3,
-                          .tp_out_gemm_sec = 4e-3});
-  const HybridJob job{
-      .degrees = {.tp = 4}, .sequence_parallel = true, .tp_overlap = true, .iterations = 1};
-  ASSERT_EQ(check_hybrid(model, job), "");
-  const RunOptions run{.platform_path = "tests/testdata/sim_star4_1GBps.json", .ranks = 4};
-  const HybridReport r = replay_hybrid(model, job, run, "block", {.micro_batch = 1});
+  const HybridReport r = replay_one_block(4, "tests/testdata/sim_star4_1GBps.json",
+                                          {.name = "block",
+                                           .forward_sec = 20e-3,
+                                           .backward_sec = 40e-3,
+                                           .output_bytes = 1000,
+                                           .tp_in_bytes = 3000000,
+                                           .tp_out_bytes = 12000000,
+                                           .tp_in_gemm_sec = 4e-3,
+                                           .tp_out_gemm_sec = 4e-3});
   EXPECT_NEAR(r.replay.iteration_time_sec, 72.036e-3, 1e-9);
   ASSERT_EQ(r.stages.size(), 1u);
   EXPECT_NEAR(r.stages[0].compute_sec, 60e-3, 1e-12);
