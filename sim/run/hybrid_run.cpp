@@ -297,7 +297,12 @@ void describe_job(const HybridModel& model, const HybridJob& job, HybridReport& 
     report.fsdp_unshard = fsdp_unshard_name(fsdp_unshard(job));
   }
   report.sequence_parallel = job.sequence_parallel;
-  report.tp_overlap = job.tp_overlap && job.degrees.tp > 1;
+  // Overlapped TP where a piece has a GEMM to run beside its collectives (a CNN's or a trace's
+  // pieces have none).
+  report.tp_overlap = job.tp_overlap && job.sequence_parallel && job.degrees.tp > 1 &&
+                      std::ranges::any_of(model.pieces, [](const ModelPiece& p) {
+                        return p.tp_in_gemm_sec > 0 || p.tp_out_gemm_sec > 0;
+                      });
   report.micro_batches = job.micro_batches;
   report.global_batch = job.micro_batches * report.micro_batch * d.dp;
   const int units = model.pieces.back().unit + 1;
