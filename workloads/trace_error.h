@@ -1,4 +1,5 @@
-// The one exception type of the workloads layer: a trace that cannot be used.
+// The one exception type of the workloads layer: a trace, or a transformer architecture file
+// (transformer_file.h), that cannot be used.
 #ifndef DTSIM_WORKLOADS_TRACE_ERROR_H_
 #define DTSIM_WORKLOADS_TRACE_ERROR_H_
 

@@ -15,10 +15,12 @@ po::options_description hybrid_flags(HybridFlags& f) {
   po::options_description d("Hybrid parallelism (sim/strategies/HYBRID.md)", kColumns,
                             kColumns / 2);
   auto add = d.add_options();
-  add("model", po::value(&f.model)->value_name("NAME"),
+  add("model", po::value(&f.model)->value_name("NAME|FILE.json"),
       "a transformer of the catalogue (workloads/TRANSFORMER.md: gpt3-175b, llama3-70b, "
-      "mixtral-8x7b, ...) or a CNN of the zoo (workloads/GENERATOR.md: resnet50, vgg16, alexnet, "
-      "cosmoflow, ...), its compute modelled on the sharded shapes; instead of --workload");
+      "mixtral-8x7b, ...), a transformer architecture file (dtsim's keys or a Hugging Face "
+      "config.json: TRANSFORMER.md, \"Your own model\") or a CNN of the zoo "
+      "(workloads/GENERATOR.md: resnet50, vgg16, alexnet, cosmoflow, ...), its compute modelled "
+      "on the sharded shapes; instead of --workload");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
       ("--model's GPU, from the generator's datasheets (" + workloads::device_names(", ") + ")")
           .c_str());

@@ -12,6 +12,7 @@
 #include "sim/config_error.h"
 #include "workloads/parsing/input_file.h"
 #include "workloads/parsing/json_fields.h"
+#include "workloads/transformer_file.h"
 
 namespace dtsim::sim {
 
@@ -22,7 +23,8 @@ using parsing::describe_json;
 
 namespace {
 
-// Flags whose value is a file: relative in a job file, relative to the job file's folder.
+// Flags whose value is a file: relative in a job file, relative to the job file's folder. So is
+// "model" when it names an architecture file (a path ending in .json).
 constexpr const char* kPathFlags[] = {"platform",    "workload",   "graph",
                                       "chakra",      "report",     "timeline",
                                       "link-report", "dump-graph", "dump-chakra"};
@@ -287,7 +289,9 @@ JobFile::JobFile(const std::string& path, const po::options_description& flags,
     if (!words) {
       continue;
     }
-    if (in(kPathFlags, key) && fs::path(words->front()).is_relative()) {
+    const bool names_file =
+        in(kPathFlags, key) || (key == "model" && workloads::is_transformer_file(words->front()));
+    if (names_file && fs::path(words->front()).is_relative()) {
       words->front() = (folder / words->front()).string();
     }
     if (in(kOutputFlags, key) && same_file(words->front(), path)) {

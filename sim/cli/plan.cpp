@@ -21,6 +21,7 @@
 #include "workloads/model_zoo.h"
 #include "workloads/roofline.h"
 #include "workloads/transformer.h"
+#include "workloads/transformer_file.h"
 
 namespace dtsim::sim {
 
@@ -40,9 +41,11 @@ struct PlanFlags {
 po::options_description plan_flags(PlanFlags& f) {
   po::options_description d("Plan (sim/planner/PLANNER.md)", kHelpColumns, kHelpColumns / 2);
   auto add = d.add_options();
-  add("model", po::value(&f.model)->required()->value_name("NAME"),
-      "a transformer of the catalogue (workloads/TRANSFORMER.md) or a CNN of the model zoo "
-      "(workloads/GENERATOR.md: resnet50, vgg16, alexnet, cosmoflow, ...)");
+  add("model", po::value(&f.model)->required()->value_name("NAME|FILE.json"),
+      "a transformer of the catalogue (workloads/TRANSFORMER.md), a transformer architecture "
+      "file (dtsim's keys or a Hugging Face config.json: TRANSFORMER.md, \"Your own model\") "
+      "or a CNN of the model zoo (workloads/GENERATOR.md: resnet50, vgg16, alexnet, cosmoflow, "
+      "...)");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
       ("the GPU: " + workloads::device_names(", ") +
        " (its datasheet times the compute, its memory bounds it)")
@@ -153,11 +156,13 @@ CnnSearchSpace cnn_search_space(const PlanFlags& f, const PlannerNetwork& net) {
 }
 
 SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
-  const workloads::TransformerArch* catalogued = workloads::find_transformer(f.model);
-  if (catalogued == nullptr) {
+  const std::optional<workloads::TransformerArch> catalogued =
+      workloads::find_or_read_transformer(f.model);
+  if (!catalogued) {
     throw ConfigError("--model " + f.model +
-                      ": not in the catalogue (workloads/TRANSFORMER.md) nor a CNN of the "
-                      "model zoo (workloads/GENERATOR.md)");
+                      ": not in the catalogue (workloads/TRANSFORMER.md), an architecture file "
+                      "(a path ending in .json) nor a CNN of the model zoo "
+                      "(workloads/GENERATOR.md)");
   }
   check_sizes(f, net);
   check_at_least("seq-len", f.seq_len, 0);

@@ -21,6 +21,7 @@
 #include "sim/run/hybrid_run.h"
 #include "sim/run/simulation.h"
 #include "workloads/parsing/units.h"
+#include "workloads/transformer_file.h"
 
 namespace dtsim::sim {
 
@@ -228,10 +229,12 @@ int run_simulate(const std::vector<std::string>& args, JobFile& job_file, bool m
     return run_memory(f);
   }
   reject_unused_flags(vm, hybrid, run_kind(f));
-  const auto inputs = input_files({{"job", f.job_path},
-                                   {"workload", f.workload},
-                                   {"graph", f.graph},
-                                   {"platform", f.run.platform}});
+  const auto inputs = input_files(
+      {{"job", f.job_path},
+       {"workload", f.workload},
+       {"model", workloads::is_transformer_file(f.hybrid.model) ? f.hybrid.model : std::string()},
+       {"graph", f.graph},
+       {"platform", f.run.platform}});
   check_outputs(f, inputs);
   auto outputs = requested_outputs(f.outputs);
   if (!f.chakra.empty()) {

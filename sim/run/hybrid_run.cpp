@@ -18,6 +18,7 @@
 #include "workloads/parsing/units.h"
 #include "workloads/roofline.h"
 #include "workloads/trace_reader.h"
+#include "workloads/transformer_file.h"
 
 namespace dtsim::sim {
 
@@ -42,15 +43,17 @@ namespace {
   refuse(why.substr(0, colon), why.substr(colon));
 }
 
-const workloads::TransformerArch& find_model(const std::string& name) {
-  if (const workloads::TransformerArch* arch = workloads::find_transformer(name)) {
-    return *arch;
+// --model's transformer: an architecture file, or a catalogue entry.
+workloads::TransformerArch find_model(const std::string& model) {
+  if (std::optional<workloads::TransformerArch> arch = workloads::find_or_read_transformer(model)) {
+    return *std::move(arch);
   }
   std::string names;
   for (const workloads::TransformerArch& a : workloads::transformer_catalog()) {
     names += (names.empty() ? "" : ", ") + a.name;
   }
-  throw ConfigError("model", name + ": not in the catalogue (" + names + ")");
+  throw ConfigError("model", model + ": not in the catalogue (" + names +
+                                 ") nor an architecture file (a path ending in .json)");
 }
 
 // The model's pieces and what the report says about where their compute comes from.
@@ -75,8 +78,9 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .precision = c.precision};
 }
 
-BuiltModel transformer(const HybridConfig& c, int seq_len) {
-  const workloads::TransformerArch arch = workloads::for_sequence(find_model(c.model), seq_len);
+BuiltModel transformer(const HybridConfig& c, const workloads::TransformerArch& model,
+                       int seq_len) {
+  const workloads::TransformerArch arch = workloads::for_sequence(model, seq_len);
   const workloads::TransformerShard shard = transformer_shard(c, seq_len);
   BuiltModel b;
   try {
@@ -338,6 +342,7 @@ PreparedJob prepare(const HybridConfig& config) {
   }
   int seq_len = 0;
   int micro_batch = config.micro_batch;
+  workloads::TransformerArch arch;  // a transformer's
   const bool zoo_cnn = !config.model.empty() && workloads::is_cnn(config.model);
   if (config.pytorch_cross_entropy && (zoo_cnn || config.model.empty())) {
     throw ConfigError("cross_entropy",
@@ -354,8 +359,9 @@ PreparedJob prepare(const HybridConfig& config) {
                         "model zoo, and " +
                             config.model + " is a transformer");
     }
-    seq_len = config.seq_len == 0 ? find_model(config.model).max_seq_len : config.seq_len;
-    p.built = transformer(config, seq_len);
+    arch = find_model(config.model);
+    seq_len = config.seq_len == 0 ? arch.max_seq_len : config.seq_len;
+    p.built = transformer(config, arch, seq_len);
   } else {
     p.built = trace(config);
     micro_batch = std::max(1, p.built.report.micro_batch);
@@ -374,7 +380,7 @@ PreparedJob prepare(const HybridConfig& config) {
     header.memory = cnn_memory(p.built.model, p.job, workloads::find_device(p.built.cnn_device),
                                precision == "fp16" || precision == "bf16");
   } else if (!config.model.empty()) {
-    header.memory = memory_model(workloads::for_sequence(find_model(config.model), seq_len),
+    header.memory = memory_model(workloads::for_sequence(arch, seq_len),
                                  transformer_shard(config, seq_len), p.job);
   }
   return p;
@@ -414,8 +420,8 @@ HybridReport simulate_hybrid(const HybridConfig& config, SimulateOutputs* output
 HybridReport hybrid_memory(const HybridConfig& config) {
   if (config.model.empty()) {
     throw ConfigError("model",
-                      ": the memory model needs a transformer of the catalogue (a workload trace "
-                      "has no layer shapes)");
+                      ": the memory model needs a transformer of the catalogue or an "
+                      "architecture file (a workload trace has no layer shapes)");
   }
   PreparedJob p = prepare(config);
   describe_job(p.built.model, p.job, p.built.report);

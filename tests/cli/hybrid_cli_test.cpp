@@ -1,5 +1,6 @@
 // `dtsim simulate --model/--parallel` as a user runs it: plain data parallelism unchanged, a
 // transformer job end to end, and every bad combination a located error (exit 2, no report).
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -244,6 +245,51 @@ TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
       unknown.err.starts_with("dtsim simulate: --model gpt-17: not in the catalogue "
                               "(gpt3-1.3b, "))
       << unknown.err;
+}
+
+// GPT-3 1.3B as the catalogue holds it (Brown et al. 2020, table 2.1; workloads/TRANSFORMER.md),
+// in an architecture file's keys.
+const char* kGpt3In13bFile = R"({"name": "gpt3-1.3b", "layers": 24, "hidden": 2048,
+    "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
+    "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
+    "linear_biases": true})";
+
+TEST_F(HybridCli, ArchitectureFileRunsAsTheCatalogueEntry) {
+  std::ofstream(path("gpt.json")) << kGpt3In13bFile;
+  const std::string job =
+      " --device a100 --platform tests/testdata/dgx_a100_2nodes.json "
+      "--ranks 16 --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 256";
+  const json named = simulate("--model gpt3-1.3b" + job, "named.json");
+  const json file = simulate("--model " + path("gpt.json").string() + job, "file.json");
+  EXPECT_EQ(file["result"], named["result"]);  // every time, to the last digit
+  EXPECT_EQ(file["model"], named["model"]);
+  EXPECT_EQ(file["memory"], named["memory"]);
+  // The file is an input like the platform: its hash is in the report.
+  const json& inputs = file["provenance"]["inputs"];
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0]["flag"], "model");
+  EXPECT_EQ(inputs[0]["path"], path("gpt.json").string());
+  // In a job file, a relative architecture file is beside the job file (as a platform is).
+  std::ofstream(path("job.json"))
+      << R"({"model": "gpt.json", "device": "a100", "ranks": 16, "global-batch": 16,
+            "parallel": {"tp": 2, "pp": 2, "dp": 4}, "seq-len": 256, "platform": ")"
+      << fs::absolute("tests/testdata/dgx_a100_2nodes.json").string() << "\"}";
+  EXPECT_EQ(simulate("--job " + path("job.json").string(), "job_report.json")["result"],
+            named["result"]);
+}
+
+TEST_F(HybridCli, BadArchitectureFileIsALocatedError) {
+  std::ofstream(path("gpt.json")) << R"({"name": "g", "layers": 24, "hidden": 2048,
+      "heads": 24, "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
+      "norm": "layernorm", "positions": "learned"})";
+  expect_error("--model " + path("gpt.json").string() +
+                   " --platform tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16",
+               "dtsim simulate: " + path("gpt.json").string() +
+                   ": /heads: 24: does not divide hidden 2048\n");
+  expect_error(
+      "--model " + path("none.json").string() +
+          " --platform tests/testdata/dgx_a100_2nodes.json --ranks 16 --parallel dp=16",
+      "dtsim simulate: " + path("none.json").string() + ": cannot open transformer architecture\n");
 }
 
 }  // namespace

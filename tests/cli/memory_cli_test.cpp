@@ -148,8 +148,8 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
   expect_error("--model gpt3-1.3b --bogus 1",
                "dtsim memory: unrecognised option '--bogus' (see dtsim memory --help)\n");
   expect_error("--workload workloads/traces/resnet50_v100_b32.json",
-               "dtsim memory: --model: the memory model needs a transformer of the catalogue (a "
-               "workload trace has no layer shapes)\n");
+               "dtsim memory: --model: the memory model needs a transformer of the catalogue or "
+               "an architecture file (a workload trace has no layer shapes)\n");
   expect_error(kGpt + " --recompute selective-op",
                "dtsim memory: --recompute selective-op: torchtitan's op-level policy is modelled "
                "for dense, bias-free SwiGLU blocks (Llama); gpt3-1.3b is not one (use selective "

@@ -2,6 +2,7 @@
 // estimated, the best few simulated, a table and a sentence, the plan as JSON and CSV; the same
 // bytes for any thread count; bad input a located error (exit 2, nothing written).
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -63,6 +64,23 @@ TEST_F(PlanCli, RanksTheSimulatedBestFirstAndExplainsTheWinner) {
   EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), rows.size() + 1);
 }
 
+TEST_F(PlanCli, PlansAnArchitectureFileAsTheCatalogueEntry) {
+  // gpt3-1.3b's catalogue entry (workloads/TRANSFORMER.md) in an architecture file's keys.
+  const std::string file = (dir_ / "gpt.json").string();
+  std::ofstream(file) << R"({"name": "gpt3-1.3b", "layers": 24, "hidden": 2048, "heads": 16,
+      "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
+      "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
+      "linear_biases": true})";
+  const std::string flags =
+      " --device a100 --platform tests/testdata/dgx_a100_2nodes.json "
+      "--gpus 8 --global-batch 8 --seq-len 256 --simulate 0";
+  const Result named = run("plan --model gpt3-1.3b" + flags);
+  const Result from_file = run("plan --model " + file + flags);
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(from_file.out, named.out);  // every configuration, estimate and memory
+}
+
 TEST_F(PlanCli, GivesTheSameBytesForAnyThreadCount) {
   const std::string one = (dir_ / "one.json").string();
   const std::string two = (dir_ / "two.json").string();
@@ -115,8 +133,18 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
       "dtsim plan: tests/testdata/pf_torus.json: the planner's estimate supports star and "
       "fat-tree platforms, not torus\n");
   expect_error("--model gpt9 --gpus 8 --global-batch 8" + platform,
-               "dtsim plan: --model gpt9: not in the catalogue (workloads/TRANSFORMER.md) nor a "
-               "CNN of the model zoo (workloads/GENERATOR.md)\n");
+               "dtsim plan: --model gpt9: not in the catalogue (workloads/TRANSFORMER.md), an "
+               "architecture file (a path ending in .json) nor a CNN of the model zoo "
+               "(workloads/GENERATOR.md)\n");
+  const std::string bad = (dir_ / "bad.json").string();
+  std::ofstream(bad) << R"({"name": "g", "layers": 2})";
+  expect_error("--model " + bad + " --gpus 8 --global-batch 8" + platform,
+               "dtsim plan: " + bad + ": /hidden: missing\n" + "dtsim plan: " + bad +
+                   ": /heads: missing\n" + "dtsim plan: " + bad + ": /ffn_hidden: missing\n" +
+                   "dtsim plan: " + bad + ": /vocab: missing\n" + "dtsim plan: " + bad +
+                   ": /max_seq_len: missing\n" + "dtsim plan: " + bad + ": /mlp: missing\n" +
+                   "dtsim plan: " + bad + ": /norm: missing\n" + "dtsim plan: " + bad +
+                   ": /positions: missing\n");
   expect_error(model + " --gpus 8 --simulate-timeout -1",
                "dtsim plan: --simulate-timeout: expected a number of seconds >= 0\n");
   expect_error(model + " --gpus 8 --image-size 224",
