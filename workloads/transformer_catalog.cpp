@@ -60,6 +60,26 @@ TransformerArch mpt(std::string name, int layers, int hidden, int heads, std::ui
   return a;
 }
 
+// NVIDIA's Nemotron-3 and Nemotron-4 as NeMo configures them: LayerNorm (layernorm1p: a scale
+// and a bias), a squared-ReLU MLP (not gated, so costed as GeLU's: one elementwise kernel
+// between two linears), rotary positions, no biases, an untied head, the 256,000-token
+// SentencePiece vocabulary; context 4096.
+TransformerArch nemotron(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn,
+                         std::uint64_t published, const char* source) {
+  return {.name = std::move(name),
+          .layers = layers,
+          .hidden = hidden,
+          .heads = heads,
+          .kv_heads = kv_heads,
+          .ffn_hidden = ffn,
+          .vocab = 256000,
+          .max_seq_len = 4096,
+          .mlp = MlpKind::kGelu,
+          .norm = NormKind::kLayerNorm,
+          .published_params = published,
+          .source = source};
+}
+
 TransformerArch mixtral(TransformerArch arch) {
   arch.experts = 8;
   arch.experts_per_token = 2;
@@ -100,6 +120,13 @@ const char* const kMpt =
     "positions of max_seq_len rows, tied embeddings); parameters at max_seq_len 2048 as "
     "llm-foundry's benchmarking README tables give them to 0.1 M "
     "(experiments/validation/data/hybrid.csv rows LLMF, column params_M)";
+
+const char* const kNemotron =
+    "NVIDIA NeMo nemo/collections/llm/gpt/model/nemotron.py (Nemotron3Config8B, 22B, "
+    "Nemotron4Config15B, 340B: layers, hidden, FFN, heads, query groups; NemotronConfig: "
+    "LayerNorm, squared ReLU, RoPE, no biases, untied) and NeMo-Framework-Launcher "
+    "conf/training/nemotron/nemotron_{8b,22b,340b}.yaml (the same, seq 4096, tokenizer "
+    "nemotron_2_256k); parameters: the configs' names, nominal";
 
 std::vector<TransformerArch> make_catalog() {
   const std::uint64_t b = 1000 * kMillion;
@@ -146,6 +173,10 @@ std::vector<TransformerArch> make_catalog() {
       mpt("mpt-13b", 40, 5120, 40, 12'854'000'000, kMpt),
       mpt("mpt-30b", 48, 7168, 56, 29'975'200'000, kMpt),
       mpt("mpt-70b", 80, 8192, 64, 64'862'400'000, kMpt),
+      nemotron("nemotron-8b", 32, 4096, 32, 32, 16384, 8 * b, kNemotron),
+      nemotron("nemotron-15b", 32, 6144, 48, 8, 24576, 15 * b, kNemotron),
+      nemotron("nemotron-22b", 40, 6144, 48, 48, 24576, 22 * b, kNemotron),
+      nemotron("nemotron-340b", 96, 18432, 96, 8, 73728, 340 * b, kNemotron),
       mixtral(
           llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 32768, 46'702'792'704, kMixtral)),
       mixtral(

@@ -22,21 +22,25 @@ using parsing::JsonFields;
 
 namespace {
 
-// Past this many parameters (about), dtsim's 64-bit byte counts could overflow.
-constexpr double kMaxParameters = 1e15;
+// Past this many parameters (about), a gradient's bytes pass what one collective of dtsim's graph
+// may move (2^50 bytes, 4 per fp32 gradient); the largest published models have under 2e12.
+constexpr double kMaxParameters = 1e14;
+// Past this many layers, building the graph takes minutes; the deepest published model has 128.
+constexpr int kMaxLayers = 10'000;
 
 // Which JSON key holds each TransformerArch field that transformer.cpp checks, so that its
 // GeneratorError ("heads", "30: does not divide hidden 4096") lands on the file's key.
 using KeyOf = std::map<std::string, std::string>;
 
-// An integer field >= 1 that fits an int; JSON null counts as absent (Hugging Face writes
+// An integer field from 1 to `max`; JSON null counts as absent (Hugging Face writes
 // "num_key_value_heads": null for "as many as the heads").
-std::optional<int> count(JsonFields& f, const char* key, bool required = true) {
+std::optional<int> count(JsonFields& f, const char* key, bool required = true,
+                         int max = std::numeric_limits<int>::max()) {
   const json* v = f.value(key, required);
   if (v == nullptr || (v->is_null() && !required)) {
     return std::nullopt;
   }
-  constexpr std::int64_t kMax = std::numeric_limits<int>::max();
+  const std::int64_t kMax = max;
   // An unsigned integer past kMax reads as 0 here: refused like any other.
   const std::int64_t n =
       !v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > kMax)
@@ -87,10 +91,12 @@ TransformerArch own_keys(JsonFields& f, KeyOf& key_of) {
                     "experts", "experts_per_token", "source"});
   TransformerArch a;
   a.name = f.string("name").value_or("?");
-  if (a.name.empty()) {
-    f.problem("name", "must not be empty");
+  if (a.name.empty() || parsing::printable(a.name) != a.name) {
+    f.problem("name", describe_json(json(parsing::printable(a.name))) +
+                          ": expected 1 to 64 bytes of printable text without quotes or "
+                          "backslashes");
   }
-  a.layers = count(f, "layers").value_or(1);
+  a.layers = count(f, "layers", true, kMaxLayers).value_or(1);
   a.hidden = count(f, "hidden").value_or(1);
   a.heads = count(f, "heads").value_or(1);
   a.kv_heads = count(f, "kv_heads", false).value_or(a.heads);
@@ -120,16 +126,27 @@ TransformerArch own_keys(JsonFields& f, KeyOf& key_of) {
 // (SiLU(gate) x up), rotary positions, no biases, an untied head unless the config ties it.
 TransformerArch llama_config(JsonFields& f, const std::string& type, KeyOf& key_of) {
   TransformerArch a;
-  a.layers = count(f, "num_hidden_layers").value_or(1);
+  a.layers = count(f, "num_hidden_layers", true, kMaxLayers).value_or(1);
   a.hidden = count(f, "hidden_size").value_or(1);
   a.heads = count(f, "num_attention_heads").value_or(1);
-  a.kv_heads = count(f, "num_key_value_heads", false).value_or(a.heads);
+  // Absent, LlamaConfig takes the heads; Mistral's, Mixtral's and Qwen2's defaults differ (8, 8,
+  // 32), so their files must say. null is the heads in all of them.
+  const json* kv = f.value("num_key_value_heads", type != "llama");
+  a.kv_heads =
+      kv != nullptr && !kv->is_null() ? count(f, "num_key_value_heads").value_or(a.heads) : a.heads;
   a.ffn_hidden = count(f, "intermediate_size").value_or(1);
   a.vocab = count(f, "vocab_size").value_or(1);
   a.max_seq_len = count(f, "max_position_embeddings").value_or(1);
   a.mlp = MlpKind::kSwiGlu;
   a.norm = NormKind::kRmsNorm;
   a.tied_embeddings = flag(f, "tie_word_embeddings").value_or(false);
+  for (const char* bias : {"attention_bias", "mlp_bias"}) {
+    if (flag(f, bias).value_or(false)) {
+      f.problem(bias, "true: dtsim's " + type +
+                          " block has no biases; describe the model in dtsim's own keys with "
+                          "\"linear_biases\": true");
+    }
+  }
   if (const std::optional<int> head_dim = count(f, "head_dim", false);
       head_dim && a.hidden % a.heads == 0 && *head_dim != a.hidden / a.heads) {
     f.problem("head_dim", std::to_string(*head_dim) +
@@ -153,11 +170,14 @@ TransformerArch llama_config(JsonFields& f, const std::string& type, KeyOf& key_
 // when null), learned positions, biases on every linear, the head tied unless the config unties.
 TransformerArch gpt2_config(JsonFields& f, KeyOf& key_of) {
   TransformerArch a;
-  a.layers = count(f, "n_layer").value_or(1);
+  a.layers = count(f, "n_layer", true, kMaxLayers).value_or(1);
   a.hidden = count(f, "n_embd").value_or(1);
   a.heads = count(f, "n_head").value_or(1);
   a.kv_heads = a.heads;
-  a.ffn_hidden = count(f, "n_inner", false).value_or(4 * a.hidden);
+  // n_inner null or absent: 4 x n_embd (an n_embd that large is refused by its size).
+  constexpr int kMaxInt = std::numeric_limits<int>::max();
+  a.ffn_hidden =
+      count(f, "n_inner", false).value_or(a.hidden <= kMaxInt / 4 ? 4 * a.hidden : kMaxInt);
   a.vocab = count(f, "vocab_size").value_or(1);
   a.max_seq_len = count(f, "n_positions").value_or(1);
   a.learned_positions = true;
@@ -170,23 +190,33 @@ TransformerArch gpt2_config(JsonFields& f, KeyOf& key_of) {
 }
 
 TransformerArch hugging_face(JsonFields& f, const std::string& path, KeyOf& key_of) {
-  const std::string type = f.string("model_type").value_or("");
+  const std::optional<std::string> read_type = f.string("model_type");
+  const std::string type = read_type.value_or("");
   TransformerArch a;
-  if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2") {
+  if (!read_type) {
+    // f.string recorded the problem
+  } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2") {
     a = llama_config(f, type, key_of);
+  } else if (type == "nemotron") {
+    // NemotronForCausalLM: Llama's keys, a LayerNorm with a bias, a squared-ReLU MLP that is
+    // not gated (up, activation, down: costed as GeLU's).
+    a = llama_config(f, type, key_of);
+    a.mlp = MlpKind::kGelu;
+    a.norm = NormKind::kLayerNorm;
   } else if (type == "gpt2") {
     a = gpt2_config(f, key_of);
   } else {
-    f.problem("model_type", describe_json(json(type)) +
-                                ": dtsim reads Hugging Face configs of llama, mistral, mixtral, "
-                                "qwen2 and gpt2; describe another model in dtsim's own keys "
-                                "(workloads/TRANSFORMER.md, \"Your own model\")");
+    f.problem("model_type",
+              describe_json(json(type)) +
+                  ": dtsim reads Hugging Face configs of llama, mistral, mixtral, "
+                  "qwen2, nemotron and gpt2; describe another model in dtsim's own keys "
+                  "(workloads/TRANSFORMER.md, \"Your own model\")");
   }
   const std::optional<std::string> name = f.string("_name_or_path", false);
   // The Hub's files are all called config.json: a downloaded model's folder names it.
-  const std::filesystem::path file(path);
+  const std::filesystem::path file = std::filesystem::absolute(path).lexically_normal();
   const std::string folder = file.parent_path().filename().string();
-  a.name = name && !name->empty()                       ? *name
+  a.name = name && !name->empty()                       ? parsing::printable(*name)
            : file.stem() == "config" && !folder.empty() ? folder
                                                         : file.stem().string();
   a.source = "Hugging Face config " + path;
@@ -197,10 +227,10 @@ TransformerArch hugging_face(JsonFields& f, const std::string& path, KeyOf& key_
 void check(const TransformerArch& a, const KeyOf& key_of, std::vector<std::string>& problems) {
   const double params =
       1.0 * a.layers * a.hidden * (4.0 * a.hidden + 3.0 * a.ffn_hidden * a.experts) +
-      2.0 * a.vocab * a.hidden + 1.0 * a.max_seq_len * a.hidden;
+      2.0 * a.vocab * a.hidden + (a.learned_positions ? 1.0 * a.max_seq_len * a.hidden : 0.0);
   if (params > kMaxParameters) {
     problems.push_back(": about " + parsing::format_number("%.3g", params) +
-                       " parameters; dtsim models up to 1e+15");
+                       " parameters; dtsim models up to 1e+14");
     return;
   }
   try {

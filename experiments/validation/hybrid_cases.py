@@ -58,8 +58,11 @@ def attention_kernel(source, row):
 # VP 5, CP 2), whose fp8 launch script picks a userbuffers configuration; NeMo 2.0's performance
 # recipes of GPT-3 175B and Llama 3 70B set tp_comm_overlap=True. Llama 2 13B and 70B
 # (llama2_*.yaml @0446d2c0: `ub_tp_comm_overlap: false`) and the TP-1 models do not. Looked up
-# after the NeMo TP + PP rows were seen 13-16 % slow (README, "Overlapped TP").
-NEMO_TP_OVERLAP = {"gpt3-20b", "gpt3-175b", "llama3-70b"}
+# after the NeMo TP + PP rows were seen 13-16 % slow (README, "Overlapped TP"). Nemotron's
+# (nemotron/nemotron_{8b,22b}.yaml @089b90e6, nemotron_340b.yaml @3be81fc1: `ub_tp_comm_overlap:
+# True`) were read when those models joined the catalogue, before their rows were predicted.
+NEMO_TP_OVERLAP = {"gpt3-20b", "gpt3-175b", "llama3-70b", "nemotron-8b", "nemotron-22b",
+                   "nemotron-340b"}
 NEMO_TP_OVERLAP_SOURCE = "NeMo-Framework-Launcher training configs (ub_tp_comm_overlap)"
 
 METRICS = {"throughput_per_gpu": "tokens/s/GPU", "tflops_per_gpu": "TFLOP/s/GPU",
@@ -118,8 +121,9 @@ class HybridCase:
 def read_catalog(path=CATALOG_CPP):
     """{lower-case name: dims} of the transformer catalogue, read from its C++ source so that
     there is one list: gpt(name, layers, hidden, heads, vocab, positions, ...),
-    llama(name, layers, hidden, heads, kv_heads, ffn, vocab, context, ...) and
-    mpt(name, layers, hidden, heads, ...)."""
+    llama(name, layers, hidden, heads, kv_heads, ffn, vocab, context, ...),
+    mpt(name, layers, hidden, heads, ...) and nemotron(name, layers, hidden, heads, kv_heads,
+    ffn, ...)."""
     text = pathlib.Path(path).read_text()
     catalog = {}
     for m in re.finditer(r'\bgpt\(\s*"([^"]+)",\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),',
@@ -141,6 +145,14 @@ def read_catalog(path=CATALOG_CPP):
         name, layers, hidden, heads = m.group(1), *map(int, m.groups()[1:])
         catalog[name.lower()] = dict(name=name, layers=layers, hidden=hidden, heads=heads,
                                      kv_heads=heads, ffn=4 * hidden, vocab=50368, context=None,
+                                     swiglu=False, experts=0)
+    # nemotron(name, layers, hidden, heads, kv_heads, ffn, ...): not gated, vocab 256000,
+    # context 4096.
+    for m in re.finditer(r'\bnemotron\(\s*"([^"]+)",\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),',
+                         text):
+        name, layers, hidden, heads, kv, ffn = m.group(1), *map(int, m.groups()[1:])
+        catalog[name.lower()] = dict(name=name, layers=layers, hidden=hidden, heads=heads,
+                                     kv_heads=kv, ffn=ffn, vocab=256000, context=4096,
                                      swiglu=False, experts=0)
     return catalog
 

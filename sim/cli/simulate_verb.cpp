@@ -122,6 +122,11 @@ std::uint64_t bucket_cap_bytes(double bucket_mb) {
   return static_cast<std::uint64_t>(std::llround(bucket_mb * 1024 * 1024));
 }
 
+// --model's architecture file, an input like the platform; "" for a name.
+std::string model_file(const std::string& model) {
+  return workloads::is_transformer_file(model) ? model : "";
+}
+
 // dtsim memory: the memory model of a --model job, printed and written; nothing simulated.
 int run_memory(const SimulateFlags& f) {
   if (!f.graph.empty()) {
@@ -129,7 +134,7 @@ int run_memory(const SimulateFlags& f) {
                       ": dtsim memory needs --model NAME (a graph has no layer shapes)");
   }
   check_output_path("report", f.run.report);
-  const auto inputs = input_files({{"job", f.job_path}});
+  const auto inputs = input_files({{"job", f.job_path}, {"model", model_file(f.hybrid.model)}});
   check_distinct_outputs(with_inputs({{"report", f.run.report}}, inputs));
   const auto report = hybrid_memory(hybrid_config(f.hybrid, {.ranks = f.run.ranks}, f.workload,
                                                   bucket_cap_bytes(f.bucket_mb), f.iterations));
@@ -229,12 +234,11 @@ int run_simulate(const std::vector<std::string>& args, JobFile& job_file, bool m
     return run_memory(f);
   }
   reject_unused_flags(vm, hybrid, run_kind(f));
-  const auto inputs = input_files(
-      {{"job", f.job_path},
-       {"workload", f.workload},
-       {"model", workloads::is_transformer_file(f.hybrid.model) ? f.hybrid.model : std::string()},
-       {"graph", f.graph},
-       {"platform", f.run.platform}});
+  const auto inputs = input_files({{"job", f.job_path},
+                                   {"workload", f.workload},
+                                   {"model", model_file(f.hybrid.model)},
+                                   {"graph", f.graph},
+                                   {"platform", f.run.platform}});
   check_outputs(f, inputs);
   auto outputs = requested_outputs(f.outputs);
   if (!f.chakra.empty()) {

@@ -56,6 +56,34 @@ workloads::TransformerArch find_model(const std::string& model) {
                                  ") nor an architecture file (a path ending in .json)");
 }
 
+// Why a transformer's pieces are beyond what the execution graph holds (a pass of at most
+// kMaxDurationSec, a collective of at most kMaxBytes: sim/graph/graph_validate.cpp), or "": said
+// here as bad input rather than by the graph's validator as an internal error. Conservative:
+// the passes of all pieces and all their gradients summed, as one bucket or step could hold.
+std::string beyond_graph(const HybridModel& model) {
+  double pass_sec = 0;
+  double gradient_bytes = 0;
+  double largest_bytes = 0;  // any one piece's collective
+  for (const ModelPiece& p : model.pieces) {
+    pass_sec += p.forward_sec + p.backward_sec + p.recompute_sec;
+    gradient_bytes += static_cast<double>(std::max(p.grad_bytes, p.weight_bytes));
+    for (std::uint64_t bytes :
+         {p.output_bytes, p.tp_in_bytes, p.tp_out_bytes, p.cp_kv_bytes, p.ep_bytes}) {
+      largest_bytes = std::max(largest_bytes, static_cast<double>(bytes));
+    }
+  }
+  if (!(pass_sec <= parsing::kMaxDurationSec)) {
+    return "its passes take " + parsing::format_number("%.3g", pass_sec) +
+           " s per micro-batch, and dtsim simulates passes of at most 1e9 s";
+  }
+  if (std::max(gradient_bytes, largest_bytes) > static_cast<double>(workloads::kMaxBytes)) {
+    return "its gradients or activations take " +
+           parsing::format_number("%.3g", std::max(gradient_bytes, largest_bytes)) +
+           " bytes, and dtsim's collectives move at most 2^50";
+  }
+  return "";
+}
+
 // The model's pieces and what the report says about where their compute comes from.
 struct BuiltModel {
   HybridModel model;
@@ -362,6 +390,10 @@ PreparedJob prepare(const HybridConfig& config) {
     arch = find_model(config.model);
     seq_len = config.seq_len == 0 ? arch.max_seq_len : config.seq_len;
     p.built = transformer(config, arch, seq_len);
+    if (std::string why = beyond_graph(p.built.model); !why.empty()) {
+      throw ConfigError("model", config.model + " at " + std::to_string(seq_len) +
+                                     " tokens per sequence is too large to simulate: " + why);
+    }
   } else {
     p.built = trace(config);
     micro_batch = std::max(1, p.built.report.micro_batch);

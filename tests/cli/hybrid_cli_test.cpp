@@ -248,8 +248,8 @@ TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
 }
 
 // GPT-3 1.3B as the catalogue holds it (Brown et al. 2020, table 2.1; workloads/TRANSFORMER.md),
-// in an architecture file's keys.
-const char* kGpt3In13bFile = R"({"name": "gpt3-1.3b", "layers": 24, "hidden": 2048,
+// in an architecture file's keys, under another name (so that only its fields can make it so).
+const char* kGpt3In13bFile = R"({"name": "my-gpt", "layers": 24, "hidden": 2048,
     "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
     "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
     "linear_biases": true})";
@@ -262,8 +262,11 @@ TEST_F(HybridCli, ArchitectureFileRunsAsTheCatalogueEntry) {
   const json named = simulate("--model gpt3-1.3b" + job, "named.json");
   const json file = simulate("--model " + path("gpt.json").string() + job, "file.json");
   EXPECT_EQ(file["result"], named["result"]);  // every time, to the last digit
-  EXPECT_EQ(file["model"], named["model"]);
   EXPECT_EQ(file["memory"], named["memory"]);
+  EXPECT_EQ(file["model"]["name"], "my-gpt");
+  json model = file["model"];
+  model["name"] = "gpt3-1.3b";
+  EXPECT_EQ(model, named["model"]);
   // The file is an input like the platform: its hash is in the report.
   const json& inputs = file["provenance"]["inputs"];
   ASSERT_EQ(inputs.size(), 2u);
@@ -276,6 +279,25 @@ TEST_F(HybridCli, ArchitectureFileRunsAsTheCatalogueEntry) {
       << fs::absolute("tests/testdata/dgx_a100_2nodes.json").string() << "\"}";
   EXPECT_EQ(simulate("--job " + path("job.json").string(), "job_report.json")["result"],
             named["result"]);
+}
+
+TEST_F(HybridCli, ArchitectureTooLargeToSimulateIsBadInput) {
+  // A RoPE model whose trained context (the default --seq-len) is 2^31 - 1 tokens: its attention
+  // alone, 2 (2^31)^2 x 65536 FLOPs a layer forward, passes the graph's 1e9 s per pass at any
+  // H100 rate. Exit 2, not an internal error.
+  std::ofstream(path("long.json")) << R"({"name": "long", "layers": 2, "hidden": 65536,
+      "heads": 64, "ffn_hidden": 256, "vocab": 100, "max_seq_len": 2147483647, "mlp": "gelu",
+      "norm": "layernorm", "positions": "rope"})";
+  const Result r = run("simulate --model " + path("long.json").string() +
+                       " --platform tests/testdata/dgx_a100_2nodes.json --ranks 16 "
+                       "--parallel dp=16 --report " +
+                       path("bad.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.err.starts_with("dtsim simulate: --model " + path("long.json").string() +
+                                " at 2147483647 tokens per sequence is too large to simulate: "
+                                "its passes take "))
+      << r.err;
+  EXPECT_FALSE(fs::exists(path("bad.json")));
 }
 
 TEST_F(HybridCli, BadArchitectureFileIsALocatedError) {

@@ -1,5 +1,6 @@
 // `dtsim memory` as a user runs it: simulate's flags (and job files), a per-stage table and a
 // JSON report, nothing simulated; bad input a located error (exit 2, no report).
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -141,6 +142,26 @@ TEST_F(MemoryCli, OutputIsDeterministic) {
   const Result b = run("memory " + kGpt + " --sequence-parallel --recompute selective");
   EXPECT_EQ(a.exit_code, 0);
   EXPECT_EQ(a.out, b.out);
+}
+
+TEST_F(MemoryCli, ArchitectureFileIsAnInputItNeverOverwrites) {
+  // gpt3-1.3b's catalogue entry (workloads/TRANSFORMER.md) in an architecture file's keys.
+  const std::string file = (dir_ / "gpt.json").string();
+  const std::string text = R"({"name": "my-gpt", "layers": 24, "hidden": 2048, "heads": 16,
+      "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
+      "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
+      "linear_biases": true})";
+  std::ofstream(file) << text;
+  const std::string args = kGpt.substr(kGpt.find(" --device"));
+  const json m = memory("--model " + file + args);
+  EXPECT_EQ(m["memory"], memory(kGpt)["memory"]);
+  ASSERT_EQ(m["provenance"]["inputs"].size(), 1u);
+  EXPECT_EQ(m["provenance"]["inputs"][0]["flag"], "model");
+  EXPECT_EQ(m["provenance"]["inputs"][0]["path"], file);
+  const Result r = run("memory --model " + file + args + " --report " + file);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dtsim memory: --model " + file + ": the same file as --report\n");
+  EXPECT_EQ(slurp(file), text);
 }
 
 TEST_F(MemoryCli, BadInputIsALocatedError) {

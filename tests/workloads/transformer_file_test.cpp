@@ -106,8 +106,23 @@ TEST_F(TransformerFile, HuggingFaceLlamaConfigIsTheCataloguesLlama) {
   const TransformerArch a =
       read_transformer_file(write("Meta-Llama-3-8B/config.json", kLlama3In8bHuggingFace));
   EXPECT_EQ(a.name, "Meta-Llama-3-8B");  // the downloaded folder's name
+  EXPECT_EQ(read_transformer_file((dir_ / "Meta-Llama-3-8B/./config.json").string()).name,
+            "Meta-Llama-3-8B");
   expect_same_shape(a, *find_transformer("llama3-8b"));
   EXPECT_EQ(parameter_count(a), 8'030'261'248u);
+}
+
+TEST_F(TransformerFile, HuggingFaceTiesAsTheConfigSays) {
+  // A tied Llama 3 8B has no head of its own: 128256 x 4096 = 525,336,576 parameters fewer.
+  std::string tied = kLlama3In8bHuggingFace;
+  tied.replace(tied.find("\"tie_word_embeddings\": false"), 28, "\"tie_word_embeddings\": true ");
+  EXPECT_EQ(parameter_count(read_transformer_file(write("tied.json", tied))),
+            8'030'261'248u - 128'256u * 4096);
+  // An untied GPT-2 small gains one: 124,439,808 + 50257 x 768.
+  const TransformerArch gpt = read_transformer_file(write("untied.json", R"({
+    "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024,
+    "vocab_size": 50257, "tie_word_embeddings": false})"));
+  EXPECT_EQ(parameter_count(gpt), 124'439'808u + 50'257u * 768);
 }
 
 TEST_F(TransformerFile, HuggingFaceMixtralConfigHasItsExperts) {
@@ -120,6 +135,16 @@ TEST_F(TransformerFile, HuggingFaceMixtralConfigHasItsExperts) {
   EXPECT_EQ(a.name, "mixtral-8x7b");
   expect_same_shape(a, *find_transformer("mixtral-8x7b"));
   EXPECT_EQ(parameter_count(a), 46'702'792'704u);  // Mistral AI's published count
+}
+
+TEST_F(TransformerFile, HuggingFaceNemotronConfigIsTheCataloguesNemotron) {
+  // nvidia/Nemotron-4-340B's dimensions as a Hugging Face NemotronConfig writes them.
+  const TransformerArch a = read_transformer_file(write("nemotron.json", R"({
+    "model_type": "nemotron", "hidden_act": "relu2", "hidden_size": 18432,
+    "intermediate_size": 73728, "max_position_embeddings": 4096, "num_attention_heads": 96,
+    "num_hidden_layers": 96, "num_key_value_heads": 8, "partial_rotary_factor": 0.5,
+    "tie_word_embeddings": false, "vocab_size": 256000})"));
+  expect_same_shape(a, *find_transformer("nemotron-340b"));
 }
 
 TEST_F(TransformerFile, HuggingFaceGpt2ConfigIsGpt2Small) {
@@ -149,8 +174,10 @@ TEST_F(TransformerFile, EveryProblemIsLocated) {
                 "/hiden: unknown key (expected one of name, layers, hidden, heads, kv_heads, "
                 "ffn_hidden, vocab, max_seq_len, mlp, norm, positions, tied_embeddings, "
                 "linear_biases, experts, experts_per_token, source)\n" +
-                p + "/name: must not be empty\n" + p +
-                "/layers: expected an integer from 1 to 2147483647, got number 0\n" + p +
+                p +
+                "/name: string \"\": expected 1 to 64 bytes of printable text without quotes "
+                "or backslashes\n" +
+                p + "/layers: expected an integer from 1 to 10000, got number 0\n" + p +
                 "/ffn_hidden: expected an integer from 1 to 2147483647, got number 1.5\n" + p +
                 "/vocab: expected an integer from 1 to 2147483647, got number -3\n" + p +
                 "/mlp: expected \"gelu\" or \"swiglu\", got string \"relu\"\n" + p +
@@ -168,17 +195,24 @@ TEST_F(TransformerFile, EveryProblemIsLocated) {
             p + "/experts_per_token: 3: above experts 2");
   // Too large for 64-bit byte counts: 2 x 2e9 x (4 x 2e9) parameters.
   EXPECT_EQ(error_of(R"({"name": "x", "hidden": 2000000000, "heads": 1, )" + shape + "}"),
-            p + "about 3.2e+19 parameters; dtsim models up to 1e+15");
+            p + "about 3.2e+19 parameters; dtsim models up to 1e+14");
+  // Deeper than any published model by far (128 layers): building its graph would take minutes.
+  EXPECT_EQ(error_of(R"({"name": "x", "hidden": 64, "heads": 4, )" + shape + "}"), "");  // 2
+  EXPECT_EQ(error_of(R"({"name": "x", "layers": 10001, "hidden": 64, "heads": 4,
+      "ffn_hidden": 256, "vocab": 100, "max_seq_len": 32, "mlp": "gelu", "norm": "layernorm",
+      "positions": "rope"})"),
+            p + "/layers: expected an integer from 1 to 10000, got number 10001");
   EXPECT_EQ(error_of("[1, 2]"), p + "expected a JSON object (workloads/TRANSFORMER.md, \"Your "
                                     "own model\"), got array [1,2]");
 }
 
 TEST_F(TransformerFile, HuggingFaceProblemsNameItsKeys) {
   const std::string p = (dir_ / "bad.json").string() + ": ";
-  EXPECT_EQ(error_of(R"({"model_type": "gemma", "hidden_size": 3072})"),
-            p + "/model_type: string \"gemma\": dtsim reads Hugging Face configs of llama, "
-                "mistral, mixtral, qwen2 and gpt2; describe another model in dtsim's own keys "
-                "(workloads/TRANSFORMER.md, \"Your own model\")");
+  EXPECT_EQ(
+      error_of(R"({"model_type": "gemma", "hidden_size": 3072})"),
+      p + "/model_type: string \"gemma\": dtsim reads Hugging Face configs of llama, "
+          "mistral, mixtral, qwen2, nemotron and gpt2; describe another model in dtsim's own keys "
+          "(workloads/TRANSFORMER.md, \"Your own model\")");
   // Mistral NeMo's heads are 128 wide, not 5120 / 32: dtsim's attention cannot say so.
   EXPECT_EQ(error_of(R"({"model_type": "mistral", "hidden_size": 5120,
       "num_attention_heads": 32, "head_dim": 128, "num_hidden_layers": 40,
@@ -190,6 +224,17 @@ TEST_F(TransformerFile, HuggingFaceProblemsNameItsKeys) {
       "num_hidden_layers": 2, "num_key_value_heads": 5, "intermediate_size": 256,
       "vocab_size": 100, "max_position_embeddings": 64})"),
             p + "/num_key_value_heads: 5: does not divide heads 32");
+  // Mistral's default is 8 KV heads, not the heads: its file must say.
+  EXPECT_EQ(error_of(R"({"model_type": "mistral", "hidden_size": 4096,
+      "num_attention_heads": 32, "num_hidden_layers": 2, "intermediate_size": 256,
+      "vocab_size": 100, "max_position_embeddings": 64})"),
+            p + "/num_key_value_heads: missing");
+  EXPECT_EQ(error_of(R"({"model_type": "llama", "attention_bias": true, "hidden_size": 4096,
+      "num_attention_heads": 32, "num_hidden_layers": 2, "intermediate_size": 256,
+      "vocab_size": 100, "max_position_embeddings": 64})"),
+            p + "/attention_bias: true: dtsim's llama block has no biases; describe the model in "
+                "dtsim's own keys with \"linear_biases\": true");
+  EXPECT_EQ(error_of(R"({"model_type": null})"), p + "/model_type: expected a string, got null");
   EXPECT_EQ(error_of(R"({"model_type": "llama"})"),
             p + "/num_hidden_layers: missing\n" + p + "/hidden_size: missing\n" + p +
                 "/num_attention_heads: missing\n" + p + "/intermediate_size: missing\n" + p +

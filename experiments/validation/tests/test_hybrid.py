@@ -47,7 +47,7 @@ class HybridCases(unittest.TestCase):
         return str(ctx.exception)
 
     def test_catalogue_is_read_from_its_cpp_source(self):
-        self.assertEqual(len(self.catalog), 41)
+        self.assertEqual(len(self.catalog), 45)
         # mpt(...): GPT's block at vocab 50368, the position table the run's (no fixed context).
         self.assertEqual(self.catalog["mpt-7b"]["hidden"], 4096)
         self.assertEqual(self.catalog["mpt-7b"]["vocab"], 50368)
@@ -57,6 +57,10 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(self.catalog["llama2-70b"]["kv_heads"], 8)
         self.assertEqual(self.catalog["mixtral-8x22b"]["experts"], 8)
         self.assertEqual(self.catalog["llama3.1-405b"]["layers"], 126)
+        # nemotron(...): NeMo's Nemotron-4 340B config, GQA with 8 groups, an MLP not gated.
+        self.assertEqual(self.catalog["nemotron-340b"]["kv_heads"], 8)
+        self.assertEqual(self.catalog["nemotron-340b"]["ffn"], 4 * 18432)
+        self.assertFalse(self.catalog["nemotron-340b"]["swiglu"])
 
     def test_torchtitan_fsdp_row_on_one_h100_node(self):
         c = self.case("TT-H1")
