@@ -33,16 +33,13 @@ void check_duration(double v, const std::string& pointer, std::vector<std::strin
   check_non_negative(v, pointer, problems);
 }
 
-}  // namespace
-
-std::vector<std::string> validate(const Workload& w) {
-  std::vector<std::string> problems;
+// The trace's own fields: format, measurement, model, batch, optimizer.
+void check_header(const Workload& w, std::vector<std::string>& problems) {
   if (w.format_version < kOldestFormatVersion || w.format_version > kFormatVersion) {
     problems.push_back("/format_version: unsupported version " + std::to_string(w.format_version));
   }
-  const bool v1 = w.format_version == 1;
   if (w.measurement) {
-    if (v1) {
+    if (w.format_version == 1) {
       problems.push_back("/measurement: needs format_version 2");
     }
     const Measurement& m = *w.measurement;
@@ -66,48 +63,61 @@ std::vector<std::string> validate(const Workload& w) {
   if (w.layers.empty()) {
     problems.push_back("/layers: a trace needs at least one layer");
   }
+}
+
+// Layer `i` of a trace of `format_version`; `first_index`: the layers named so far.
+void check_layer(const Layer& layer, std::size_t i, int format_version,
+                 std::map<std::string, std::size_t>& first_index,
+                 std::vector<std::string>& problems) {
+  const std::string pointer = "/layers/" + std::to_string(i);
+  if (layer.param_bytes > kMaxBytes) {
+    problems.push_back(pointer + "/param_bytes: expected at most 2^50 (1 PiB), got " +
+                       std::to_string(layer.param_bytes));
+  }
+  if (layer.name.empty()) {
+    problems.push_back(pointer + "/name: must not be empty");
+  } else if (auto [it, inserted] = first_index.emplace(layer.name, i); !inserted) {
+    problems.push_back(pointer + "/name: \"" + parsing::printable(layer.name) +
+                       "\" already names /layers/" + std::to_string(it->second));
+  }
+  check_duration(layer.forward_sec, pointer + "/forward_sec", problems);
+  check_duration(layer.backward_sec, pointer + "/backward_sec", problems);
+  if (layer.forward_flops) {
+    check_non_negative(*layer.forward_flops, pointer + "/forward_flops", problems);
+  }
+  for (const auto& [key, value] : {std::pair{"forward_iqr_sec", layer.forward_iqr_sec},
+                                   std::pair{"backward_iqr_sec", layer.backward_iqr_sec}}) {
+    if (!value) {
+      continue;
+    }
+    check_duration(*value, pointer + "/" + key, problems);
+    if (format_version == 1) {
+      problems.push_back(pointer + "/" + key + ": needs format_version 2");
+    }
+  }
+  if (layer.activation_bytes) {
+    if (*layer.activation_bytes > kMaxBytes) {
+      problems.push_back(pointer + "/activation_bytes: expected at most 2^50 (1 PiB), got " +
+                         std::to_string(*layer.activation_bytes));
+    }
+    if (format_version < 3) {
+      problems.push_back(pointer + "/activation_bytes: needs format_version 3");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const Workload& w) {
+  std::vector<std::string> problems;
+  check_header(w, problems);
   std::map<std::string, std::size_t> first_index;
   double total_param_bytes = 0;
   bool layer_too_large = false;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
-    const Layer& layer = w.layers[i];
-    const std::string pointer = "/layers/" + std::to_string(i);
-    total_param_bytes += static_cast<double>(layer.param_bytes);
-    if (layer.param_bytes > kMaxBytes) {
-      layer_too_large = true;
-      problems.push_back(pointer + "/param_bytes: expected at most 2^50 (1 PiB), got " +
-                         std::to_string(layer.param_bytes));
-    }
-    if (layer.name.empty()) {
-      problems.push_back(pointer + "/name: must not be empty");
-    } else if (auto [it, inserted] = first_index.emplace(layer.name, i); !inserted) {
-      problems.push_back(pointer + "/name: \"" + parsing::printable(layer.name) +
-                         "\" already names /layers/" + std::to_string(it->second));
-    }
-    check_duration(layer.forward_sec, pointer + "/forward_sec", problems);
-    check_duration(layer.backward_sec, pointer + "/backward_sec", problems);
-    if (layer.forward_flops) {
-      check_non_negative(*layer.forward_flops, pointer + "/forward_flops", problems);
-    }
-    for (const auto& [key, value] : {std::pair{"forward_iqr_sec", layer.forward_iqr_sec},
-                                     std::pair{"backward_iqr_sec", layer.backward_iqr_sec}}) {
-      if (!value) {
-        continue;
-      }
-      check_duration(*value, pointer + "/" + key, problems);
-      if (v1) {
-        problems.push_back(pointer + "/" + key + ": needs format_version 2");
-      }
-    }
-    if (layer.activation_bytes) {
-      if (*layer.activation_bytes > kMaxBytes) {
-        problems.push_back(pointer + "/activation_bytes: expected at most 2^50 (1 PiB), got " +
-                           std::to_string(*layer.activation_bytes));
-      }
-      if (w.format_version < 3) {
-        problems.push_back(pointer + "/activation_bytes: needs format_version 3");
-      }
-    }
+    total_param_bytes += static_cast<double>(w.layers[i].param_bytes);
+    layer_too_large = layer_too_large || w.layers[i].param_bytes > kMaxBytes;
+    check_layer(w.layers[i], i, w.format_version, first_index, problems);
   }
   // Checked once every layer is within bounds, so that one huge layer gives one problem.
   if (!layer_too_large && total_param_bytes > static_cast<double>(kMaxBytes)) {

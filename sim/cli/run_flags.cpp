@@ -117,16 +117,12 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) 
   return *bytes;
 }
 
-dtsim::sim::RunOptions run_options(const RunFlags& f) {
-  dtsim::sim::RunOptions run{.platform_path = f.platform,
-                             .ranks = f.ranks,
-                             .algorithm = f.algorithm,
-                             .ranks_per_node = f.ranks_per_node};
+namespace {
+
+// --replay and --fold into `run`.
+void set_replay(const RunFlags& f, dtsim::sim::RunOptions& run) {
   if (f.replay != "collapsed" && f.replay != "fast" && f.replay != "step") {
     throw ConfigError("--replay " + f.replay + ": expected collapsed, fast or step");
-  }
-  for (const std::string& text : f.apply) {
-    run.what_if.push_back(dtsim::sim::parse_what_if(text));
   }
   run.collapse = f.replay != "step";
   run.collapse_pipelines = f.replay == "fast";
@@ -136,42 +132,34 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   run.fold = f.fold == "verified" ? dtsim::sim::FoldMode::kVerified
              : f.fold == "node"   ? dtsim::sim::FoldMode::kNode
                                   : dtsim::sim::FoldMode::kExact;
-  auto placement = dtsim::sim::parse_placement(f.placement);
-  if (!placement) {
-    throw ConfigError("--placement " + f.placement +
-                      ": expected linear, round-robin, random, random:SEED (an integer >= 0) or "
-                      "topology-aware");
-  }
-  run.placement = *placement;
-  run.chunk_bytes = parse_size_flag("chunk", f.chunk);
-  const auto latency_sec = dtsim::parsing::parse_duration(f.collective_latency);
+}
+
+double collective_latency_sec(const std::string& text) {
+  const auto latency_sec = dtsim::parsing::parse_duration(text);
   if (!latency_sec || *latency_sec < 0) {
-    throw ConfigError("--collective-latency " + dtsim::parsing::printable(f.collective_latency) +
+    throw ConfigError("--collective-latency " + dtsim::parsing::printable(text) +
                       ": expected a duration >= 0 such as 8.4us");
   }
   if (*latency_sec > dtsim::parsing::kMaxDurationSec) {
-    throw ConfigError("--collective-latency " + dtsim::parsing::printable(f.collective_latency) +
+    throw ConfigError("--collective-latency " + dtsim::parsing::printable(text) +
                       ": expected at most 1e9 s");
   }
-  run.collective_latency_sec = *latency_sec;
-  if (!f.grid.empty()) {
-    int x = 0, y = 0;
-    char sep = 0;
-    std::istringstream in(f.grid);
-    if (!(in >> x >> sep >> y) || sep != 'x' || !in.eof() || x < 1 || y < 1) {
-      throw ConfigError("--grid " + f.grid + ": expected XxY with X, Y >= 1, e.g. 8x16");
-    }
-    run.grid = {x, y};
+  return *latency_sec;
+}
+
+// --grid XxY.
+std::vector<int> parse_grid(const std::string& text) {
+  int x = 0, y = 0;
+  char sep = 0;
+  std::istringstream in(text);
+  if (!(in >> x >> sep >> y) || sep != 'x' || !in.eof() || x < 1 || y < 1) {
+    throw ConfigError("--grid " + text + ": expected XxY with X, Y >= 1, e.g. 8x16");
   }
-  auto model = dtsim::sim::parse_network_model(f.network_model);
-  if (!model) {
-    throw ConfigError("--network-model " + f.network_model + ": expected exact or lv08");
-  }
-  run.network_model = *model;
-  for (const std::string& c : f.cfg) {
-    dtsim::sim::check_simgrid_cfg(c);
-  }
-  run.simgrid_cfg = f.cfg;
+  return {x, y};
+}
+
+// The work limits --max-hosts, --max-events, --max-tasks and --max-concurrent into `run`.
+void set_limits(const RunFlags& f, dtsim::sim::RunOptions& run) {
   for (const auto& [flag, value] :
        {std::pair{"max-hosts", f.max_hosts}, std::pair{"max-events", f.max_events},
         std::pair{"max-tasks", f.max_tasks}, std::pair{"max-concurrent", f.max_concurrent}}) {
@@ -184,6 +172,41 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   run.max_events = f.max_events;
   run.max_tasks = f.max_tasks;
   run.max_concurrent = f.max_concurrent;
+}
+
+}  // namespace
+
+dtsim::sim::RunOptions run_options(const RunFlags& f) {
+  dtsim::sim::RunOptions run{.platform_path = f.platform,
+                             .ranks = f.ranks,
+                             .algorithm = f.algorithm,
+                             .ranks_per_node = f.ranks_per_node};
+  set_replay(f, run);
+  for (const std::string& text : f.apply) {
+    run.what_if.push_back(dtsim::sim::parse_what_if(text));
+  }
+  auto placement = dtsim::sim::parse_placement(f.placement);
+  if (!placement) {
+    throw ConfigError("--placement " + f.placement +
+                      ": expected linear, round-robin, random, random:SEED (an integer >= 0) or "
+                      "topology-aware");
+  }
+  run.placement = *placement;
+  run.chunk_bytes = parse_size_flag("chunk", f.chunk);
+  run.collective_latency_sec = collective_latency_sec(f.collective_latency);
+  if (!f.grid.empty()) {
+    run.grid = parse_grid(f.grid);
+  }
+  auto model = dtsim::sim::parse_network_model(f.network_model);
+  if (!model) {
+    throw ConfigError("--network-model " + f.network_model + ": expected exact or lv08");
+  }
+  run.network_model = *model;
+  for (const std::string& c : f.cfg) {
+    dtsim::sim::check_simgrid_cfg(c);
+  }
+  run.simgrid_cfg = f.cfg;
+  set_limits(f, run);
   return run;
 }
 
