@@ -93,40 +93,50 @@ void reject_invalid_utf8(const std::vector<std::string>& args) {
   }
 }
 
+// dtsim collective's own flags.
+struct CollectiveFlags {
+  std::string op, bytes, dump_algorithm;
+  int root = 0;
+  std::string sweep_only;  // the sweep's flags, read by run_collective_sweep, listed for --help
+};
+
+// Adds them to `flags`, in the groups --help shows.
+void add_collective_flags(po::options_description& flags, CollectiveFlags& c) {
+  po::options_description what("Collective", kHelpColumns, kHelpColumns / 2);
+  auto add_what = what.add_options();
+  add_what("op", po::value(&c.op)->default_value("all-reduce")->value_name("OP"),
+           "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or send-recv");
+  add_what("bytes", po::value(&c.bytes)->required()->value_name("SIZE|MIN..MAX"),
+           "message size in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30), as "
+           "nccl-tests counts it: each rank's buffer (all-reduce, broadcast, reduce, send-recv), "
+           "the gathered total (all-gather), each rank's input (reduce-scatter, all-to-all); "
+           "MIN..MAX sweeps the sizes (as nccl-tests -b -e -f), printing a table");
+  add_what("root", po::value(&c.root)->default_value(0)->value_name("RANK"),
+           "root of broadcast and reduce; sender of send-recv (to rank root+1)");
+  add_what("dump-algorithm", po::value(&c.dump_algorithm)->value_name("F.json"),
+           "also write the algorithm that runs as an algorithm file (sim/collectives/"
+           "ALGORITHMS.md): its step-level schedule, what --replay step runs");
+  po::options_description sweep("Size sweeps (also: --algorithm given several times)", kHelpColumns,
+                                kHelpColumns / 2);
+  sweep.add_options()("step-factor", po::value(&c.sweep_only)->value_name("F"),
+                      "a sweep's sizes grow by this factor (default 2)")(
+      "csv", po::value(&c.sweep_only)->value_name("F.csv"), "write the sweep's points as CSV")(
+      "jobs", po::value(&c.sweep_only)->value_name("N"),
+      "points simulated at once, each a child process (default: every core)");
+  flags.add(what).add(sweep);
+}
+
 int run_collective(const std::vector<std::string>& args) {
   const bool help = std::find(args.begin(), args.end(), "--help") != args.end();
   if (!help && dtsim::sim::is_collective_sweep(args)) {
     return dtsim::sim::run_collective_sweep(args);
   }
   RunFlags f;
-  std::string op, bytes;
-  int root = 0;
-  po::options_description flags(kHelpColumns, kHelpColumns / 2);
-  po::options_description what("Collective", kHelpColumns, kHelpColumns / 2);
-  auto add_what = what.add_options();
-  add_what("op", po::value(&op)->default_value("all-reduce")->value_name("OP"),
-           "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all or send-recv");
-  add_what("bytes", po::value(&bytes)->required()->value_name("SIZE|MIN..MAX"),
-           "message size in bytes, or with a suffix (100MB = 10^8 bytes, 1GiB = 2^30), as "
-           "nccl-tests counts it: each rank's buffer (all-reduce, broadcast, reduce, send-recv), "
-           "the gathered total (all-gather), each rank's input (reduce-scatter, all-to-all); "
-           "MIN..MAX sweeps the sizes (as nccl-tests -b -e -f), printing a table");
-  std::string unused;
-  po::options_description sweep("Size sweeps (also: --algorithm given several times)", kHelpColumns,
-                                kHelpColumns / 2);
-  sweep.add_options()("step-factor", po::value(&unused)->value_name("F"),
-                      "a sweep's sizes grow by this factor (default 2)")(
-      "csv", po::value(&unused)->value_name("F.csv"), "write the sweep's points as CSV")(
-      "jobs", po::value(&unused)->value_name("N"),
-      "points simulated at once, each a child process (default: every core)");
-  add_what("root", po::value(&root)->default_value(0)->value_name("RANK"),
-           "root of broadcast and reduce; sender of send-recv (to rank root+1)");
-  std::string dump_algorithm;
-  add_what("dump-algorithm", po::value(&dump_algorithm)->value_name("F.json"),
-           "also write the algorithm that runs as an algorithm file (sim/collectives/"
-           "ALGORITHMS.md): its step-level schedule, what --replay step runs");
+  CollectiveFlags c;
   dtsim::sim::OutputFlags outputs_flags;
-  flags.add(what).add(sweep).add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
+  po::options_description flags(kHelpColumns, kHelpColumns / 2);
+  add_collective_flags(flags, c);
+  flags.add(run_flags(f)).add(dtsim::sim::output_flags(outputs_flags));
   if (!dtsim::sim::parse_verb_flags(
           args, flags, "collective",
           "Simulates one collective alone on an idle network. Prints the time; --report\n"
@@ -134,16 +144,16 @@ int run_collective(const std::vector<std::string>& args) {
     return 0;
   }
   dtsim::sim::CollectiveConfig config{.run = run_options(f),
-                                      .op = op,
-                                      .bytes = parse_size_flag("bytes", bytes),
-                                      .root = root,
-                                      .dump_algorithm = !dump_algorithm.empty()};
+                                      .op = c.op,
+                                      .bytes = parse_size_flag("bytes", c.bytes),
+                                      .root = c.root,
+                                      .dump_algorithm = !c.dump_algorithm.empty()};
   dtsim::sim::check_output_path("report", f.report);
-  dtsim::sim::check_output_path("dump-algorithm", dump_algorithm);
+  dtsim::sim::check_output_path("dump-algorithm", c.dump_algorithm);
   const auto inputs = dtsim::sim::input_files({{"platform", f.platform}});
   dtsim::sim::check_distinct_outputs(
       dtsim::sim::with_inputs({{"report", f.report},
-                               {"dump-algorithm", dump_algorithm},
+                               {"dump-algorithm", c.dump_algorithm},
                                {"timeline", outputs_flags.timeline},
                                {"link-report", outputs_flags.link_report},
                                {"dump-graph", outputs_flags.dump_graph},
@@ -153,7 +163,8 @@ int run_collective(const std::vector<std::string>& args) {
   const auto report = dtsim::sim::simulate_collective(config, &outputs);
   dtsim::sim::write_report(f.report, dtsim::sim::report_json(report), inputs);
   if (report.algorithm_file) {
-    dtsim::sim::write_text("dump-algorithm", dump_algorithm, report.algorithm_file->dump(1) + "\n");
+    dtsim::sim::write_text("dump-algorithm", c.dump_algorithm,
+                           report.algorithm_file->dump(1) + "\n");
   }
   dtsim::sim::write_outputs(outputs_flags, outputs);
   std::cout << dtsim::sim::report_summary(report);

@@ -53,6 +53,24 @@ const workloads::DeviceSpec& device_named(const std::string& name, const std::st
   }
 }
 
+// algorithm@ROLE=NAME: a communicator role and a collective algorithm dtsim knows.
+void check_algorithm(const std::string& role, const std::string& value, const std::string& text) {
+  const auto& names = algorithm_names();
+  const bool known = value.starts_with("file:") || value == "auto" || value.starts_with("auto:") ||
+                     std::find(names.begin(), names.end(), value) != names.end();
+  if (!role.empty() && known) {
+    return;
+  }
+  std::string list;
+  for (const std::string& n : names) {
+    list += n + ", ";
+  }
+  throw ConfigError("apply", text +
+                                 ": expected algorithm@ROLE=NAME, ROLE a communicator role "
+                                 "(dp, tp, ...) and NAME one of " +
+                                 list + "auto, auto:A,B or file:PATH");
+}
+
 }  // namespace
 
 WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_names) {
@@ -76,20 +94,7 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
   } else if (key.starts_with("algorithm@")) {
     w.name = "algorithm@";
     w.role = key.substr(std::string("algorithm@").size());
-    const auto& names = algorithm_names();
-    const bool known = value.starts_with("file:") || value == "auto" ||
-                       value.starts_with("auto:") ||
-                       std::find(names.begin(), names.end(), value) != names.end();
-    if (w.role.empty() || !known) {
-      std::string list;
-      for (const std::string& n : names) {
-        list += n + ", ";
-      }
-      throw ConfigError("apply", text +
-                                     ": expected algorithm@ROLE=NAME, ROLE a communicator role "
-                                     "(dp, tp, ...) and NAME one of " +
-                                     list + "auto, auto:A,B or file:PATH");
-    }
+    check_algorithm(w.role, value, text);
     return w;
   } else if (key == "fused-optimizer") {
     if (value != "sgd" && value != "adamw" && value != "lamb") {
