@@ -330,13 +330,8 @@ void share_programs(ExecutionGraph& graph, const std::vector<RankTrace>& traces)
   throw ChakraError(text);
 }
 
-}  // namespace
-
-std::string chakra_rank_path(const std::string& prefix, int rank) {
-  return prefix + "." + std::to_string(rank) + ".et";
-}
-
-ChakraImport read_chakra_trace(const std::string& prefix, int ranks) {
+// The trace's rank count: `ranks`, checked against the files, or (0) the files counted.
+int trace_ranks(const std::string& prefix, int ranks) {
   std::error_code ec;
   if (ranks == 0) {
     while (ranks < kMaxGraphRanks && std::filesystem::exists(chakra_rank_path(prefix, ranks), ec)) {
@@ -351,6 +346,40 @@ ChakraImport read_chakra_trace(const std::string& prefix, int ranks) {
     throw ChakraError(chakra_rank_path(prefix, ranks) + ": exists, but the trace was read for " +
                       std::to_string(ranks) + " ranks (give the rank count of the trace)");
   }
+  return ranks;
+}
+
+// The graph built from `traces` through the graph's validator, its problems located in the
+// trace's files (a node by its file and id, a pointer into the graph by the prefix).
+void validate_import(const ExecutionGraph& graph, const std::vector<RankTrace>& traces,
+                     const std::string& prefix) {
+  ValidateOptions options;
+  options.locator.node = [&](std::int32_t program, std::int32_t node) {
+    const RankTrace& t = traces[static_cast<std::size_t>(program)];
+    return node_place(t.file, t.nodes[t.order[static_cast<std::size_t>(node)]].id);
+  };
+  options.locator.rank = [&](int rank) {
+    return traces[static_cast<std::size_t>(rank)].file.path;
+  };
+  std::vector<std::string> problems = validate_execution_graph(graph, options);
+  for (std::string& line : problems) {
+    if (line.rfind("/", 0) == 0) {  // a pointer into the graph (/communicators/2): the trace's
+      line = prefix + line.substr(line.find(": "));
+    }
+  }
+  if (!problems.empty()) {
+    throw_errors(problems);
+  }
+}
+
+}  // namespace
+
+std::string chakra_rank_path(const std::string& prefix, int rank) {
+  return prefix + "." + std::to_string(rank) + ".et";
+}
+
+ChakraImport read_chakra_trace(const std::string& prefix, int ranks) {
+  ranks = trace_ranks(prefix, ranks);
   ChakraImport result;
   ChakraStats& stats = result.stats;
   stats.prefix = prefix;
@@ -388,23 +417,7 @@ ChakraImport read_chakra_trace(const std::string& prefix, int ranks) {
   if (!log.errors().empty()) {
     throw_errors(log.errors());
   }
-  ValidateOptions options;
-  options.locator.node = [&](std::int32_t program, std::int32_t node) {
-    const RankTrace& t = traces[static_cast<std::size_t>(program)];
-    return node_place(t.file, t.nodes[t.order[static_cast<std::size_t>(node)]].id);
-  };
-  options.locator.rank = [&](int rank) {
-    return traces[static_cast<std::size_t>(rank)].file.path;
-  };
-  std::vector<std::string> problems = validate_execution_graph(graph, options);
-  for (std::string& line : problems) {
-    if (line.rfind("/", 0) == 0) {  // a pointer into the graph (/communicators/2): the trace's
-      line = prefix + line.substr(line.find(": "));
-    }
-  }
-  if (!problems.empty()) {
-    throw_errors(problems);
-  }
+  validate_import(graph, traces, prefix);
   share_programs(graph, traces);
   stats.programs = static_cast<std::int64_t>(graph.programs.size());
   result.warnings = log.warnings();
