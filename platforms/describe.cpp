@@ -148,7 +148,10 @@ PlatformSummary summarize(const PlatformSpec& spec) {
   return s;
 }
 
-std::string to_simgrid_xml(const PlatformSpec& spec) {
+namespace {
+
+// Refuses what one SimGrid <cluster> cannot say.
+void check_exportable(const PlatformSpec& spec) {
   if (std::holds_alternative<XmlSpec>(spec.topology)) {
     throw PlatformError(spec.file + ": already a SimGrid XML platform");
   }
@@ -162,12 +165,23 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
                         ": multi-GPU nodes cannot be written as one SimGrid <cluster>; export "
                         "the fabric without its \"node\" section");
   }
-  if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology);
-      tree != nullptr && !tree->level_links.empty()) {
-    throw PlatformError(spec.file +
-                        ": per-level link bandwidths and latencies cannot be written as one "
-                        "SimGrid <cluster> (it has one bw and one lat)");
+  const auto* tree = std::get_if<FatTreeSpec>(&spec.topology);
+  const auto* dragonfly = std::get_if<DragonflySpec>(&spec.topology);
+  if ((tree != nullptr && !tree->level_links.empty()) ||
+      (dragonfly != nullptr && !dragonfly->level_links.empty())) {
+    throw PlatformError(spec.file + ": per-" + (tree != nullptr ? "level" : "kind") +
+                        " link bandwidths and latencies cannot be written as one SimGrid "
+                        "<cluster> (it has one bw and one lat)");
   }
+}
+
+// A <cluster>'s topology, its topo_parameters and its one link.
+struct ClusterTopology {
+  std::string topology, parameters;  // empty topology: a flat cluster (a star)
+  LinkSpec link;
+};
+
+ClusterTopology cluster_topology(const PlatformSpec& spec) {
   auto join = [](const std::vector<unsigned>& v) {
     std::string out;
     for (unsigned x : v) {
@@ -175,35 +189,34 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
     }
     return out;
   };
-  std::string topology, parameters;
-  LinkSpec link;
-  if (const auto* star = std::get_if<StarSpec>(&spec.topology)) {
-    link = star->link;
-  } else if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
-    topology = "FAT_TREE";
-    parameters = std::to_string(tree->levels) + ";" + join(tree->down) + ";" + join(tree->up) +
-                 ";" + join(tree->parallel);
-    link = tree->link;
-  } else if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
-    topology = "TORUS";
-    parameters = join(torus->dims_with_links());
-    link = torus->link;
-  } else if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
-    if (!d->level_links.empty()) {
-      throw PlatformError(spec.file +
-                          ": per-kind link bandwidths and latencies cannot be written as one "
-                          "SimGrid <cluster> (it has one bw and one lat)");
-    }
-    topology = "DRAGONFLY";
-    parameters = std::to_string(d->groups) + "," + std::to_string(d->blue_links) + ";" +
-                 std::to_string(d->chassis) + "," + std::to_string(d->black_links) + ";" +
-                 std::to_string(d->routers) + "," + std::to_string(d->green_links) + ";" +
-                 std::to_string(d->nodes);
-    link = d->link;
+  if (const auto* tree = std::get_if<FatTreeSpec>(&spec.topology)) {
+    return {"FAT_TREE",
+            std::to_string(tree->levels) + ";" + join(tree->down) + ";" + join(tree->up) + ";" +
+                join(tree->parallel),
+            tree->link};
   }
+  if (const auto* torus = std::get_if<TorusSpec>(&spec.topology)) {
+    return {"TORUS", join(torus->dims_with_links()), torus->link};
+  }
+  if (const auto* d = std::get_if<DragonflySpec>(&spec.topology)) {
+    return {"DRAGONFLY",
+            std::to_string(d->groups) + "," + std::to_string(d->blue_links) + ";" +
+                std::to_string(d->chassis) + "," + std::to_string(d->black_links) + ";" +
+                std::to_string(d->routers) + "," + std::to_string(d->green_links) + ";" +
+                std::to_string(d->nodes),
+            d->link};
+  }
+  return {"", "", std::get<StarSpec>(spec.topology).link};
+}
+
+}  // namespace
+
+std::string to_simgrid_xml(const PlatformSpec& spec) {
+  check_exportable(spec);
+  const ClusterTopology cluster = cluster_topology(spec);
   char bw[64], lat[64];
-  std::snprintf(bw, sizeof bw, "%.17gBps", link.bandwidth_bytes_per_sec);
-  std::snprintf(lat, sizeof lat, "%.17gs", link.latency_sec);
+  std::snprintf(bw, sizeof bw, "%.17gBps", cluster.link.bandwidth_bytes_per_sec);
+  std::snprintf(lat, sizeof lat, "%.17gs", cluster.link.latency_sec);
   std::ostringstream xml;
   xml << "<?xml version='1.0'?>\n"
       << "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -213,8 +226,9 @@ std::string to_simgrid_xml(const PlatformSpec& spec) {
       << "    <cluster id=\"cluster\" prefix=\"host-\" radical=\"0-" << spec.host_count() - 1
       << "\" suffix=\"\" speed=\"1Tf\" bw=\"" << bw << "\" lat=\"" << lat
       << "\" sharing_policy=\"SPLITDUPLEX\"";
-  if (!topology.empty()) {
-    xml << " topology=\"" << topology << "\" topo_parameters=\"" << parameters << "\"";
+  if (!cluster.topology.empty()) {
+    xml << " topology=\"" << cluster.topology << "\" topo_parameters=\"" << cluster.parameters
+        << "\"";
   }
   xml << "/>\n  </zone>\n</platform>\n";
   return xml.str();
