@@ -351,20 +351,44 @@ struct PreparedJob {
   RunOptions run;
 };
 
+// The ranks the run simulates: --ranks, else the degrees' product (capped just past the graph's
+// limit, which then refuses it); they must agree.
+int checked_ranks(const HybridConfig& config) {
+  const ParallelDegrees& d = config.job.degrees;
+  const int ranks = config.run.ranks != 0
+                        ? config.run.ranks
+                        : static_cast<int>(std::min<long long>(d.ranks(), kMaxGraphRanks + 1LL));
+  if (d.ranks() != ranks) {
+    throw ConfigError("parallel", ": " + parallel_name(d) + " makes " + std::to_string(d.ranks()) +
+                                      " ranks, not " + std::to_string(ranks));
+  }
+  return ranks;
+}
+
+// The transformer `arch` as `config` runs it at `seq_len` tokens, refused where a CNN split is
+// asked of it or where the graph cannot hold it.
+BuiltModel checked_transformer(const HybridConfig& config, const workloads::TransformerArch& arch,
+                               int seq_len) {
+  if (cnn_split(config)) {
+    throw ConfigError("parallel",
+                      ": spatial, filter and channel splits need a CNN of the model zoo, and " +
+                          config.model + " is a transformer");
+  }
+  BuiltModel b = transformer(config, arch, seq_len);
+  if (std::string why = beyond_graph(b.model); !why.empty()) {
+    throw ConfigError("model", config.model + " at " + std::to_string(seq_len) +
+                                   " tokens per sequence is too large to simulate: " + why);
+  }
+  return b;
+}
+
 PreparedJob prepare(const HybridConfig& config) {
   if (config.model.empty() == config.workload_path.empty()) {
     throw ConfigError("model", ": give a model or a workload trace, one of them");
   }
   PreparedJob p{.job = config.job, .run = config.run};
   p.job.spatial_grid = config.cnn.spatial;
-  const ParallelDegrees& d = p.job.degrees;
-  if (p.run.ranks == 0) {
-    p.run.ranks = static_cast<int>(std::min<long long>(d.ranks(), kMaxGraphRanks + 1LL));
-  }
-  if (d.ranks() != p.run.ranks) {
-    throw ConfigError("parallel", ": " + parallel_name(d) + " makes " + std::to_string(d.ranks()) +
-                                      " ranks, not " + std::to_string(p.run.ranks));
-  }
+  p.run.ranks = checked_ranks(config);
   if (config.micro_batch < 1) {
     throw ConfigError("micro_batch", std::to_string(config.micro_batch) + ": expected 1 or more");
   }
@@ -381,19 +405,9 @@ PreparedJob prepare(const HybridConfig& config) {
   if (zoo_cnn) {
     p.built = generated_cnn(config);
   } else if (!config.model.empty()) {
-    if (cnn_split(config)) {
-      throw ConfigError("parallel",
-                        ": spatial, filter and channel splits need a CNN of the "
-                        "model zoo, and " +
-                            config.model + " is a transformer");
-    }
     arch = find_model(config.model);
     seq_len = config.seq_len == 0 ? arch.max_seq_len : config.seq_len;
-    p.built = transformer(config, arch, seq_len);
-    if (std::string why = beyond_graph(p.built.model); !why.empty()) {
-      throw ConfigError("model", config.model + " at " + std::to_string(seq_len) +
-                                     " tokens per sequence is too large to simulate: " + why);
-    }
+    p.built = checked_transformer(config, arch, seq_len);
   } else {
     p.built = trace(config);
     micro_batch = std::max(1, p.built.report.micro_batch);
