@@ -66,18 +66,11 @@ TransformerArch mpt(std::string name, int layers, int hidden, int heads, std::ui
 // SentencePiece vocabulary; context 4096.
 TransformerArch nemotron(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn,
                          std::uint64_t published, const char* source) {
-  return {.name = std::move(name),
-          .layers = layers,
-          .hidden = hidden,
-          .heads = heads,
-          .kv_heads = kv_heads,
-          .ffn_hidden = ffn,
-          .vocab = 256000,
-          .max_seq_len = 4096,
-          .mlp = MlpKind::kGelu,
-          .norm = NormKind::kLayerNorm,
-          .published_params = published,
-          .source = source};
+  TransformerArch a =
+      llama(std::move(name), layers, hidden, heads, kv_heads, ffn, 256000, 4096, published, source);
+  a.mlp = MlpKind::kGelu;
+  a.norm = NormKind::kLayerNorm;
+  return a;
 }
 
 TransformerArch mixtral(TransformerArch arch) {
