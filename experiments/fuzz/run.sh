@@ -15,7 +15,7 @@ max_len=${2:-262144}  # large enough for nesting 100,000 deep (the notes: 64 KB 
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(trace_reader platform_spec xml_check graph_reader sweep job_file
-                                    chakra_reader algorithm_file msccl_xml)
+                                    chakra_reader algorithm_file msccl_xml transformer_file)
 
 sanitize="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
