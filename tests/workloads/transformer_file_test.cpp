@@ -125,6 +125,19 @@ TEST_F(TransformerFile, HuggingFaceTiesAsTheConfigSays) {
   EXPECT_EQ(parameter_count(gpt), 124'439'808u + 50'257u * 768);
 }
 
+TEST_F(TransformerFile, HuggingFaceMistralConfigIsMistral7B) {
+  // mistralai/Mistral-7B-v0.1's config.json, the keys dtsim reads (its sliding window is left
+  // out: the whole causal window is computed).
+  const TransformerArch a = read_transformer_file(write("mistral.json", R"({
+    "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+    "max_position_embeddings": 32768, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": false,
+    "vocab_size": 32000})"));
+  EXPECT_EQ(a.mlp, MlpKind::kSwiGlu);
+  EXPECT_EQ(a.kv_heads, 8);
+  EXPECT_EQ(parameter_count(a), 7'241'732'096u);  // Mistral AI's published count
+}
+
 TEST_F(TransformerFile, HuggingFaceMixtralConfigHasItsExperts) {
   // mistralai/Mixtral-8x7B-v0.1's config.json, the keys dtsim reads.
   const TransformerArch a = read_transformer_file(write("mixtral.json", R"({
