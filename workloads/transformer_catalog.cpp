@@ -115,11 +115,16 @@ const char* const kMpt =
     "(experiments/validation/data/hybrid.csv rows LLMF, column params_M)";
 
 const char* const kNemotron =
-    "NVIDIA NeMo nemo/collections/llm/gpt/model/nemotron.py (Nemotron3Config8B, 22B, "
-    "Nemotron4Config15B, 340B: layers, hidden, FFN, heads, query groups; NemotronConfig: "
-    "LayerNorm, squared ReLU, RoPE, no biases, untied) and NeMo-Framework-Launcher "
-    "conf/training/nemotron/nemotron_{8b,22b,340b}.yaml (the same, seq 4096, tokenizer "
-    "nemotron_2_256k); parameters: the configs' names, nominal";
+    "NVIDIA NeMo nemo/collections/llm/gpt/model/nemotron.py (Nemotron3Config8B, 22B: layers, "
+    "hidden, FFN, heads, query groups; NemotronConfig: LayerNorm, squared ReLU, RoPE, no biases, "
+    "untied) and NeMo-Framework-Launcher conf/training/nemotron/nemotron_{8b,22b}.yaml (the "
+    "same, seq 4096, a 256k tokenizer); parameters: the configs' names, nominal";
+const char* const kNemotron4 =
+    "NVIDIA NeMo nemo/collections/llm/gpt/model/nemotron.py (Nemotron4Config15B, 340B: layers, "
+    "hidden, FFN, heads, 8 query groups; NemotronConfig: LayerNorm, squared ReLU, RoPE, no "
+    "biases, untied) and NeMo-Framework-Launcher nemotron_340b.yaml (seq 4096, tokenizer "
+    "nemotron_2_256k); parameters: the Nemotron-4 15B and 340B technical reports' embedding and "
+    "other parameters (3.2 + 12.5 B, 9.4 + 331.6 B)";
 
 std::vector<TransformerArch> make_catalog() {
   const std::uint64_t b = 1000 * kMillion;
@@ -167,9 +172,9 @@ std::vector<TransformerArch> make_catalog() {
       mpt("mpt-30b", 48, 7168, 56, 29'975'200'000, kMpt),
       mpt("mpt-70b", 80, 8192, 64, 64'862'400'000, kMpt),
       nemotron("nemotron-8b", 32, 4096, 32, 32, 16384, 8 * b, kNemotron),
-      nemotron("nemotron-15b", 32, 6144, 48, 8, 24576, 15 * b, kNemotron),
+      nemotron("nemotron-15b", 32, 6144, 48, 8, 24576, 15'700 * kMillion, kNemotron4),
       nemotron("nemotron-22b", 40, 6144, 48, 48, 24576, 22 * b, kNemotron),
-      nemotron("nemotron-340b", 96, 18432, 96, 8, 73728, 340 * b, kNemotron),
+      nemotron("nemotron-340b", 96, 18432, 96, 8, 73728, 341'000 * kMillion, kNemotron4),
       mixtral(
           llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 32768, 46'702'792'704, kMixtral)),
       mixtral(

@@ -22,8 +22,9 @@ using parsing::JsonFields;
 
 namespace {
 
-// Past this many parameters (about), a gradient's bytes pass what one collective of dtsim's graph
-// may move (2^50 bytes, 4 per fp32 gradient); the largest published models have under 2e12.
+// A bound on parameters (about): at 2.8e14 an fp32 gradient all-reduce passes what one collective
+// of dtsim's graph may move (2^50 bytes), and 1e14 leaves room; the largest published models
+// have under 2e12.
 constexpr double kMaxParameters = 1e14;
 // Past this many layers, building the graph takes minutes; the deepest published model has 128.
 constexpr int kMaxLayers = 10'000;
@@ -92,7 +93,7 @@ TransformerArch own_keys(JsonFields& f, KeyOf& key_of) {
   TransformerArch a;
   a.name = f.string("name").value_or("?");
   if (a.name.empty() || parsing::printable(a.name) != a.name) {
-    f.problem("name", describe_json(json(parsing::printable(a.name))) +
+    f.problem("name", describe_json(json(a.name)) +
                           ": expected 1 to 64 bytes of printable text without quotes or "
                           "backslashes");
   }
@@ -129,9 +130,9 @@ TransformerArch llama_config(JsonFields& f, const std::string& type, KeyOf& key_
   a.layers = count(f, "num_hidden_layers", true, kMaxLayers).value_or(1);
   a.hidden = count(f, "hidden_size").value_or(1);
   a.heads = count(f, "num_attention_heads").value_or(1);
-  // Absent, LlamaConfig takes the heads; Mistral's, Mixtral's and Qwen2's defaults differ (8, 8,
-  // 32), so their files must say. null is the heads in all of them.
-  const json* kv = f.value("num_key_value_heads", type != "llama");
+  // Absent, LlamaConfig and NemotronConfig take the heads; Mistral's, Mixtral's and Qwen2's
+  // defaults differ (8, 8, 32), so their files must say. null is the heads in all of them.
+  const json* kv = f.value("num_key_value_heads", type != "llama" && type != "nemotron");
   a.kv_heads =
       kv != nullptr && !kv->is_null() ? count(f, "num_key_value_heads").value_or(a.heads) : a.heads;
   a.ffn_hidden = count(f, "intermediate_size").value_or(1);

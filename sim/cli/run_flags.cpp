@@ -119,13 +119,17 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) 
 
 namespace {
 
-// --replay and --fold into `run`.
+// --replay into `run`.
 void set_replay(const RunFlags& f, dtsim::sim::RunOptions& run) {
   if (f.replay != "collapsed" && f.replay != "fast" && f.replay != "step") {
     throw ConfigError("--replay " + f.replay + ": expected collapsed, fast or step");
   }
   run.collapse = f.replay != "step";
   run.collapse_pipelines = f.replay == "fast";
+}
+
+// --fold into `run`.
+void set_fold(const RunFlags& f, dtsim::sim::RunOptions& run) {
   if (f.fold != "verified" && f.fold != "node" && f.fold != "exact") {
     throw ConfigError("--fold " + f.fold + ": expected verified, node or exact");
   }
@@ -185,6 +189,7 @@ dtsim::sim::RunOptions run_options(const RunFlags& f) {
   for (const std::string& text : f.apply) {
     run.what_if.push_back(dtsim::sim::parse_what_if(text));
   }
+  set_fold(f, run);
   auto placement = dtsim::sim::parse_placement(f.placement);
   if (!placement) {
     throw ConfigError("--placement " + f.placement +

@@ -365,19 +365,16 @@ int checked_ranks(const HybridConfig& config) {
   return ranks;
 }
 
-// The transformer `arch` as `config` runs it at `seq_len` tokens, refused where a CNN split is
-// asked of it or where the graph cannot hold it.
+// The transformer `arch` as `config` runs it at `seq_len` tokens, refused where the graph cannot
+// hold it.
 BuiltModel checked_transformer(const HybridConfig& config, const workloads::TransformerArch& arch,
                                int seq_len) {
-  if (cnn_split(config)) {
-    throw ConfigError("parallel",
-                      ": spatial, filter and channel splits need a CNN of the model zoo, and " +
-                          config.model + " is a transformer");
-  }
   BuiltModel b = transformer(config, arch, seq_len);
   if (std::string why = beyond_graph(b.model); !why.empty()) {
-    throw ConfigError("model", config.model + " at " + std::to_string(seq_len) +
-                                   " tokens per sequence is too large to simulate: " + why);
+    throw ConfigError("model",
+                      config.model + " in micro-batches of " + std::to_string(config.micro_batch) +
+                          " x " + std::to_string(seq_len) +
+                          " tokens is too large to simulate (--micro-batch, --seq-len): " + why);
   }
   return b;
 }
@@ -405,6 +402,11 @@ PreparedJob prepare(const HybridConfig& config) {
   if (zoo_cnn) {
     p.built = generated_cnn(config);
   } else if (!config.model.empty()) {
+    if (cnn_split(config)) {
+      throw ConfigError("parallel",
+                        ": spatial, filter and channel splits need a CNN of the model zoo, and " +
+                            config.model + " is a transformer");
+    }
     arch = find_model(config.model);
     seq_len = config.seq_len == 0 ? arch.max_seq_len : config.seq_len;
     p.built = checked_transformer(config, arch, seq_len);

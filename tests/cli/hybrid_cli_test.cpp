@@ -294,8 +294,8 @@ TEST_F(HybridCli, ArchitectureTooLargeToSimulateIsBadInput) {
                        path("bad.json").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.err.starts_with("dtsim simulate: --model " + path("long.json").string() +
-                                " at 2147483647 tokens per sequence is too large to simulate: "
-                                "its passes take "))
+                                " in micro-batches of 1 x 2147483647 tokens is too large to "
+                                "simulate (--micro-batch, --seq-len): its passes take "))
       << r.err;
   EXPECT_FALSE(fs::exists(path("bad.json")));
 }

@@ -119,13 +119,15 @@ TEST(TransformerCatalog, ParameterCountsMatchThePublishedFigures) {
       {"mixtral-8x22b", 140'620'634'112, 0},
       // 405,853 M (torchtitan, experiments/validation/data/hybrid.csv rows TT).
       {"llama3.1-405b", 405'853 * kM, kM / 2},
-      // NeMo's Nemotron configs, named by nominal size (by their own dimensions 8.54, 15.63,
-      // 21.27 and 341.0 B): 10 % catches a wrong width or depth (8B with hidden 5120: 11.3 B),
-      // not a small slip.
+      // NeMo's Nemotron-3 configs, named by nominal size (by their own dimensions 8.54 and
+      // 21.27 B): 10 % catches a wrong width or depth (8B with hidden 5120: 11.3 B), not a small
+      // slip.
       {"nemotron-8b", 8'000 * kM, 800 * kM},
-      {"nemotron-15b", 15'000 * kM, 1'500 * kM},
       {"nemotron-22b", 22'000 * kM, 2'200 * kM},
-      {"nemotron-340b", 340'000 * kM, 34'000 * kM},
+      // Nemotron-4's technical reports: 3.2 + 12.5 B (15B) and 9.4 + 331.6 B (340B), embedding
+      // and other parameters to 0.1 B each, so their sums within 0.1 B.
+      {"nemotron-15b", 15'700 * kM, 100 * kM},
+      {"nemotron-340b", 341'000 * kM, 100 * kM},
       // llm-foundry's benchmarking tables at sequence 2048, to 0.1 M (hybrid.csv rows LLMF).
       {"mpt-125m", 125'300'000, kM / 20},
       {"mpt-350m", 356'000'000, kM / 20},
