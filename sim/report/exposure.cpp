@@ -14,7 +14,8 @@ std::string communication_kind(std::string_view name) {
   if (prefix.starts_with("halo_")) {
     return "halo";  // a CNN spatial split's neighbour exchanges, every direction
   }
-  if (prefix == "dp_gather" || prefix == "edp" || prefix == "emb" || prefix == "dp_replica") {
+  if (prefix == "dp_gather" || prefix == "edp" || prefix == "edp_gather" || prefix == "emb" ||
+      prefix == "dp_replica") {
     return "dp";
   }
   return std::string(prefix);

@@ -34,8 +34,9 @@ bool spatial_split(const HybridJob& job) {
 
 std::string role_name(Role role) {
   static constexpr const char* kNames[kHalo] = {
-      "dp",        "dp_gather",  "tp",         "cp_next",     "cp_prev", "ep",         "edp",
-      "pp_act_in", "pp_act_out", "pp_grad_in", "pp_grad_out", "emb",     "dp_replica", "spatial"};
+      "dp",          "dp_gather", "tp",         "cp_next",    "cp_prev",
+      "ep",          "edp",       "pp_act_in",  "pp_act_out", "pp_grad_in",
+      "pp_grad_out", "emb",       "dp_replica", "spatial",    "edp_gather"};
   if (role < kHalo) {
     return kNames[role];
   }
@@ -76,6 +77,7 @@ std::vector<bool> stage_roles(const HybridModel& model, const HybridJob& job, in
   }
   roles[kEp] = d.ep > 1 && experts;
   roles[kEdp] = experts;
+  roles[kEdpGather] = experts && job.zero_stage == 3;
   // A device receives activations unless it only holds the first virtual stage, and sends them
   // on unless it only holds the last (interleaving wraps the last device to the first).
   const bool wraps = job.schedule.virtual_stages > 1;
@@ -200,8 +202,9 @@ std::string check_sharding(const HybridJob& job, bool experts) {
   if (job.fsdp_unshard != FsdpUnshard::kAuto && job.zero_stage != 3) {
     return "fsdp_unshard: how long gathered weights are kept applies to ZeRO-3 only";
   }
-  if (job.zero_stage == 3 && experts) {
-    return "zero: ZeRO-3 of a model with experts is not modelled";
+  if (job.dp_shard != 0 && experts) {
+    return "dp_shard: " + std::to_string(job.dp_shard) +
+           ": hybrid sharding of a model with experts is not modelled";
   }
   if (job.tp_overlap && d.tp > 1 && !job.sequence_parallel) {
     return "tp_overlap: overlapped TP communication needs sequence parallelism (it overlaps the "
@@ -414,7 +417,8 @@ std::vector<int> members(const RankLayout& layout, int rank, Role role, int shar
       return pair(shifted(Dim::kCp, -1), rank);
     case hybrid::kEp:
       return layout.expert_group(rank);
-    case hybrid::kEdp: {
+    case hybrid::kEdp:
+    case hybrid::kEdpGather: {
       std::vector<int> all;  // the expert-data group of every context rank
       for (int c : layout.group(rank, {Dim::kCp})) {
         for (int m : layout.expert_data_group(c)) {

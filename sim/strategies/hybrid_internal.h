@@ -29,6 +29,7 @@ enum Role : int {
   kEmb,        // tied embeddings: the first and the last stage's copies (Megatron-LM)
   kDpReplica,  // ZeRO-3 hybrid sharding: the ranks holding the same shard in every group
   kSpatial,    // CNN spatial split: the ranks sharing one sample (the context group)
+  kEdpGather,  // ZeRO-3 expert parameter gathers: the expert-data group's own communicator
   // CNN halos, per grid dimension d: kHalo + 4 * d + HaloRole (pairs, sender local rank 0).
   kHalo,
   kRoleCount = kHalo + 12,

@@ -78,10 +78,12 @@ std::uint64_t StageWriter::piece_bytes(int i, bool weights) const {
                  : p.grad_bytes + (copy ? model_.tied_grad_bytes : 0);
 }
 
-std::uint64_t StageWriter::unit_bytes(int begin, int end, bool weights) const {
+std::uint64_t StageWriter::unit_bytes(int begin, int end, bool weights, bool expert) const {
   std::uint64_t bytes = 0;
   for (int i = begin; i < end; ++i) {
-    bytes += piece_bytes(i, weights);
+    if (model_.pieces[static_cast<std::size_t>(i)].expert == expert) {
+      bytes += piece_bytes(i, weights);
+    }
   }
   return bytes;
 }
@@ -99,11 +101,17 @@ std::vector<PieceRange> StageWriter::units_of(PieceRange range) const {
 }
 
 std::int32_t StageWriter::gather_unit(PieceRange unit, const Deps& after) {
-  const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, true);
-  if (bytes == 0) {
-    return -1;
+  std::int32_t last = -1;
+  Deps deps = after;
+  for (const bool expert : {false, true}) {
+    const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, true, expert);
+    if (bytes > 0) {
+      last = collective(CollectiveOp::kAllGather, expert ? kEdpGather : kDpGather, unit.begin,
+                        bytes, deps);
+      deps = {last};
+    }
   }
-  return collective(CollectiveOp::kAllGather, kDpGather, unit.begin, bytes, after);
+  return last;
 }
 
 void StageWriter::forward_step(int v) {
@@ -206,15 +214,20 @@ void StageWriter::backward_step(int v) {
 }
 
 void StageWriter::reduce_scatter_unit(PieceRange unit, std::int32_t ready) {
-  const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, false);
-  if (bytes == 0) {
-    return;
+  Deps deps = {ready};
+  const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, false, false);
+  if (bytes > 0) {
+    dp_last_ = collective(CollectiveOp::kReduceScatter, kDp, unit.begin, bytes, deps);
+    deps.push_back(dp_last_);
   }
-  dp_last_ = collective(CollectiveOp::kReduceScatter, kDp, unit.begin, bytes, {ready});
-  if (has(kDpReplica)) {
+  if (bytes > 0 && has(kDpReplica)) {
     const auto shard = static_cast<std::uint64_t>(job_.dp_shard);
     dp_last_ = collective(CollectiveOp::kAllReduce, kDpReplica, unit.begin,
                           (bytes + shard - 1) / shard, {dp_last_});
+  }
+  const std::uint64_t expert_bytes = unit_bytes(unit.begin, unit.end, false, true);
+  if (expert_bytes > 0) {
+    edp_last_ = collective(CollectiveOp::kReduceScatter, kEdp, unit.begin, expert_bytes, deps);
   }
 }
 
@@ -264,7 +277,7 @@ void StageWriter::optimizer_step() {
   }
   const std::int32_t optimizer = compute(-1, optimizer_sec(), deps);
   for (const Sharded& s : sharded_) {
-    const std::uint64_t bytes = unit_bytes(s.begin, s.end, true);
+    const std::uint64_t bytes = unit_bytes(s.begin, s.end, true, s.expert);
     const std::int32_t gather =
         collective(CollectiveOp::kAllGather, s.expert ? kEdp : kDp, s.begin, bytes, {optimizer});
     for (int i = s.begin; i < s.end; ++i) {

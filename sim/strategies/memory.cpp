@@ -263,7 +263,7 @@ U64 communication_buffers(const Inputs& in, const StageParams& p, int stage) {
     roles[hybrid::kDp] = roles[hybrid::kDpGather] = false;
   }
   if (d.dp / d.ep * d.cp == 1) {
-    roles[hybrid::kEdp] = false;
+    roles[hybrid::kEdp] = roles[hybrid::kEdpGather] = false;
   }
   const auto communicators = static_cast<U64>(std::count(roles.begin(), roles.end(), true));
   return bytes + kNcclBytesPerCommunicator * communicators;

@@ -110,13 +110,16 @@ class StageWriter final {
   // tied embedding's copy when the pipeline puts it on another stage than the embedding.
   [[nodiscard]] std::uint64_t piece_bytes(int i, bool weights) const;
 
-  [[nodiscard]] std::uint64_t unit_bytes(int begin, int end, bool weights) const;
+  // Of pieces [begin, end), the expert pieces' bytes (`expert`) or the others'.
+  [[nodiscard]] std::uint64_t unit_bytes(int begin, int end, bool weights, bool expert) const;
 
   // Pieces [begin, end) of a virtual stage, cut into units.
   [[nodiscard]] std::vector<PieceRange> units_of(PieceRange range) const;
 
   // ZeRO-3: gathers unit u's parameters once the compute before unit u-1 ended (FSDP's one
-  // unit of prefetch). Returns the gather, or -1 when the unit holds no weights.
+  // unit of prefetch): the dense ones over the data group, then the experts' over the
+  // expert-data group (FSDP's one all-gather stream). Returns the last gather, or -1 when the
+  // unit holds no weights.
   std::int32_t gather_unit(PieceRange unit, const Deps& after);
 
   void forward_step(int v);
@@ -128,7 +131,8 @@ class StageWriter final {
   void backward_step(int v);
 
   // ZeRO-3: a unit's gradients reduce-scattered over its shard group, and under hybrid
-  // sharding the shard then all-reduced across the groups.
+  // sharding the shard then all-reduced across the groups; then the experts' over the
+  // expert-data group (FSDP's one reduce-scatter stream).
   void reduce_scatter_unit(PieceRange unit, std::int32_t ready);
 
   // The gradient buckets of one virtual stage's pieces (dense or expert ones), by DDP's rule.

@@ -300,6 +300,21 @@ TEST_F(HybridCli, ArchitectureTooLargeToSimulateIsBadInput) {
   EXPECT_FALSE(fs::exists(path("bad.json")));
 }
 
+TEST_F(HybridCli, ZeroThreeShardsAMixtureOfExperts) {
+  // Mixtral 8x7B under FSDP with 8-way expert parallelism on two DGX nodes: the experts'
+  // gathers and reduce-scatters go over the expert-data group (ranks r and r + 8, one per node),
+  // which the report's exposed data-parallel time and memory reflect (HYBRID.md).
+  const json r = simulate(
+      "--model mixtral-8x7b --device h100 --platform tests/testdata/dgx_a100_2nodes.json "
+      "--ranks 16 --parallel dp=16,ep=8 --zero 3 --global-batch 16 --seq-len 256 "
+      "--algorithm auto",
+      "moe.json");
+  EXPECT_EQ(r["parallel"]["zero_stage"], 3);
+  EXPECT_EQ(r["parallel"]["degrees"], "tp=1,cp=1,dp=16,pp=1,ep=8");
+  EXPECT_GT(r["result"]["exposed_sec"]["dp"].get<double>(), 0.0);
+  EXPECT_GT(r["result"]["exposed_sec"]["ep"].get<double>(), 0.0);
+}
+
 TEST_F(HybridCli, BadArchitectureFileIsALocatedError) {
   std::ofstream(path("gpt.json")) << R"({"name": "g", "layers": 24, "hidden": 2048,
       "heads": 24, "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",

@@ -13,7 +13,7 @@ TEST(CommunicationKind, NamesTheKindOfEachCommunicator) {
   EXPECT_EQ(communication_kind("cp.0"), "cp");
   EXPECT_EQ(communication_kind("pp_act.2"), "pp");
   EXPECT_EQ(communication_kind("pp_grad"), "pp");
-  for (const char* dp : {"dp_gather.1", "edp", "emb", "dp_replica.4"}) {
+  for (const char* dp : {"dp_gather.1", "edp", "edp_gather.2", "emb", "dp_replica.4"}) {
     EXPECT_EQ(communication_kind(dp), "dp") << dp;
   }
   // A CNN's spatial split: its group, and its halo pairs in every direction as one kind.

@@ -413,6 +413,60 @@ TEST(Hybrid, ZeroThreeMovesOneAndAHalfTimesTheBytesOfDataParallel) {
   EXPECT_DOUBLE_EQ(plain, 2.0 * 7 / 8 * 56000);
 }
 
+// toy_model with its MLP pieces as experts (an MoE model's expert pieces).
+HybridModel toy_moe_model(int blocks) {
+  HybridModel model = toy_model(blocks);
+  for (ModelPiece& p : model.pieces) {
+    p.expert = p.name.ends_with(".mlp");
+  }
+  return model;
+}
+
+TEST(Hybrid, ZeroThreeGathersAndReducesExpertsOverTheExpertDataGroup) {
+  // toy_moe_model(2), dp = 4, ep = 2, one micro-batch, summed over the 4 ranks of iteration 0.
+  // Dense weights and gradients: embedding 4000 + 2 attention 8000 + head 4000 = 24000 bytes;
+  // experts: 2 MLP 8000 = 16000 (HYBRID.md, "ZeRO-3 / FSDP"): each unit gathered before its
+  // forward and its backward, the dense part on dp_gather, the experts' on edp_gather; its
+  // gradients reduce-scattered once, on dp and edp.
+  const HybridModel model = toy_moe_model(2);
+  const HybridJob job{.degrees = {.dp = 4, .ep = 2}, .micro_batches = 1, .zero_stage = 3};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const ExecutionGraph g = build_hybrid(model, job);
+  expect_valid(g);
+  const auto gathered = bytes_by(g, NodeKind::kCollective, CollectiveOp::kAllGather);
+  EXPECT_EQ(gathered.at("dp_gather"), 4u * 2 * 24000);
+  EXPECT_EQ(gathered.at("edp_gather"), 4u * 2 * 16000);
+  const auto reduced = bytes_by(g, NodeKind::kCollective, CollectiveOp::kReduceScatter);
+  EXPECT_EQ(reduced.at("dp"), 4u * 24000);
+  EXPECT_EQ(reduced.at("edp"), 4u * 16000);
+  // With tensor parallelism, a pipeline and several micro-batches too, the graph is valid.
+  expect_valid(build_hybrid(
+      toy_moe_model(4),
+      {.degrees = {.tp = 2, .dp = 4, .pp = 2, .ep = 2}, .micro_batches = 4, .zero_stage = 3}));
+  // Each expert gather has 2 ranks (dp / ep), each dense one 4.
+  for (int r = 0; r < g.rank_count(); ++r) {
+    for (const Node& n : g.program_of(r).nodes) {
+      if (n.kind == NodeKind::kCollective && n.op == CollectiveOp::kAllGather) {
+        const Communicator& c = g.communicator_of(r, n);
+        EXPECT_EQ(c.ranks.size(), c.name.starts_with("edp_gather") ? 2u : 4u) << c.name;
+      }
+    }
+  }
+}
+
+TEST(Hybrid, ZeroOneGathersEachGroupsOwnWeightsAfterTheStep) {
+  // The same model under ZeRO-1: after the optimizer step each bucket's updated weights are
+  // gathered on its own group, the dense 24000 bytes on dp and the experts' 16000 on edp,
+  // none twice (a bucket's range of pieces spans pieces of the other kind).
+  const HybridModel model = toy_moe_model(2);
+  const HybridJob job{.degrees = {.dp = 4, .ep = 2}, .micro_batches = 1, .zero_stage = 1};
+  ASSERT_EQ(check_hybrid(model, job), "");
+  const auto gathered =
+      bytes_by(build_hybrid(model, job), NodeKind::kCollective, CollectiveOp::kAllGather);
+  EXPECT_EQ(gathered.at("dp"), 4u * 24000);
+  EXPECT_EQ(gathered.at("edp"), 4u * 16000);
+}
+
 TEST(Hybrid, FsdpUnshardSetsHowOftenWeightsAreGatheredAndGradientsReduced) {
   // pp = 2 over 4 blocks, dp = 4, 4 micro-batches: each stage holds 36000 weight bytes (the
   // embedding's 4000 or the head's and two blocks of 16000) and as many gradient bytes; summed
@@ -535,6 +589,10 @@ TEST(Hybrid, RefusesWhatCannotRun) {
                   .starts_with("schedule:"));
   EXPECT_TRUE(check_hybrid(model_from_trace(three_layers()), {.degrees = {.pp = 2}})
                   .starts_with("pp:"));  // a trace without activation bytes
+  // Hybrid sharding of an MoE model: its experts would shard over a group of their own.
+  EXPECT_EQ(check_hybrid(toy_moe_model(4),
+                         {.degrees = {.dp = 4, .ep = 2}, .zero_stage = 3, .dp_shard = 2}),
+            "dp_shard: 2: hybrid sharding of a model with experts is not modelled");
   HybridModel long_gemms = toy_model(4);
   long_gemms.pieces[1].tp_in_gemm_sec = long_gemms.pieces[1].tp_out_gemm_sec = 6e-4;
   EXPECT_EQ(check_hybrid(long_gemms, {.degrees = {.tp = 2}}),

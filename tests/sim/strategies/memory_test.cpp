@@ -386,6 +386,24 @@ TEST(MemoryModel, ExpertsShardOverTheExpertDataGroup) {
   EXPECT_EQ(m.optimizer_bytes, 12u * (12384 + 65920));
 }
 
+TEST(MemoryModel, ZeroThreeShardsExpertsOverTheExpertDataGroupToo) {
+  // The model of ExpertsShardOverTheExpertDataGroup under ZeRO-3 (FSDP's default unit
+  // unsharding): parameters, gradients and optimizer states all sharded, the dense 49536 over
+  // dp*cp = 4 (12384), the experts' 131840 over (dp/ep)*cp = 2 (65920): 78304 per rank. The
+  // gathered buffers: the largest two consecutive units, the blocks of 16512 + 65920 = 82432
+  // each, in bf16.
+  TransformerArch a = tiny();
+  a.experts = 4;
+  a.experts_per_token = 2;
+  TransformerShard shard = tiny_shard();
+  shard.ep = 2;
+  const StageMemory m = model_of(a, shard, tiny_job({.dp = 4, .ep = 2}, 1, 3)).stages[0];
+  EXPECT_EQ(m.parameters_bytes, 2u * 78304);
+  EXPECT_EQ(m.gradients_bytes, 4u * 78304);
+  EXPECT_EQ(m.optimizer_bytes, 12u * 78304);
+  EXPECT_EQ(m.fsdp_buffers_bytes, 2u * 2 * 82432);
+}
+
 TEST(MemoryModel, PeakHeldIsInFlightTimesBytesWithOneChunk) {
   for (int stage = 0; stage < 4; ++stage) {
     const auto order = stage_order({}, 4, 8, stage);
