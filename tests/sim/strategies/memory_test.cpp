@@ -369,6 +369,16 @@ TEST(MemoryModel, HybridShardingShardsOverItsGroupOnly) {
   EXPECT_EQ(m.optimizer_bytes, 12u * 57664);
 }
 
+// tiny() with 4 experts of f = 256, top-2, on dp = 4 with ep = 2, under ZeRO `zero`: its stage.
+StageMemory tiny_moe_stage(int zero) {
+  TransformerArch a = tiny();
+  a.experts = 4;
+  a.experts_per_token = 2;
+  TransformerShard shard = tiny_shard();
+  shard.ep = 2;
+  return model_of(a, shard, tiny_job({.dp = 4, .ep = 2}, 1, zero)).stages[0];
+}
+
 TEST(MemoryModel, ExpertsShardOverTheExpertDataGroup) {
   // tiny() with 4 experts of f = 256, top-2, ep = 2, dp = 4, ZeRO-1. Per block: attention
   // 16512; the MoE piece: norm 128 + router h*E = 256 + E/ep = 2 experts of 2*h*f = 32768
@@ -376,12 +386,7 @@ TEST(MemoryModel, ExpertsShardOverTheExpertDataGroup) {
   // piece (MEMORY.md). Dense: embedding 8192 + 2 * 16512 + head 8320 = 49536, sharded over
   // dp*cp = 4: 12384; MoE pieces 2 * 65920 = 131840 over (dp/ep)*cp = 2: 65920. Optimizer
   // 12 * (12384 + 65920) = 939648; parameters and gradients unsharded.
-  TransformerArch a = tiny();
-  a.experts = 4;
-  a.experts_per_token = 2;
-  TransformerShard shard = tiny_shard();
-  shard.ep = 2;
-  const StageMemory m = model_of(a, shard, tiny_job({.dp = 4, .ep = 2}, 1, 1)).stages[0];
+  const StageMemory m = tiny_moe_stage(1);
   EXPECT_EQ(m.parameters_bytes, 2u * (49536 + 131840));
   EXPECT_EQ(m.optimizer_bytes, 12u * (12384 + 65920));
 }
@@ -392,12 +397,7 @@ TEST(MemoryModel, ZeroThreeShardsExpertsOverTheExpertDataGroupToo) {
   // dp*cp = 4 (12384), the experts' 131840 over (dp/ep)*cp = 2 (65920): 78304 per rank. The
   // gathered buffers: the largest two consecutive units, the blocks of 16512 + 65920 = 82432
   // each, in bf16.
-  TransformerArch a = tiny();
-  a.experts = 4;
-  a.experts_per_token = 2;
-  TransformerShard shard = tiny_shard();
-  shard.ep = 2;
-  const StageMemory m = model_of(a, shard, tiny_job({.dp = 4, .ep = 2}, 1, 3)).stages[0];
+  const StageMemory m = tiny_moe_stage(3);
   EXPECT_EQ(m.parameters_bytes, 2u * 78304);
   EXPECT_EQ(m.gradients_bytes, 4u * 78304);
   EXPECT_EQ(m.optimizer_bytes, 12u * 78304);
