@@ -88,6 +88,15 @@ std::uint64_t StageWriter::unit_bytes(int begin, int end, bool weights, bool exp
   return bytes;
 }
 
+int StageWriter::first_piece(PieceRange unit, bool expert) const {
+  for (int i = unit.begin; i < unit.end; ++i) {
+    if (model_.pieces[static_cast<std::size_t>(i)].expert == expert) {
+      return i;
+    }
+  }
+  return unit.begin;
+}
+
 std::vector<PieceRange> StageWriter::units_of(PieceRange range) const {
   std::vector<PieceRange> units;
   for (int i = range.begin; i < range.end; ++i) {
@@ -103,12 +112,21 @@ std::vector<PieceRange> StageWriter::units_of(PieceRange range) const {
 std::int32_t StageWriter::gather_unit(PieceRange unit, const Deps& after) {
   std::int32_t last = -1;
   Deps deps = after;
+  if (deps.empty() && optimizer_ >= 0) {  // later ones follow compute after the optimizer
+    deps.push_back(optimizer_);
+  }
+  if (expert_gather_ >= 0) {  // the dense gather is on another communicator than the last
+    deps.push_back(expert_gather_);
+  }
   for (const bool expert : {false, true}) {
     const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, true, expert);
     if (bytes > 0) {
-      last = collective(CollectiveOp::kAllGather, expert ? kEdpGather : kDpGather, unit.begin,
-                        bytes, deps);
+      last = collective(CollectiveOp::kAllGather, expert ? kEdpGather : kDpGather,
+                        first_piece(unit, expert), bytes, deps);
       deps = {last};
+      if (expert) {
+        expert_gather_ = last;
+      }
     }
   }
   return last;
@@ -215,6 +233,9 @@ void StageWriter::backward_step(int v) {
 
 void StageWriter::reduce_scatter_unit(PieceRange unit, std::int32_t ready) {
   Deps deps = {ready};
+  if (edp_last_ >= 0) {  // the dense reduce-scatter after the last expert one (one stream)
+    deps.push_back(edp_last_);
+  }
   const std::uint64_t bytes = unit_bytes(unit.begin, unit.end, false, false);
   if (bytes > 0) {
     dp_last_ = collective(CollectiveOp::kReduceScatter, kDp, unit.begin, bytes, deps);
@@ -227,7 +248,8 @@ void StageWriter::reduce_scatter_unit(PieceRange unit, std::int32_t ready) {
   }
   const std::uint64_t expert_bytes = unit_bytes(unit.begin, unit.end, false, true);
   if (expert_bytes > 0) {
-    edp_last_ = collective(CollectiveOp::kReduceScatter, kEdp, unit.begin, expert_bytes, deps);
+    edp_last_ =
+        collective(CollectiveOp::kReduceScatter, kEdp, first_piece(unit, true), expert_bytes, deps);
   }
 }
 
@@ -276,6 +298,7 @@ void StageWriter::optimizer_step() {
     deps = {collective(CollectiveOp::kAllReduce, kEmb, first, model_.tied_grad_bytes, deps)};
   }
   const std::int32_t optimizer = compute(-1, optimizer_sec(), deps);
+  optimizer_ = optimizer;
   for (const Sharded& s : sharded_) {
     const std::uint64_t bytes = unit_bytes(s.begin, s.end, true, s.expert);
     const std::int32_t gather =

@@ -113,13 +113,18 @@ class StageWriter final {
   // Of pieces [begin, end), the expert pieces' bytes (`expert`) or the others'.
   [[nodiscard]] std::uint64_t unit_bytes(int begin, int end, bool weights, bool expert) const;
 
+  // The first of `unit`'s expert pieces (`expert`) or of the others: what its collectives of
+  // that kind are tagged with.
+  [[nodiscard]] int first_piece(PieceRange unit, bool expert) const;
+
   // Pieces [begin, end) of a virtual stage, cut into units.
   [[nodiscard]] std::vector<PieceRange> units_of(PieceRange range) const;
 
   // ZeRO-3: gathers unit u's parameters once the compute before unit u-1 ended (FSDP's one
-  // unit of prefetch): the dense ones over the data group, then the experts' over the
-  // expert-data group (FSDP's one all-gather stream). Returns the last gather, or -1 when the
-  // unit holds no weights.
+  // unit of prefetch), and after the last optimizer step, which updated them: the dense ones
+  // over the data group, then the experts' over the expert-data group, every gather after the
+  // one before (FSDP's one all-gather stream). Returns the last gather, or -1 when the unit
+  // holds no weights.
   std::int32_t gather_unit(PieceRange unit, const Deps& after);
 
   void forward_step(int v);
@@ -172,6 +177,8 @@ class StageWriter final {
   std::int32_t zero3_gather_ = -1;
   std::int32_t dp_last_ = -1;
   std::int32_t edp_last_ = -1;
+  std::int32_t optimizer_ = -1;      // the last optimizer step: ZeRO-3 gathers updated weights
+  std::int32_t expert_gather_ = -1;  // ZeRO-3: the last expert gather, which the next waits for
   int buckets_ = 0;
   std::vector<Sharded> sharded_;           // ZeRO-1/2 buckets to gather after the optimizer
   std::vector<std::int32_t> param_ready_;  // per piece: the gather its next forward waits for

@@ -454,6 +454,60 @@ TEST(Hybrid, ZeroThreeGathersAndReducesExpertsOverTheExpertDataGroup) {
   }
 }
 
+TEST(Hybrid, ZeroThreeGathersFollowTheStepAndEachOtherOnOneStream) {
+  // FSDP gathers the weights the last optimizer step updated, and runs all its gathers (and
+  // all its reduce-scatters) on one stream: the dense collectives wait for the expert ones
+  // before them, which are on another communicator (HYBRID.md, "ZeRO-3 / FSDP").
+  const HybridModel model = toy_moe_model(2);
+  HybridJob job{.degrees = {.dp = 4, .ep = 2}, .micro_batches = 2, .zero_stage = 3};
+  job.iterations = 2;
+  const ExecutionGraph g = build_hybrid(model, job);
+  for (int r = 0; r < g.rank_count(); ++r) {
+    const Program& p = g.program_of(r);
+    std::int32_t optimizer = -1, expert_gather = -1, expert_reduce = -1;
+    bool first_of_step = true;
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(p.nodes.size()); ++i) {
+      const Node& n = p.nodes[static_cast<std::size_t>(i)];
+      const auto deps = p.deps_of(n);
+      const auto waits_for = [&](std::int32_t d) {
+        return std::find(deps.begin(), deps.end(), d) != deps.end();
+      };
+      if (n.kind == NodeKind::kCompute && n.phase == Phase::kOptimizer) {
+        optimizer = i;
+        first_of_step = true;
+      }
+      if (n.kind != NodeKind::kCollective) {
+        continue;
+      }
+      const std::string& comm = g.communicator_of(r, n).name;
+      const std::string& piece = g.layers[static_cast<std::size_t>(n.layer)];
+      if (n.op == CollectiveOp::kAllGather) {
+        if (first_of_step && optimizer >= 0) {
+          EXPECT_TRUE(waits_for(optimizer)) << "rank " << r << " node " << i;
+        }
+        first_of_step = false;
+        if (comm.starts_with("edp_gather")) {
+          EXPECT_TRUE(piece.ends_with(".mlp")) << piece;  // tagged with the expert piece
+          expert_gather = i;
+        } else if (expert_gather >= 0 && expert_gather > optimizer) {
+          EXPECT_TRUE(waits_for(expert_gather)) << "rank " << r << " node " << i;
+        }
+      }
+      if (n.op == CollectiveOp::kReduceScatter) {
+        if (comm.starts_with("edp")) {
+          EXPECT_TRUE(piece.ends_with(".mlp")) << piece;
+          expert_reduce = i;
+        } else if (expert_reduce > optimizer) {
+          EXPECT_TRUE(waits_for(expert_reduce)) << "rank " << r << " node " << i;
+        }
+      }
+    }
+    EXPECT_GE(optimizer, 0);
+    EXPECT_GE(expert_gather, 0);
+    EXPECT_GE(expert_reduce, 0);
+  }
+}
+
 TEST(Hybrid, ZeroOneGathersEachGroupsOwnWeightsAfterTheStep) {
   // The same model under ZeRO-1: after the optimizer step each bucket's updated weights are
   // gathered on its own group, the dense 24000 bytes on dp and the experts' 16000 on edp,
