@@ -102,6 +102,14 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
     throw GeneratorError("ep", text(s.ep) + ": " + a.name + " is dense (experts 1)");
   }
   require_divides("ep", s.ep, "experts", a.experts);
+  if (s.recompute_every < 1 || (s.recompute_every > 1 && s.recompute != Recompute::kFull)) {
+    throw GeneratorError("recompute", "full:" + text(s.recompute_every) +
+                                          ": expected full:N with N >= 1 (every N-th block)");
+  }
+  if (s.recompute_every > a.layers) {
+    throw GeneratorError("recompute", "full:" + text(s.recompute_every) + ": above " + a.name +
+                                          "'s " + text(a.layers) + " layers");
+  }
   if (s.recompute == Recompute::kSelectiveOp && !has_selective_op(a)) {
     throw GeneratorError("recompute",
                          "selective-op: torchtitan's op-level policy is modelled for "
@@ -510,6 +518,9 @@ std::vector<TransformerPiece> transformer_pieces(const TransformerArch& arch,
       TransformerPiece& p = pieces.emplace_back(*kind);
       p.name = "layers." + text(i) + "." + kind->name;
       p.block = i;
+      if ((i + 1) % shard.recompute_every != 0) {  // a block full:N keeps whole
+        p.recompute_sec = 0;
+      }
     }
   }
   pieces.push_back(head_piece(arch, d, roofline));

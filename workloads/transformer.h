@@ -89,6 +89,10 @@ struct TransformerShard {  // how one rank runs one micro-batch
   int tp = 1, cp = 1, ep = 1;
   bool sequence_parallel = false;  // Megatron SP: norms/dropout sharded over TP along the sequence
   Recompute recompute = Recompute::kNone;
+  // With kFull: every recompute_every-th block is recomputed whole (blocks recompute_every,
+  // 2 * recompute_every, ... counted from 1), the others keep their activations: torchtitan's
+  // layer-level selective checkpointing (selective_ac_option N). 1: every block.
+  int recompute_every = 1;
   AttentionKernel attention = AttentionKernel::kFlash2;
   // The loss: Megatron-LM's fused vocab-parallel cross-entropy (false), or PyTorch's
   // F.cross_entropy on an fp32 copy of the logits (torchtitan), which holds more while its

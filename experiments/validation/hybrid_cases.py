@@ -236,6 +236,14 @@ def _flags(row):
     return flags
 
 
+# torchtitan's "selective layer" checkpointing recomputes every N-th block whole; a row that
+# does not say N ran torchtitan's default, --activation_checkpoint.selective_ac_option "2" ("2 =
+# checkpoint every other layer", torchtitan's config_manager.py).
+TT_LAYER_SAC_NOTE = ("recompute: torchtitan's layer-level selective checkpointing at its default "
+                     "frequency, every 2nd block whole (selective_ac_option '2'): --recompute "
+                     "full:2")
+
+
 def _recompute(row, source, sc21):
     """(dtsim --recompute, assumption or None)."""
     r = row["recompute"].strip().lower()
@@ -243,8 +251,7 @@ def _recompute(row, source, sc21):
         return "full", None
     if r.startswith("selective"):
         if "layer" in r:  # torchtitan's layer-level SAC: every N-th block fully recomputed
-            raise HybridSkip("recompute", f"'{row['recompute']}': torchtitan's layer-level "
-                                          "selective checkpointing (every N-th block) is not modelled")
+            return "full:2", TT_LAYER_SAC_NOTE
         if source == "TT" and re.search(r"(^|[^a-z])op([^a-z]|$)", r):  # (op), op, per-op SAC
             return "selective-op", None  # torchtitan's op-level policy (sim/strategies/MEMORY.md)
         return "selective", None

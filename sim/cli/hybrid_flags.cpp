@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sim/config_error.h"
+#include "workloads/parsing/json_fields.h"
 #include "workloads/roofline.h"
 
 namespace dtsim::sim {
@@ -68,10 +69,11 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("recompute",
       po::value(&f.recompute)
           ->default_value("none")
-          ->value_name("none|selective|selective-op|full"),
+          ->value_name("none|selective|selective-op|full|full:N"),
       "activation recomputation: none, selective (Megatron-LM's: the attention core), "
       "selective-op (torchtitan's op-level policy: every second matrix multiplication of a "
-      "block), full (every block's forward again before its backward)");
+      "block), full (every block's forward again before its backward), full:N (every N-th "
+      "block's: torchtitan's layer-level selective checkpointing, selective_ac_option N)");
   add("attention",
       po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel: flash2 (FlashAttention-2: PyTorch's "
@@ -272,12 +274,24 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   c.job.degrees = parallel_degrees(f, run.ranks, c.cnn);
   c.image_size = f.image_size;
   set_schedule(f, c.job);
-  const auto recompute = workloads::parse_recompute(f.recompute);
+  const std::size_t colon = f.recompute.find(':');
+  const auto recompute = workloads::parse_recompute(f.recompute.substr(0, colon));
+  int every = 1;
+  const std::string_view n =
+      colon == std::string::npos ? "" : std::string_view(f.recompute).substr(colon + 1);
+  const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), every);
+  if (colon != std::string::npos &&
+      (recompute != workloads::Recompute::kFull || ec != std::errc() ||
+       end != n.data() + n.size() || every < 1)) {
+    throw ConfigError("--recompute " + parsing::printable(f.recompute) +
+                      ": expected full:N with N an integer >= 1 (every N-th block)");
+  }
   if (!recompute) {
-    throw ConfigError("--recompute " + f.recompute +
-                      ": expected none, selective, selective-op or full");
+    throw ConfigError("--recompute " + parsing::printable(f.recompute) +
+                      ": expected none, selective, selective-op, full or full:N");
   }
   c.recompute = *recompute;
+  c.recompute_every = every;
   c.attention = attention_flag(f.attention);
   if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");

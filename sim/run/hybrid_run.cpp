@@ -100,6 +100,7 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .ep = d.ep,
           .sequence_parallel = c.job.sequence_parallel,
           .recompute = c.recompute,
+          .recompute_every = c.recompute_every,
           .attention = c.attention,
           .pytorch_cross_entropy = c.pytorch_cross_entropy,
           .device = c.device,
@@ -422,7 +423,9 @@ PreparedJob prepare(const HybridConfig& config) {
   HybridReport& header = p.built.report;
   header.micro_batch = micro_batch;
   header.seq_len = seq_len;
-  header.recompute = std::string(workloads::recompute_name(config.recompute));
+  header.recompute =
+      std::string(workloads::recompute_name(config.recompute)) +
+      (config.recompute_every > 1 ? ":" + std::to_string(config.recompute_every) : "");
   if (!p.built.cnn_device.empty()) {
     const std::string& precision = p.built.report.precision;
     header.memory = cnn_memory(p.built.model, p.job, workloads::find_device(p.built.cnn_device),

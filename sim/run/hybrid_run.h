@@ -27,6 +27,7 @@ struct HybridConfig {
   int global_batch = 0;  // sequences per optimizer step over all replicas; 0: micro_batch * dp
   int seq_len = 0;       // tokens per sequence; 0: the model's max_seq_len
   workloads::Recompute recompute = workloads::Recompute::kNone;
+  int recompute_every = 1;             // full recompute of every N-th block (TransformerShard)
   bool pytorch_cross_entropy = false;  // the loss's memory (workloads::TransformerShard)
   workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
   // A CNN of the zoo (--model, or the model a trace names): its model-parallel split

@@ -154,7 +154,9 @@ struct Inputs {
   const HybridJob& job;
   std::vector<hybrid::PieceRange> ranges;  // per virtual stage
   U64 element = 0;
-  U64 block_stored = 0;   // per micro-batch, under the shard's recompute mode
+  U64 block_stored = 0;  // per micro-batch, under the shard's recompute mode
+  U64 block_kept = 0;    // per micro-batch, of a block full:N does not recompute (none's)
+  int recompute_every = 1;
   U64 block_rebuilt = 0;  // what one block's backward rebuilds (its recompute dropped)
   U64 embedding = 0, head = 0;
   U64 loss_backward = 0;  // what the loss's backward adds for one micro-batch
@@ -165,7 +167,10 @@ U64 unit_activation(const Inputs& in, int unit) {
   if (unit == 0) {
     return in.embedding;
   }
-  return unit == in.arch.layers + 1 ? in.head : in.block_stored;
+  if (unit == in.arch.layers + 1) {
+    return in.head;
+  }
+  return unit % in.recompute_every == 0 ? in.block_stored : in.block_kept;  // unit k: block k-1
 }
 
 // Parameters on the stage's ranks, dense and expert, and per unit in execution order.
@@ -309,6 +314,7 @@ MemoryReport memory_model(const TransformerArch& arch, const TransformerShard& s
   const HybridModel model = model_from_transformer(arch, shard);
   TransformerShard none = shard;
   none.recompute = Recompute::kNone;
+  none.recompute_every = 1;
   const U64 rebuilt_from = block_activation_bytes(arch, none, attention);
   Inputs in{.arch = arch,
             .model = model,
@@ -316,6 +322,8 @@ MemoryReport memory_model(const TransformerArch& arch, const TransformerShard& s
             .ranges = hybrid::virtual_stage_pieces(model, job),
             .element = shapes_of(arch, shard).element,
             .block_stored = block_activation_bytes(arch, shard, attention),
+            .block_kept = rebuilt_from,
+            .recompute_every = shard.recompute_every,
             .embedding = embedding_activation_bytes(arch, shard),
             .head = head_activation_bytes(arch, shard),
             .loss_backward = loss_backward_bytes(arch, shard),

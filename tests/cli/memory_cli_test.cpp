@@ -164,6 +164,28 @@ TEST_F(MemoryCli, ArchitectureFileIsAnInputItNeverOverwrites) {
   EXPECT_EQ(slurp(file), text);
 }
 
+TEST_F(MemoryCli, FullRecomputeOfEveryNthBlock) {
+  // torchtitan's layer-level checkpointing (TRANSFORMER.md, "Recompute"): the report names it,
+  // and it holds less than none and more than full (a stage of all 24 blocks of gpt3-1.3b).
+  const auto activations = [&](const std::string& mode) {
+    const json r = memory(kGpt + " --recompute " + mode);
+    EXPECT_EQ(r["parallel"]["recompute"], mode);
+    return r["memory"]["stages"][0]["activations_bytes"].get<double>();
+  };
+  const double every2 = activations("full:2");
+  EXPECT_LT(every2, activations("none"));
+  EXPECT_GT(every2, activations("full"));
+  fs::remove(report());
+  expect_error(kGpt + " --recompute full:0",
+               "dtsim memory: --recompute full:0: expected full:N with N an integer >= 1 (every "
+               "N-th block)\n");
+  expect_error(kGpt + " --recompute selective:2",
+               "dtsim memory: --recompute selective:2: expected full:N with N an integer >= 1 "
+               "(every N-th block)\n");
+  expect_error(kGpt + " --recompute full:25",
+               "dtsim memory: --recompute full:25: above gpt3-1.3b's 24 layers\n");
+}
+
 TEST_F(MemoryCli, BadInputIsALocatedError) {
   expect_error(kGpt + " --zero 4", "dtsim memory: --zero 4: expected 0, 1, 2 or 3\n");
   expect_error("--model gpt3-1.3b --bogus 1",

@@ -438,6 +438,39 @@ TEST(TransformerPieces, Fp8NeedsAGpuWithFp8TensorCores) {
   }
 }
 
+TEST(TransformerPieces, FullEveryNthBlockRecomputesThoseBlocksOnly) {
+  // torchtitan's layer-level checkpointing, selective_ac_option 2: blocks 2, 4, ... counted from
+  // 1 (its wrapper counts blocks and wraps those whose count is a multiple of 2), i.e. the
+  // odd 0-based ones, recomputed whole; the others as without recomputation.
+  const TransformerArch arch = toy_llama();
+  const auto every2 = transformer_pieces(
+      arch, {.seq_len = 1024, .recompute = Recompute::kFull, .recompute_every = 2});
+  for (const TransformerPiece& p : every2) {
+    const bool recomputed = p.block >= 0 && p.block % 2 == 1;
+    EXPECT_EQ(p.recompute_sec, recomputed ? p.forward_sec : 0) << p.name;
+  }
+  EXPECT_GT(piece(every2, "layers.1.attention").recompute_sec, 0);
+  // Every N-th of more blocks than the model has, or with a mode other than full, is refused.
+  for (const auto& [recompute, every, message] :
+       {std::tuple{Recompute::kFull, arch.layers + 1,
+                   "recompute full:" + std::to_string(arch.layers + 1) + ": above " + arch.name +
+                       "'s " + std::to_string(arch.layers) + " layers"},
+        std::tuple{Recompute::kSelective, 2,
+                   std::string("recompute full:2: expected full:N with N >= 1 (every N-th "
+                               "block)")},
+        std::tuple{Recompute::kFull, 0,
+                   std::string("recompute full:0: expected full:N with N >= 1 (every N-th "
+                               "block)")}}) {
+    try {
+      (void)transformer_pieces(arch,
+                               {.seq_len = 1024, .recompute = recompute, .recompute_every = every});
+      ADD_FAILURE() << message;
+    } catch (const GeneratorError& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
+}
+
 TEST(TransformerPieces, RecomputeRedoesTheAttentionCoreOrTheWholeBlock) {
   // b = 1, s = 1024: the causal core is 2*t*s*h = 2.15e9 FLOPs, 6.2 us of FlashAttention-2's
   // compute against 5.24 MB of Q, K, V, O (1.74 us): compute-bound.

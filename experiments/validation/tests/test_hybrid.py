@@ -92,18 +92,19 @@ class HybridCases(unittest.TestCase):
             hc.make_hybrid_case(dict(self.rows["TT-H1"], zero_stage="HYBRID_SHARD"), self.work,
                                 self.catalog)
 
-    def test_torchtitan_selective_phrasings_map_to_its_op_policy_and_layer_sac_is_skipped(self):
+    def test_torchtitan_selective_phrasings_map_to_its_op_and_layer_policies(self):
         # torchtitan's "selective (op)", "selective op" and "selective (per-op SAC)" are its
-        # op-level policy; its layer-level SAC (every N-th block) is not modelled.
+        # op-level policy; its layer-level SAC recomputes every N-th block, N = 2 by default
+        # (config_manager.py: selective_ac_option "2").
         row = dict(self.rows["TT-H1"])
         for phrasing in ("selective (op)", "selective op", "selective (per-op SAC)"):
             row["recompute"] = phrasing
             a = hc.make_hybrid_case(row, self.work, self.catalog).args
             self.assertEqual(a[a.index("--recompute") + 1], "selective-op", phrasing)
         row["recompute"] = "selective layer"
-        with self.assertRaises(hc.HybridSkip) as ctx:
-            hc.make_hybrid_case(row, self.work, self.catalog)
-        self.assertIn("layer-level", str(ctx.exception))
+        case = hc.make_hybrid_case(row, self.work, self.catalog)
+        self.assertEqual(case.args[case.args.index("--recompute") + 1], "full:2")
+        self.assertIn(hc.TT_LAYER_SAC_NOTE, case.assumed)
 
     def test_a_knob_dtsim_does_not_model_is_flagged_with_the_same_command(self):
         self.assertEqual(self.case("TT-H2").args[1:], self.case("TT-H1").args[1:])

@@ -302,6 +302,13 @@ TEST(MemoryModel, EachRecomputeModeByHand) {
   EXPECT_EQ(activations(Recompute::kSelective, AttentionMemory::kFlash), 165888u + 512);
   EXPECT_EQ(activations(Recompute::kFull, AttentionMemory::kFlash), 34816u + 66048);
   EXPECT_EQ(activations(Recompute::kNone, AttentionMemory::kMaterialized), 186368u);
+  // full:2 on tiny()'s two blocks: block 0 keeps its 70144 bytes, block 1 only its 4096-byte
+  // input, and the backward rebuilds block 1 (66048 more): 2048 + 70144 + 4096 + 24576 +
+  // 66048, as much as none at this peak (with two blocks the one rebuilt is the one saved).
+  TransformerShard every2 = tiny_shard(Recompute::kFull);
+  every2.recompute_every = 2;
+  EXPECT_EQ(model_of(tiny(), every2, tiny_job({})).stages[0].activations_bytes,
+            2048u + 70144 + 4096 + 24576 + 66048);
 }
 
 // pp = 2, 4 micro-batches: stage 0 holds the embedding and block 0 (2048 + 70144 = 72192 per
