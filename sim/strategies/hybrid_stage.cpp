@@ -302,9 +302,12 @@ void StageWriter::optimizer_step() {
   for (const Sharded& s : sharded_) {
     const std::uint64_t bytes = unit_bytes(s.begin, s.end, true, s.expert);
     const std::int32_t gather =
-        collective(CollectiveOp::kAllGather, s.expert ? kEdp : kDp, s.begin, bytes, {optimizer});
-    for (int i = s.begin; i < s.end; ++i) {
-      param_ready_[static_cast<std::size_t>(i)] = gather;
+        collective(CollectiveOp::kAllGather, s.expert ? kEdp : kDp,
+                   first_piece({s.begin, s.end}, s.expert), bytes, {optimizer});
+    for (int i = s.begin; i < s.end; ++i) {  // the bucket's own kind: it gathers no other
+      if (model_.pieces[static_cast<std::size_t>(i)].expert == s.expert) {
+        param_ready_[static_cast<std::size_t>(i)] = gather;
+      }
     }
   }
   sharded_.clear();

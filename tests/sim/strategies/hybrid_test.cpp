@@ -519,6 +519,26 @@ TEST(Hybrid, ZeroOneGathersEachGroupsOwnWeightsAfterTheStep) {
       bytes_by(build_hybrid(model, job), NodeKind::kCollective, CollectiveOp::kAllGather);
   EXPECT_EQ(gathered.at("dp"), 4u * 24000);
   EXPECT_EQ(gathered.at("edp"), 4u * 16000);
+  // The next step's forward of each piece waits for the gather of its own kind's weights.
+  HybridJob two = job;
+  two.iterations = 2;
+  const ExecutionGraph g = build_hybrid(model, two);
+  for (int r = 0; r < g.rank_count(); ++r) {
+    const Program& p = g.program_of(r);
+    for (const Node& n : p.nodes) {
+      if (n.kind != NodeKind::kCompute || n.iteration != 1 || n.phase != Phase::kForward) {
+        continue;
+      }
+      const bool expert = g.layers[static_cast<std::size_t>(n.layer)].ends_with(".mlp");
+      for (const std::int32_t d : p.deps_of(n)) {
+        const Node& dep = p.nodes[static_cast<std::size_t>(d)];
+        if (dep.kind == NodeKind::kCollective && dep.op == CollectiveOp::kAllGather) {
+          const std::string& comm = g.communicator_of(r, dep).name;
+          EXPECT_EQ(comm.starts_with("edp"), expert) << g.layers[static_cast<std::size_t>(n.layer)];
+        }
+      }
+    }
+  }
 }
 
 TEST(Hybrid, FsdpUnshardSetsHowOftenWeightsAreGatheredAndGradientsReduced) {
