@@ -177,7 +177,8 @@ U64 unit_activation(const Inputs& in, int unit) {
 struct StageParams {
   U64 dense = 0, expert = 0;
   std::vector<U64> units;
-  bool has_block = false, has_head = false;
+  bool rebuilds_block = false;  // holds a block its backward recomputes (full:N: not every one)
+  bool has_head = false;
 };
 
 StageParams stage_params(const Inputs& in, int stage) {
@@ -191,7 +192,8 @@ StageParams stage_params(const Inputs& in, int stage) {
       const U64 params = piece.grad_bytes / kGradientBytesPerParam;
       (piece.expert ? p.expert : p.dense) += params;
       units[piece.unit] += params;
-      p.has_block = p.has_block || (piece.unit > 0 && piece.unit <= in.arch.layers);
+      p.rebuilds_block = p.rebuilds_block || (piece.unit > 0 && piece.unit <= in.arch.layers &&
+                                              piece.unit % in.recompute_every == 0);
       p.has_head = p.has_head || piece.unit == in.arch.layers + 1;
     }
   }
@@ -295,7 +297,8 @@ StageMemory stage_memory(const Inputs& in, int stage) {
   add_states(in, p, m);
   // One block's rebuilt tensors and the loss's backward are transients of one micro-batch at a
   // time, on top of what the stage holds (MEMORY.md).
-  m.activations_bytes = peak_held_bytes(order, chunk_bytes) + (p.has_block ? in.block_rebuilt : 0) +
+  m.activations_bytes = peak_held_bytes(order, chunk_bytes) +
+                        (p.rebuilds_block ? in.block_rebuilt : 0) +
                         (p.has_head ? in.loss_backward : 0);
   if (in.job.zero_stage == 3 && fsdp_unshard(in.job) == FsdpUnshard::kUnit) {
     m.fsdp_buffers_bytes = in.element * largest_pair(p.units);

@@ -309,6 +309,12 @@ TEST(MemoryModel, EachRecomputeModeByHand) {
   every2.recompute_every = 2;
   EXPECT_EQ(model_of(tiny(), every2, tiny_job({})).stages[0].activations_bytes,
             2048u + 70144 + 4096 + 24576 + 66048);
+  // Over pp = 2 with 4 micro-batches (1F1B: 2 in flight on stage 0, 1 on stage 1): stage 0's
+  // block 0 is not recomputed, so nothing is rebuilt there: 2 * (2048 + 70144); stage 1 holds
+  // block 1's input and the head, and rebuilds block 1: 4096 + 24576 + 66048.
+  const MemoryReport pp2 = model_of(tiny(), every2, tiny_job({.pp = 2}, 4));
+  EXPECT_EQ(pp2.stages[0].activations_bytes, 2u * (2048 + 70144));
+  EXPECT_EQ(pp2.stages[1].activations_bytes, 4096u + 24576 + 66048);
 }
 
 // pp = 2, 4 micro-batches: stage 0 holds the embedding and block 0 (2048 + 70144 = 72192 per
