@@ -156,9 +156,9 @@ CnnSearchSpace cnn_search_space(const PlanFlags& f, const PlannerNetwork& net) {
 }
 
 SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
-  const std::optional<workloads::TransformerArch> catalogued =
+  const std::optional<workloads::TransformerArch> model =
       workloads::find_or_read_transformer(f.model);
-  if (!catalogued) {
+  if (!model) {
     throw ConfigError("--model " + f.model +
                       ": not in the catalogue (workloads/TRANSFORMER.md), an architecture file "
                       "(a path ending in .json) nor a CNN of the model zoo "
@@ -170,8 +170,8 @@ SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
     throw ConfigError("--image-size " + std::to_string(f.image_size) + ": " + f.model +
                       " is a transformer (--seq-len sets its input)");
   }
-  const int seq_len = f.seq_len == 0 ? catalogued->max_seq_len : f.seq_len;
-  const workloads::TransformerArch arch = workloads::for_sequence(*catalogued, seq_len);
+  const int seq_len = f.seq_len == 0 ? model->max_seq_len : f.seq_len;
+  const workloads::TransformerArch arch = workloads::for_sequence(*model, seq_len);
   // As dtsim simulate (workloads/transformer.h): a learned position table bounds the sequence;
   // rotary positions (RoPE) do not (long-context training).
   if (arch.learned_positions && seq_len > arch.max_seq_len) {
