@@ -110,6 +110,11 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
     throw GeneratorError("recompute", "full:" + text(s.recompute_every) + ": above " + a.name +
                                           "'s " + text(a.layers) + " layers");
   }
+  if (s.checkpoint_early_stop && s.recompute != Recompute::kFull) {
+    throw GeneratorError(
+        "checkpoint_early_stop",
+        "needs full recompute (recompute " + std::string(recompute_name(s.recompute)) + ")");
+  }
   if (s.recompute == Recompute::kSelectiveOp && !has_selective_op(a)) {
     throw GeneratorError("recompute",
                          "selective-op: torchtitan's op-level policy is modelled for "
@@ -362,12 +367,19 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
     c.elementwise(routed * d.hidden, d.tokens * d.hidden);
   }
   const EdgeGemms dense = moe ? EdgeGemms{} : mlp_kernels(c, a, d, 1, d.tokens);
+  // Where PyTorch's early stop ends the recomputation: once the down projection's input is
+  // saved, before that GEMM runs (an MoE's: after its combine, which saves its inputs).
+  const double before_stop_sec = c.forward_sec() - dense.last_sec;
   add_residual(c, d);
   TransformerPiece p = c.piece(moe ? "moe" : "mlp", moe ? PieceKind::kMoe : PieceKind::kMlp,
                                ffn_params(a, s.tp, a.experts / s.ep));
   p.tp_input_gemm_sec = dense.first_sec;
   p.tp_output_gemm_sec = dense.last_sec;
   p.recompute_sec = s.recompute == Recompute::kFull ? p.forward_sec : 0;
+  if (s.recompute == Recompute::kFull && s.checkpoint_early_stop) {
+    p.recompute_sec = before_stop_sec;
+    p.recompute_skips_output = !moe;
+  }
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it
     // redoes the norm, the up projection (6th), SiLU(gate) * up and the residual.
@@ -520,6 +532,7 @@ std::vector<TransformerPiece> transformer_pieces(const TransformerArch& arch,
       p.block = i;
       if ((i + 1) % shard.recompute_every != 0) {  // a block full:N keeps whole
         p.recompute_sec = 0;
+        p.recompute_skips_output = false;
       }
     }
   }

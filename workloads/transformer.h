@@ -93,6 +93,12 @@ struct TransformerShard {  // how one rank runs one micro-batch
   // 2 * recompute_every, ... counted from 1), the others keep their activations: torchtitan's
   // layer-level selective checkpointing (selective_ac_option N). 1: every block.
   int recompute_every = 1;
+  // With kFull: PyTorch's non-reentrant checkpoint (torch.utils.checkpoint, use_reentrant=False,
+  // since PyTorch 2.1) stops recomputing a block once backward's last saved tensor is rebuilt:
+  // a dense block's down-projection GEMM (its input is what it saves, recorded before it runs),
+  // the residual add and the TP collective between them are not redone; an MoE block skips its
+  // residual add only. false: the whole forward again (Megatron-LM, NeMo, reentrant checkpoint).
+  bool checkpoint_early_stop = false;
   AttentionKernel attention = AttentionKernel::kFlash2;
   // The loss: Megatron-LM's fused vocab-parallel cross-entropy (false), or PyTorch's
   // F.cross_entropy on an fp32 copy of the logits (torchtitan), which holds more while its
@@ -130,6 +136,9 @@ struct TransformerPiece {
   double forward_sec = 0;    // this rank, one micro-batch, sharded shapes, roofline
   double backward_sec = 0;   // input + weight gradients
   double recompute_sec = 0;  // forward work redone before backward under shard.recompute
+  // The recomputation ends before this piece's last GEMM (shard.checkpoint_early_stop, dense
+  // MLP): its TP collective after forward is not redone either.
+  bool recompute_skips_output = false;
   // FLOPs this rank executes in forward (no recompute): matrix multiplications only (GEMMs and
   // the attention core's two, causal half), as model-FLOP counts do; elementwise work is timed by
   // its memory traffic and not counted.

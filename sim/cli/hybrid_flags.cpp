@@ -74,6 +74,11 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "selective-op (torchtitan's op-level policy: every second matrix multiplication of a "
       "block), full (every block's forward again before its backward), full:N (every N-th "
       "block's: torchtitan's layer-level selective checkpointing, selective_ac_option N)");
+  add("checkpoint-early-stop", po::bool_switch(&f.checkpoint_early_stop),
+      "with --recompute full or full:N, PyTorch's non-reentrant checkpoint (use_reentrant=False, "
+      "PyTorch 2.1 and later: FSDP, torchtitan, llm-foundry): a block's recomputation stops once "
+      "backward's last saved tensor is rebuilt, so the down projection, the residual add and "
+      "the TP collective between them are not redone (workloads/TRANSFORMER.md)");
   add("attention",
       po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel: flash2 (FlashAttention-2: PyTorch's "
@@ -292,6 +297,11 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   }
   c.recompute = *recompute;
   c.recompute_every = every;
+  if (f.checkpoint_early_stop && c.recompute != workloads::Recompute::kFull) {
+    throw ConfigError("--checkpoint-early-stop: needs --recompute full or full:N (--recompute " +
+                      parsing::printable(f.recompute) + ")");
+  }
+  c.checkpoint_early_stop = f.checkpoint_early_stop;
   c.attention = attention_flag(f.attention);
   if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");

@@ -24,6 +24,7 @@ struct HybridFlags {
   int ep = 0;
   bool sequence_parallel = false;
   bool tp_overlap = false;
+  bool checkpoint_early_stop = false;
 };
 
 // The "Hybrid parallelism" flags, bound to `flags`.

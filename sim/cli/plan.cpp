@@ -36,6 +36,7 @@ struct PlanFlags {
       threads = 0;
   double simulate_timeout_sec = 600;
   bool tp_across_nodes = false;
+  bool checkpoint_early_stop = false;
 };
 
 po::options_description plan_flags(PlanFlags& f) {
@@ -70,6 +71,9 @@ po::options_description plan_flags(PlanFlags& f) {
       "the knobs the plan may turn (default: all but tp-overlap, overlapped TP, which dtsim "
       "models as free); those left out stay at 1, ZeRO 0, no recomputation, no sequence "
       "parallelism, no overlap. A CNN's: dp,pp,spatial,filter,channel");
+  add("checkpoint-early-stop", po::bool_switch(&f.checkpoint_early_stop),
+      "a transformer's full recompute as PyTorch's non-reentrant checkpoint runs it, stopping "
+      "early (dtsim simulate --checkpoint-early-stop)");
   add("tp-across-nodes", po::bool_switch(&f.tp_across_nodes),
       "also consider tensor parallelism wider than a node");
   add("top", po::value(&f.top)->default_value(10)->value_name("K"), "rows of the table printed");
@@ -139,6 +143,10 @@ CnnSearchSpace cnn_search_space(const PlanFlags& f, const PlannerNetwork& net) {
     throw ConfigError("--seq-len " + std::to_string(f.seq_len) + ": " + f.model +
                       " is a CNN, with no sequence (--image-size sets its input)");
   }
+  if (f.checkpoint_early_stop) {
+    throw ConfigError("--checkpoint-early-stop: " + f.model +
+                      " is a CNN, whose plan recomputes nothing");
+  }
   check_at_least("image-size", f.image_size, 0);
   const int image_size = f.image_size > 0 ? f.image_size : workloads::default_image_size(f.model);
   try {
@@ -185,7 +193,8 @@ SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
                 .seq_len = seq_len,
                 .gpus_per_node = net.gpus_per_node,
                 .tp_across_nodes = f.tp_across_nodes,
-                .strategies = strategies_of(f, false)};
+                .strategies = strategies_of(f, false),
+                .checkpoint_early_stop = f.checkpoint_early_stop};
   return s;
 }
 

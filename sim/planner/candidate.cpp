@@ -84,6 +84,9 @@ std::vector<std::string> candidate_flags(const PlanCandidate& c) {
                                  std::to_string(c.zero_stage),
                                  "--recompute",
                                  std::string(workloads::recompute_name(c.recompute))};
+  if (c.checkpoint_early_stop) {
+    flags.emplace_back("--checkpoint-early-stop");
+  }
   if (c.sequence_parallel) {
     flags.emplace_back("--sequence-parallel");
   }

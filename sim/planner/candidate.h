@@ -23,6 +23,7 @@ struct PlanCandidate {
   PipelineSchedule schedule;
   int zero_stage = 0;
   workloads::Recompute recompute = workloads::Recompute::kNone;
+  bool checkpoint_early_stop = false;  // with full recompute (workloads::TransformerShard)
   bool sequence_parallel = false;
   bool tp_overlap = false;  // with sequence parallelism (HYBRID.md, "Overlapped TP")
   bool cnn = false;         // a CNN of the model zoo: `split` holds its model parallelism
@@ -37,7 +38,7 @@ struct PlanCandidate {
 [[nodiscard]] std::string candidate_name(const PlanCandidate& c);
 
 // The flags of `dtsim simulate` that run `c` (--parallel, --micro-batch, --schedule, --zero,
-// --recompute, --sequence-parallel and --tp-overlap; a CNN's --parallel
+// --recompute, --checkpoint-early-stop, --sequence-parallel and --tp-overlap; a CNN's --parallel
 // dp=D,pp=P[,spatial=HxW|filter=F|channel=C], --micro-batch and --schedule), without the model,
 // batch, platform or ranks.
 [[nodiscard]] std::vector<std::string> candidate_flags(const PlanCandidate& c);

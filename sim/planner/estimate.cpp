@@ -188,7 +188,12 @@ std::vector<DeviceLoad> device_loads(const HybridModel& model, const HybridJob& 
       const bool forward_blocks = i + 1 < ranges[v].end || v + 1 < ranges.size();
       const bool backward_blocks = i > ranges[v].begin || v > 0;
       const double tp_fwd = t.forward_before + (forward_blocks ? t.forward_after : 0);
-      const double recompute = job.full_recompute ? t.forward_before + t.forward_after : 0;
+      // Recomputation redoes the piece's TP communication, its output's only if it runs to
+      // the end (no early stop); a block full:N keeps (recompute_sec 0) redoes none.
+      const double recompute =
+          job.full_recompute && p.recompute_sec > 0
+              ? t.forward_before + (p.recompute_skips_output ? 0 : t.forward_after)
+              : 0;
       const double tp_bwd =
           t.backward_before + (backward_blocks ? t.backward_after : 0) + recompute;
       const double cp = cp_piece_sec(net, p, g.cp, overlapped_gemm_sec(p, job, g.tp));

@@ -22,11 +22,12 @@ namespace {
 using planner_internal::largest_part;
 using planner_internal::Outcome;
 
-// What the pieces depend on: the shard (tp, cp, micro-batch, SP, recompute).
-using ShardKey = std::tuple<int, int, int, bool, workloads::Recompute>;
+// What the pieces depend on: the shard (tp, cp, micro-batch, SP, recompute, early stop).
+using ShardKey = std::tuple<int, int, int, bool, workloads::Recompute, bool>;
 
 ShardKey key_of(const PlanCandidate& c) {
-  return {c.degrees.tp, c.degrees.cp, c.micro_batch, c.sequence_parallel, c.recompute};
+  return {c.degrees.tp,        c.degrees.cp, c.micro_batch,
+          c.sequence_parallel, c.recompute,  c.checkpoint_early_stop};
 }
 
 workloads::TransformerShard shard_of(const PlanRequest& r, const PlanCandidate& c) {
@@ -36,6 +37,7 @@ workloads::TransformerShard shard_of(const PlanRequest& r, const PlanCandidate& 
           .cp = c.degrees.cp,
           .sequence_parallel = c.sequence_parallel,
           .recompute = c.recompute,
+          .checkpoint_early_stop = c.checkpoint_early_stop,
           .attention = r.attention,
           .device = r.device,
           .precision = r.precision};

@@ -65,6 +65,8 @@ void add_knobs(const SearchSpace& s, const ParallelDegrees& d, int micro_batch,
                          .schedule = schedule,
                          .zero_stage = zero,
                          .recompute = recompute,
+                         .checkpoint_early_stop =
+                             s.checkpoint_early_stop && recompute == workloads::Recompute::kFull,
                          .sequence_parallel = sp >= 1,
                          .tp_overlap = sp == 2});
         }

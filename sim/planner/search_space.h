@@ -49,6 +49,9 @@ struct SearchSpace {
   int gpus_per_node = 1;         // tp fits a node unless tp_across_nodes
   bool tp_across_nodes = false;  // allow tp > gpus_per_node
   StrategySet strategies;
+  // Full recompute as PyTorch's non-reentrant checkpoint runs it (TransformerShard's
+  // checkpoint_early_stop): the candidates with full recompute stop early.
+  bool checkpoint_early_stop = false;
   bool operator==(const SearchSpace&) const = default;
 };
 

@@ -42,6 +42,7 @@ void add_job(const HybridReport& report, ordered_json& r) {
       {"sequence_parallel", report.sequence_parallel},
       {"tp_overlap", report.tp_overlap},
       {"recompute", report.recompute},
+      {"checkpoint_early_stop", report.checkpoint_early_stop},
       {"micro_batch", report.micro_batch},
       {"global_batch", report.global_batch},
       {"micro_batches", report.micro_batches},
@@ -55,7 +56,8 @@ std::string job_line(const HybridReport& report) {
          ", ZeRO " + std::to_string(report.zero_stage) +
          (report.fsdp_unshard.empty() ? "" : " gathered per " + report.fsdp_unshard) +
          (report.sequence_parallel ? ", sequence parallel" : "") +
-         (report.tp_overlap ? ", TP overlapped" : "") + ", recompute " + report.recompute + ")";
+         (report.tp_overlap ? ", TP overlapped" : "") + ", recompute " + report.recompute +
+         (report.checkpoint_early_stop ? " (early stop)" : "") + ")";
 }
 
 }  // namespace

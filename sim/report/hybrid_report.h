@@ -44,6 +44,7 @@ struct HybridReport {
   bool sequence_parallel = false;
   bool tp_overlap = false;  // TP's gathers and reduce-scatters overlapped with their GEMMs
   std::string recompute;
+  bool checkpoint_early_stop = false;  // full recompute stops at backward's last saved tensor
   int micro_batch = 0;
   int global_batch = 0;
   int micro_batches = 0;  // per replica per step

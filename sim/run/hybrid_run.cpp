@@ -101,6 +101,7 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .sequence_parallel = c.job.sequence_parallel,
           .recompute = c.recompute,
           .recompute_every = c.recompute_every,
+          .checkpoint_early_stop = c.checkpoint_early_stop,
           .attention = c.attention,
           .pytorch_cross_entropy = c.pytorch_cross_entropy,
           .device = c.device,
@@ -426,6 +427,7 @@ PreparedJob prepare(const HybridConfig& config) {
   header.recompute =
       std::string(workloads::recompute_name(config.recompute)) +
       (config.recompute_every > 1 ? ":" + std::to_string(config.recompute_every) : "");
+  header.checkpoint_early_stop = config.checkpoint_early_stop;
   if (!p.built.cnn_device.empty()) {
     const std::string& precision = p.built.report.precision;
     header.memory = cnn_memory(p.built.model, p.job, workloads::find_device(p.built.cnn_device),

@@ -28,6 +28,7 @@ struct HybridConfig {
   int seq_len = 0;       // tokens per sequence; 0: the model's max_seq_len
   workloads::Recompute recompute = workloads::Recompute::kNone;
   int recompute_every = 1;             // full recompute of every N-th block (TransformerShard)
+  bool checkpoint_early_stop = false;  // PyTorch's non-reentrant early stop (TransformerShard)
   bool pytorch_cross_entropy = false;  // the loss's memory (workloads::TransformerShard)
   workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
   // A CNN of the zoo (--model, or the model a trace names): its model-parallel split

@@ -66,6 +66,9 @@ struct ModelPiece {
   double forward_sec = 0;
   double backward_sec = 0;
   double recompute_sec = 0;  // forward work redone before the backward pass (0: none)
+  // The recomputation stops before the piece's last GEMM (PyTorch's checkpoint early stop):
+  // the collectives after its forward are not redone.
+  bool recompute_skips_output = false;
   // This rank's share of the piece's parameters: gradient bytes (reduced by DP) and weight bytes
   // (gathered by ZeRO-3 and, after the optimizer step, by ZeRO-1/2).
   std::uint64_t grad_bytes = 0;

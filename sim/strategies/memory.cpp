@@ -318,6 +318,7 @@ MemoryReport memory_model(const TransformerArch& arch, const TransformerShard& s
   TransformerShard none = shard;
   none.recompute = Recompute::kNone;
   none.recompute_every = 1;
+  none.checkpoint_early_stop = false;  // rebuilds the same tensors: memory does not change
   const U64 rebuilt_from = block_activation_bytes(arch, none, attention);
   Inputs in{.arch = arch,
             .model = model,

@@ -150,8 +150,10 @@ void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   if (zero3_gather_ >= 0) {
     deps.push_back(zero3_gather_);
   }
+  // Early stop: a recomputation that ends before the piece's last GEMM reduces no output.
+  const bool output = phase_ != Phase::kRecompute || !p.recompute_skips_output;
   const bool overlap_in = overlaps(p.tp_in_bytes, p.tp_in_gemm_sec);
-  const bool overlap_out = overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
+  const bool overlap_out = output && overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
   if (has(kTp) && sp && p.tp_in_bytes > 0 && !overlap_in) {
     deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_in_bytes, with_input(deps))};
   }
@@ -178,7 +180,7 @@ void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   if (has(kEp) && p.expert) {
     wait_ = {last_ = collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, {last_})};
   }
-  if (has(kTp) && p.tp_out_bytes > 0 && !overlap_out) {
+  if (has(kTp) && output && p.tp_out_bytes > 0 && !overlap_out) {
     const CollectiveOp op = sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     wait_ = {last_ = collective(op, kTp, piece, p.tp_out_bytes, {last_})};
   }

@@ -104,6 +104,35 @@ TEST_F(HybridCli, TpOverlapRunsTheSameComputeWithLessTensorParallelWaiting) {
   EXPECT_LT(b["iteration_time_sec"].get<double>(), a["iteration_time_sec"].get<double>());
 }
 
+TEST_F(HybridCli, CheckpointEarlyStopRecomputesLessOfEveryBlock) {
+  // PyTorch's non-reentrant checkpoint (TRANSFORMER.md, "Recompute"): full recompute without
+  // each block's down projection and residual. The stages compute less than with the whole
+  // forward again and more than without recomputing; the report and the summary say which ran;
+  // memory is full recompute's (the same tensors are rebuilt).
+  const std::string args = kGpt + " --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 1024";
+  const json none = simulate(args, "none.json");
+  const json full = simulate(args + " --recompute full", "full.json");
+  const json early = simulate(args + " --recompute full --checkpoint-early-stop", "early.json");
+  EXPECT_EQ(full["parallel"]["checkpoint_early_stop"], false);
+  EXPECT_EQ(early["parallel"]["checkpoint_early_stop"], true);
+  EXPECT_EQ(early["parallel"]["recompute"], "full");
+  for (int stage : {0, 1}) {
+    const double compute = early["result"]["stages"][stage]["compute_sec"];
+    EXPECT_LT(compute, full["result"]["stages"][stage]["compute_sec"].get<double>());
+    EXPECT_GT(compute, none["result"]["stages"][stage]["compute_sec"].get<double>());
+  }
+  EXPECT_EQ(early["memory"]["peak_bytes"], full["memory"]["peak_bytes"]);
+  const Result r = run("simulate " + args + " --recompute full:2 --checkpoint-early-stop");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(", recompute full:2 (early stop))"), std::string::npos) << r.out;
+  expect_error(args + " --checkpoint-early-stop",
+               "dtsim simulate: --checkpoint-early-stop: needs --recompute full or full:N "
+               "(--recompute none)\n");
+  expect_error(args + " --recompute selective --checkpoint-early-stop",
+               "dtsim simulate: --checkpoint-early-stop: needs --recompute full or full:N "
+               "(--recompute selective)\n");
+}
+
 TEST_F(HybridCli, TheComputeSourceNamesTheGemmsShareOfThePeak) {
   // 0.5 on an H200, times the GPU's MAMF share over the H200's (workloads/roofline.cpp): an
   // A100's bf16 0.5 x 0.869 / 0.803 = 0.541; an H100's bf16 0.5 and its fp8 0.5 x 0.709 / 0.803

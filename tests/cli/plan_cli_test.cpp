@@ -3,6 +3,7 @@
 // bytes for any thread count; bad input a located error (exit 2, nothing written).
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -113,6 +114,40 @@ TEST_F(PlanCli, SaysHowManyDoNotFitAndWhy) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("out of memory (largest part: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  0 estimated, 0 simulated"), std::string::npos) << r.out;
+}
+
+TEST_F(PlanCli, CheckpointEarlyStopShortensTheFullRecomputeConfigurations) {
+  // --checkpoint-early-stop (TRANSFORMER.md, "Recompute") applies to the configurations that
+  // recompute in full: they compute less, and with TP redo one all-reduce less per block; the
+  // others are estimated as before.
+  const auto estimates = [&](const std::string& extra, const std::string& name) {
+    const std::string file = (dir_ / name).string();
+    const Result r = run("plan " + kSmall + " --simulate 0" + extra + " --report " + file);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json plan = json::parse(slurp(file));
+    std::map<std::string, json> by_name;
+    for (const json& row : plan.at("configurations")) {
+      by_name[row.at("configuration").get<std::string>()] = row.at("estimated");
+    }
+    return by_name;
+  };
+  const auto plain = estimates("", "plain.json");
+  const auto early = estimates(" --checkpoint-early-stop", "early.json");
+  ASSERT_EQ(plain.size(), early.size());
+  int full_rows = 0;
+  for (const auto& [name, row] : plain) {
+    const json& other = early.at(name);
+    if (name.find(" full") == std::string::npos) {
+      EXPECT_EQ(other, row) << name;
+      continue;
+    }
+    ++full_rows;
+    EXPECT_LT(other.at("compute_sec").get<double>(), row.at("compute_sec").get<double>()) << name;
+    if (name.starts_with("tp2 ")) {
+      EXPECT_LT(other.at("tp_sec").get<double>(), row.at("tp_sec").get<double>()) << name;
+    }
+  }
+  EXPECT_GT(full_rows, 0);
 }
 
 TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
@@ -228,6 +263,9 @@ TEST_F(PlanCli, RefusesCnnInputNamingTheFlag) {
   expect_error(kCnn + " --strategies dp,zero",
                "dtsim plan: --strategies dp,zero: resnet50 is a CNN: its plan takes dp, pp, "
                "spatial, filter, channel\n");
+  expect_error(kCnn + " --checkpoint-early-stop",
+               "dtsim plan: --checkpoint-early-stop: resnet50 is a CNN, whose plan recomputes "
+               "nothing\n");
   expect_error(kCnn + " --image-size 16",
                "dtsim plan: --image-size 16: resnet50 needs at least 32 pixels\n");
 }

@@ -493,6 +493,57 @@ TEST(TransformerPieces, RecomputeRedoesTheAttentionCoreOrTheWholeBlock) {
   }
 }
 
+TEST(TransformerPieces, EarlyStopEndsTheRecomputationBeforeTheDownProjection) {
+  // PyTorch's non-reentrant checkpoint stops recomputing once backward's last saved tensor is
+  // rebuilt: the down projection's input, saved before that GEMM runs. toy_gpt, t = s = 1024
+  // tokens, h = 1024, f = 4096, bf16: its MLP redoes the norm (t*h in, t*h out), up
+  // (t x h).(h x f) and GeLU (t*f in, t*f out), not down (t x f).(f x h) nor the residual
+  // (2*t*h in, t*h out); the attention piece, before it, is redone whole.
+  const double t = 1024, h = 1024, f = 4096;
+  const auto gemm = [](double m, double k, double n) {
+    return roofline_sec(2 * m * k * n, kBf16 * (m * k + k * n + m * n));
+  };
+  const auto elementwise = [](double in, double out) {
+    return memory_sec(kBf16 * (in + out));
+  };
+  const auto pieces = transformer_pieces(
+      toy_gpt(), {.seq_len = 1024, .recompute = Recompute::kFull, .checkpoint_early_stop = true});
+  const TransformerPiece& mlp = piece(pieces, "layers.0.mlp");
+  EXPECT_NEAR(mlp.recompute_sec,
+              elementwise(t * h, t * h) + gemm(t, h, f) + elementwise(t * f, t * f), 1e-15);
+  EXPECT_NEAR(mlp.forward_sec - mlp.recompute_sec, gemm(t, f, h) + elementwise(2 * t * h, t * h),
+              1e-15);
+  EXPECT_TRUE(mlp.recompute_skips_output);
+  const TransformerPiece& attention = piece(pieces, "layers.0.attention");
+  EXPECT_EQ(attention.recompute_sec, attention.forward_sec);
+  EXPECT_FALSE(attention.recompute_skips_output);
+  EXPECT_EQ(piece(pieces, "head").recompute_sec, 0);
+  // An MoE block's last saved tensors are its combine's inputs, after every expert: it skips
+  // only the residual add, and reduces its output again.
+  const auto moe = transformer_pieces(
+      toy_moe(), {.seq_len = 1024, .recompute = Recompute::kFull, .checkpoint_early_stop = true});
+  const TransformerPiece& experts = piece(moe, "layers.0.moe");
+  EXPECT_NEAR(experts.forward_sec - experts.recompute_sec, elementwise(2 * t * h, t * h), 1e-15);
+  EXPECT_FALSE(experts.recompute_skips_output);
+  // full:2 keeps block 0 whole: nothing of it is recomputed or skipped.
+  const auto every2 = transformer_pieces(toy_llama(), {.seq_len = 1024,
+                                                       .recompute = Recompute::kFull,
+                                                       .recompute_every = 2,
+                                                       .checkpoint_early_stop = true});
+  EXPECT_EQ(piece(every2, "layers.0.mlp").recompute_sec, 0);
+  EXPECT_FALSE(piece(every2, "layers.0.mlp").recompute_skips_output);
+  EXPECT_TRUE(piece(every2, "layers.1.mlp").recompute_skips_output);
+  // Early stop without full recomputation is refused.
+  try {
+    (void)transformer_pieces(
+        toy_gpt(),
+        {.seq_len = 1024, .recompute = Recompute::kSelective, .checkpoint_early_stop = true});
+    ADD_FAILURE();
+  } catch (const GeneratorError& e) {
+    EXPECT_STREQ(e.what(), "checkpoint_early_stop needs full recompute (recompute selective)");
+  }
+}
+
 TEST(TransformerPieces, SelectiveOpRedoesEverySecondGemmAndTheElementwiseWork) {
   // torchtitan's op-level policy on toy_llama, t = s = 1024 tokens, h = 1024, K width 4*64 =
   // 256, f = 2816, bf16: attention redoes the norm (t*h in, t*h out), K (t x h).(h x 256), RoPE

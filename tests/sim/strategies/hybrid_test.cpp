@@ -187,6 +187,45 @@ TEST(Hybrid, TensorParallelAllReducesPerBlock) {
   EXPECT_EQ(bytes_by(s, NodeKind::kCollective)["tp"], 2u * 3 * 10);  // the loss only
 }
 
+TEST(Hybrid, FullRecomputeRedoesTheForwardAllReducesUnlessItStopsEarly) {
+  // Every block piece recomputed: the whole forward again redoes both of a block's forward
+  // all-reduces (Megatron-LM's full recomputation), per block and micro-batch 2 * 100 bytes
+  // more on each of the 2 ranks; PyTorch's early stop ends before the MLP's down projection,
+  // so only the attention's is redone, 100 bytes. Over the 4 * 4 * 100 + 210 of no
+  // recomputation (TensorParallelAllReducesPerBlock), 3 micro-batches.
+  HybridModel model = toy_model(4);
+  for (ModelPiece& p : model.pieces) {
+    p.recompute_sec = p.unit >= 1 && p.unit <= 4 ? 5e-4 : 0;
+  }
+  HybridJob job{.degrees = {.tp = 2}, .micro_batches = 3, .full_recompute = true};
+  EXPECT_EQ(bytes_by(build_hybrid(model, job), NodeKind::kCollective)["tp"],
+            2u * 3 * (4 * 4 * 100 + 210 + 4 * 2 * 100));
+  for (ModelPiece& p : model.pieces) {
+    p.recompute_skips_output = p.name.ends_with(".mlp");
+  }
+  const ExecutionGraph early = build_hybrid(model, job);
+  expect_valid(early);
+  EXPECT_EQ(bytes_by(early, NodeKind::kCollective)["tp"],
+            2u * 3 * (4 * 4 * 100 + 210 + 4 * 1 * 100));
+  // Overlapped TP: the reduce-scatter beside the down projection is not redone either, only
+  // the gathers before the pieces' first GEMMs and the attention's scatter (each 100 bytes in
+  // tp - 1 = 1 ring step of 100): 3 per block recomputed, against 4 without early stop.
+  HybridModel gemms = toy_model_with_gemms(4);
+  for (ModelPiece& p : gemms.pieces) {
+    p.recompute_sec = p.unit >= 1 && p.unit <= 4 ? 5e-4 : 0;
+  }
+  job.sequence_parallel = job.tp_overlap = true;
+  const std::uint64_t full_bytes =
+      bytes_by(build_hybrid(gemms, job), NodeKind::kCollective, CollectiveOp::kReduceScatter)["tp"];
+  for (ModelPiece& p : gemms.pieces) {
+    p.recompute_skips_output = p.name.ends_with(".mlp");
+  }
+  const ExecutionGraph overlapped = build_hybrid(gemms, job);
+  expect_valid(overlapped);
+  EXPECT_EQ(bytes_by(overlapped, NodeKind::kCollective, CollectiveOp::kReduceScatter)["tp"],
+            full_bytes - 2u * 3 * 4 * 100);
+}
+
 // The compute seconds of iteration 0 in `g`'s first program.
 double compute_sec(const ExecutionGraph& g) {
   double sec = 0;
