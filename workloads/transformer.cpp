@@ -358,18 +358,18 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
   PieceCost c(r);
   add_norm(c, d);
   const bool moe = a.experts > 1;
+  double before_combine_sec = 0;
   if (moe) {
     const double routed = d.tokens * d.top_k;
     c.gemms(1, d.tokens, d.hidden, d.experts, /*in_fp8=*/false);  // the router
     c.elementwise(d.tokens * d.experts, d.tokens * d.experts);
     c.elementwise(d.tokens * d.hidden, routed * d.hidden);
     mlp_kernels(c, a, d, d.experts_held, routed);
+    before_combine_sec = c.forward_sec();
     c.elementwise(routed * d.hidden, d.tokens * d.hidden);
   }
   const EdgeGemms dense = moe ? EdgeGemms{} : mlp_kernels(c, a, d, 1, d.tokens);
-  // Where PyTorch's early stop ends the recomputation: once the down projection's input is
-  // saved, before that GEMM runs (an MoE's: after its combine, which saves its inputs).
-  const double before_stop_sec = c.forward_sec() - dense.last_sec;
+  const double before_residual_sec = c.forward_sec();
   add_residual(c, d);
   TransformerPiece p = c.piece(moe ? "moe" : "mlp", moe ? PieceKind::kMoe : PieceKind::kMlp,
                                ffn_params(a, s.tp, a.experts / s.ep));
@@ -377,8 +377,16 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
   p.tp_output_gemm_sec = dense.last_sec;
   p.recompute_sec = s.recompute == Recompute::kFull ? p.forward_sec : 0;
   if (s.recompute == Recompute::kFull && s.checkpoint_early_stop) {
-    p.recompute_sec = before_stop_sec;
-    p.recompute_skips_output = !moe;
+    // PyTorch's early stop ends the recomputation as backward's last saved tensor is packed. An
+    // ATen operation packs its saved inputs when dispatched, before its kernel runs; float8's
+    // linear (a custom autograd Function) and dropout (which saves its mask, an output) pack
+    // after theirs. So: with residual dropout, everything but the residual add, the output
+    // reduced again; else the output not reduced again, and the compute up to the down GEMM,
+    // through it in fp8, or up to an MoE's combine (a weighted sum that saves its inputs).
+    p.recompute_skips_output = !a.dropout;
+    p.recompute_sec = a.dropout || (!moe && r.fp8_linears) ? before_residual_sec
+                      : moe                                ? before_combine_sec
+                                                           : before_residual_sec - dense.last_sec;
   }
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it

@@ -43,6 +43,10 @@ struct TransformerArch {
   // llm-foundry's MPT: the learned position table has as many rows as the run's sequence
   // (its yamls set max_seq_len per run); max_seq_len is the size its parameter count states.
   bool positions_per_run = false;
+  // Training drops out on the residual stream after each block's attention and MLP (and in the
+  // attention core): GPT-3 and Megatron-LM's GPTs (0.1). Llama, Mixtral, Nemotron and MPT train
+  // without (their configurations set 0). Memory keeps the masks (sim/strategies/MEMORY.md).
+  bool dropout = false;
 
   bool operator==(const TransformerArch&) const = default;
 };

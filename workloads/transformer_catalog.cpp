@@ -13,7 +13,8 @@ namespace {
 constexpr std::uint64_t kMillion = 1'000'000;
 
 // GPT-3 and Megatron-LM's GPTs: GPT-2's block (LayerNorm, GeLU MLP of 4h, biases everywhere),
-// learned positions, the head tied to the token embedding.
+// learned positions, the head tied to the token embedding; dropout 0.1 (GPT-3; Megatron-LM's
+// --hidden-dropout and --attention-dropout defaults).
 TransformerArch gpt(std::string name, int layers, int hidden, int heads, int vocab, int positions,
                     std::uint64_t published, std::string source) {
   return {.name = std::move(name),
@@ -30,7 +31,8 @@ TransformerArch gpt(std::string name, int layers, int hidden, int heads, int voc
           .tied_embeddings = true,
           .published_params = published,
           .source = std::move(source),
-          .linear_biases = true};
+          .linear_biases = true,
+          .dropout = true};
 }
 
 // Llama 2/3 and Mixtral: RMSNorm, SwiGLU, RoPE, no biases, untied head.
@@ -52,18 +54,22 @@ TransformerArch llama(std::string name, int layers, int hidden, int heads, int k
 
 // MosaicML's MPT as llm-foundry's pretraining yamls configure it: GPT's block (the yamls set
 // neither no_bias nor alibi, so llm-foundry's defaults: biases, learned positions), FFN 4d, vocab
-// 50368, the head tied to the token embedding, a position table as long as the run's sequence.
+// 50368, the head tied to the token embedding, a position table as long as the run's sequence;
+// no dropout (nor do they set resid_pdrop, emb_pdrop or attn_pdrop, whose MPTConfig defaults are
+// 0).
 TransformerArch mpt(std::string name, int layers, int hidden, int heads, std::uint64_t published,
                     const char* source) {
   TransformerArch a = gpt(std::move(name), layers, hidden, heads, 50368, 2048, published, source);
   a.positions_per_run = true;
+  a.dropout = false;
   return a;
 }
 
 // NVIDIA's Nemotron-3 and Nemotron-4 as NeMo configures them: LayerNorm (layernorm1p: a scale
 // and a bias), a squared-ReLU MLP (not gated, so costed as GeLU's: one elementwise kernel
 // between two linears), rotary positions, no biases, an untied head, the 256,000-token
-// SentencePiece vocabulary; context 4096.
+// SentencePiece vocabulary; context 4096; no dropout (the yamls' hidden_dropout and
+// attention_dropout are 0).
 TransformerArch nemotron(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn,
                          std::uint64_t published, const char* source) {
   TransformerArch a =

@@ -44,7 +44,8 @@ std::optional<int> count(JsonFields& f, const char* key, bool required = true,
   const std::int64_t kMax = max;
   // An unsigned integer past kMax reads as 0 here: refused like any other.
   const std::int64_t n =
-      !v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > kMax)
+      !v->is_number_integer() || (v->is_number_unsigned() &&
+                                  v->get<std::uint64_t>() > static_cast<std::uint64_t>(kMax))
           ? 0
           : v->get<std::int64_t>();
   if (n < 1 || n > kMax) {
@@ -89,7 +90,7 @@ std::optional<T> choice(JsonFields& f, const char* key,
 TransformerArch own_keys(JsonFields& f, KeyOf& key_of) {
   f.reject_unknown({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
                     "max_seq_len", "mlp", "norm", "positions", "tied_embeddings", "linear_biases",
-                    "experts", "experts_per_token", "source"});
+                    "dropout", "experts", "experts_per_token", "source"});
   TransformerArch a;
   a.name = f.string("name").value_or("?");
   if (a.name.empty() || parsing::printable(a.name) != a.name) {
@@ -113,6 +114,7 @@ TransformerArch own_keys(JsonFields& f, KeyOf& key_of) {
       choice(f, "positions", {std::pair{"learned", true}, {"rope", false}}).value_or(false);
   a.tied_embeddings = flag(f, "tied_embeddings").value_or(false);
   a.linear_biases = flag(f, "linear_biases").value_or(false);
+  a.dropout = flag(f, "dropout").value_or(false);
   a.experts = count(f, "experts", false).value_or(1);
   a.experts_per_token = count(f, "experts_per_token", a.experts > 1).value_or(1);
   a.source = f.string("source", false).value_or("");
@@ -184,6 +186,15 @@ TransformerArch gpt2_config(JsonFields& f, KeyOf& key_of) {
   a.learned_positions = true;
   a.tied_embeddings = flag(f, "tie_word_embeddings").value_or(true);
   a.linear_biases = true;
+  // Residual dropout: resid_pdrop, 0.1 when absent (GPT2Config's default).
+  constexpr double kGpt2ResidPdrop = 0.1;
+  if (const std::optional<double> p = f.number("resid_pdrop", false); p && (*p < 0 || *p >= 1)) {
+    f.problem("resid_pdrop", parsing::format_number("%g", *p) +
+                                 ": expected a probability from 0 "
+                                 "up to 1");
+  } else {
+    a.dropout = p.value_or(kGpt2ResidPdrop) > 0;
+  }
   key_of = {{"layers", "n_layer"},         {"hidden", "n_embd"},      {"heads", "n_head"},
             {"kv_heads", "n_head"},        {"ffn_hidden", "n_inner"}, {"vocab", "vocab_size"},
             {"max_seq_len", "n_positions"}};

@@ -330,6 +330,7 @@ PlanOutcome search_outcome(const PlanFlags& f, bool cnn, workloads::AttentionKer
   const SearchSpace space = search_space(f, net);
   outcome.model = space.arch.name;
   outcome.seq_len = space.seq_len;
+  outcome.checkpoint_early_stop = space.checkpoint_early_stop;
   outcome.result = plan({.space = space,
                          .device = f.device,
                          .precision = f.precision,

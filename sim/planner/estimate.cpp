@@ -41,6 +41,9 @@ Groups groups_of(const ParallelDegrees& d) {
 // and those after, forward and backward.
 struct TpSec {
   double forward_before = 0, forward_after = 0, backward_before = 0, backward_after = 0;
+  // What a full recompute of the piece redoes: the forward's, but the output's reduction (and
+  // the loss's all-reduces) when the recomputation stops early (recompute_skips_output).
+  double recompute = 0;
 };
 
 TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJob& job,
@@ -57,18 +60,23 @@ TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJ
     return static_cast<double>(steps) * std::max(0.0, step - gemm_sec / tp.size);
   };
   TpSec t{.forward_after = p.tp_loss_collectives * ring(RingOp::kAllReduce, p.tp_loss_bytes)};
+  double output_sec = t.forward_after;  // the forward's collectives after the input's gather
   if (job.sequence_parallel) {
     const bool overlap = job.tp_overlap && tp.size > 1;
     const bool in = overlap && p.tp_in_gemm_sec > 0;
     const bool out = overlap && p.tp_out_gemm_sec > 0;
     t.forward_before = in ? beside(RingOp::kAllGather, p.tp_in_bytes, p.tp_in_gemm_sec)
                           : ring(RingOp::kAllGather, p.tp_in_bytes);
+    t.recompute = t.forward_before;
     // Overlapped, the output's last addition is compute: it holds the compute stream even
     // where nothing follows in the step, as what is before a pass does.
     if (out) {
-      t.forward_before += beside(RingOp::kReduceScatter, p.tp_out_bytes, p.tp_out_gemm_sec);
+      const double scatter = beside(RingOp::kReduceScatter, p.tp_out_bytes, p.tp_out_gemm_sec);
+      t.forward_before += scatter;
+      output_sec += scatter;
     } else {
       t.forward_after += ring(RingOp::kReduceScatter, p.tp_out_bytes);
+      output_sec = t.forward_after;
     }
     t.backward_before = out ? beside(RingOp::kAllGather, p.tp_out_bytes, p.tp_out_gemm_sec)
                             : ring(RingOp::kAllGather, p.tp_out_bytes);
@@ -77,8 +85,10 @@ TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJ
     t.backward_after = in ? std::max(0.0, scatter - p.tp_in_gemm_sec) : scatter;
   } else {
     t.forward_after += ring(RingOp::kAllReduce, p.tp_out_bytes);
+    output_sec = t.forward_after;
     t.backward_after = ring(RingOp::kAllReduce, p.tp_in_bytes);
   }
+  t.recompute += p.recompute_skips_output ? 0 : output_sec;
   return t;
 }
 
@@ -188,12 +198,10 @@ std::vector<DeviceLoad> device_loads(const HybridModel& model, const HybridJob& 
       const bool forward_blocks = i + 1 < ranges[v].end || v + 1 < ranges.size();
       const bool backward_blocks = i > ranges[v].begin || v > 0;
       const double tp_fwd = t.forward_before + (forward_blocks ? t.forward_after : 0);
-      // Recomputation redoes the piece's TP communication, its output's only if it runs to
-      // the end (no early stop); a block full:N keeps (recompute_sec 0) redoes none.
-      const double recompute =
-          job.full_recompute && p.recompute_sec > 0
-              ? t.forward_before + (p.recompute_skips_output ? 0 : t.forward_after)
-              : 0;
+      // A full recomputation redoes the piece's forward TP communication (TpSec::recompute);
+      // a piece with nothing to recompute (embedding, head, a block full:N keeps) none, as
+      // stage_writer's recompute_unit skips it.
+      const double recompute = job.full_recompute && p.recompute_sec > 0 ? t.recompute : 0;
       const double tp_bwd =
           t.backward_before + (backward_blocks ? t.backward_after : 0) + recompute;
       const double cp = cp_piece_sec(net, p, g.cp, overlapped_gemm_sec(p, job, g.tp));

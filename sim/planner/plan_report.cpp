@@ -168,7 +168,8 @@ std::string plan_summary(const PlanOutcome& plan, int top) {
                                                    std::to_string(plan.seq_len) + " tokens"
                                              : std::to_string(plan.global_batch) + " samples";
   std::string s = "dtsim plan: " + plan.model + " on " + std::to_string(plan.gpus) + " " +
-                  plan.device + " GPUs (" + plan.platform + "), global batch " + batch + "\n  " +
+                  plan.device + " GPUs (" + plan.platform + "), global batch " + batch +
+                  (plan.checkpoint_early_stop ? ", full recompute stopping early" : "") + "\n  " +
                   std::to_string(r.enumerated) + " configurations, " + std::to_string(dropped) +
                   " dropped:\n";
   for (const auto& [why, count] : r.dropped) {
@@ -219,6 +220,7 @@ ordered_json plan_json(const PlanOutcome& plan) {
             {"gpus", plan.gpus},
             {"global_batch", plan.global_batch},
             {"seq_len", plan.seq_len},
+            {"checkpoint_early_stop", plan.checkpoint_early_stop},
             {"capacity_bytes", plan.result.capacity_bytes}}},
           {"enumerated", plan.result.enumerated},
           {"dropped", std::move(dropped)},

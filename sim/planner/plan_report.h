@@ -31,6 +31,7 @@ struct PlanOutcome {
   int gpus = 0;
   int global_batch = 0;
   int seq_len = 0;
+  bool checkpoint_early_stop = false;  // full recompute as PyTorch's non-reentrant checkpoint
   PlanResult result;
   std::vector<SimulatedRun> simulated;
 };

@@ -401,6 +401,16 @@ PreparedJob prepare(const HybridConfig& config) {
                       "vocabulary's logits); " +
                           (zoo_cnn ? config.model : std::string("a trace")) + " has none");
   }
+  if (config.recompute != workloads::Recompute::kNone && (zoo_cnn || config.model.empty())) {
+    // A trace's or a CNN's pieces have no recomputation time: the run would say it recomputes
+    // and change nothing.
+    throw ConfigError(
+        "recompute",
+        std::string(workloads::recompute_name(config.recompute)) +
+            (config.recompute_every > 1 ? ":" + std::to_string(config.recompute_every) : "") +
+            ": recomputation is modelled for a transformer's blocks; " +
+            (zoo_cnn ? config.model : std::string("a trace")) + " has none");
+  }
   if (zoo_cnn) {
     p.built = generated_cnn(config);
   } else if (!config.model.empty()) {

@@ -33,7 +33,7 @@ struct Shapes {
   U64 hidden = 0, q_width = 0, kv_width = 0, ffn = 0, heads = 0, vocab = 0;
   U64 element = 0;       // activation bytes
   U64 sp = 1;            // what sequence parallelism divides the replicated terms by
-  bool dropout = false;  // GPT-style models train with dropout (MEMORY.md)
+  bool dropout = false;  // the architecture drops out (TransformerArch::dropout, MEMORY.md)
 };
 
 // Validates arch and shard as transformer_pieces does (throws GeneratorError).
@@ -54,7 +54,7 @@ Shapes shapes_of(const TransformerArch& a, const TransformerShard& s) {
           .vocab = ceil_div(u64(a.vocab), multiple) * multiple / tp,
           .element = static_cast<U64>(r.element_bytes),
           .sp = s.sequence_parallel ? tp : 1,
-          .dropout = a.mlp == workloads::MlpKind::kGelu};
+          .dropout = a.dropout};
 }
 
 // The block's bytes per micro-batch kept with no recomputation (Korthikanti et al. 2022,

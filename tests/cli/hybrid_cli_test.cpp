@@ -105,10 +105,11 @@ TEST_F(HybridCli, TpOverlapRunsTheSameComputeWithLessTensorParallelWaiting) {
 }
 
 TEST_F(HybridCli, CheckpointEarlyStopRecomputesLessOfEveryBlock) {
-  // PyTorch's non-reentrant checkpoint (TRANSFORMER.md, "Recompute"): full recompute without
-  // each block's down projection and residual. The stages compute less than with the whole
-  // forward again and more than without recomputing; the report and the summary say which ran;
-  // memory is full recompute's (the same tensors are rebuilt).
+  // PyTorch's non-reentrant checkpoint (TRANSFORMER.md, "Recompute"): full recompute stopping
+  // at each block's last saved tensor (GPT-3 trains with dropout: its mask, so only the residual
+  // add is skipped). The stages compute less than with the whole forward again and more than
+  // without recomputing; the report and the summary say which ran; memory is full recompute's
+  // (the same tensors are rebuilt).
   const std::string args = kGpt + " --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 1024";
   const json none = simulate(args, "none.json");
   const json full = simulate(args + " --recompute full", "full.json");
@@ -195,6 +196,15 @@ TEST_F(HybridCli, FlagsTheRunDoesNotUseAreRefusedNotIgnored) {
                "dtsim simulate: --recompute full" + hybrid_only);
   expect_error(kResnet + " --ranks 8 --sequence-parallel",
                "dtsim simulate: --sequence-parallel" + hybrid_only);
+  // Recomputation on a hybrid run of a trace or a zoo CNN: their pieces have none to redo.
+  expect_error(kResnet + " --ranks 8 --parallel dp=8 --global-batch 256 --recompute full",
+               "dtsim simulate: --recompute full: recomputation is modelled for a transformer's "
+               "blocks; a trace has none\n");
+  expect_error(
+      "--model resnet50 --device v100 --precision fp32 --platform "
+      "tests/testdata/sim_fat_tree16.json --ranks 8 --parallel dp=8 --recompute full:2",
+      "dtsim simulate: --recompute full:2: recomputation is modelled for a transformer's "
+      "blocks; resnet50 has none\n");
   // Given at its default value, it is still given: the user meant something by it.
   expect_error(kResnet + " --ranks 8 --schedule 1f1b",
                "dtsim simulate: --schedule 1f1b" + hybrid_only);
@@ -281,7 +291,7 @@ TEST_F(HybridCli, ShardingThatDoesNotDivideIsRefused) {
 const char* kGpt3In13bFile = R"({"name": "my-gpt", "layers": 24, "hidden": 2048,
     "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
     "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
-    "linear_biases": true})";
+    "linear_biases": true, "dropout": true})";
 
 TEST_F(HybridCli, ArchitectureFileRunsAsTheCatalogueEntry) {
   std::ofstream(path("gpt.json")) << kGpt3In13bFile;

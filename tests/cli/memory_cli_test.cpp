@@ -150,7 +150,7 @@ TEST_F(MemoryCli, ArchitectureFileIsAnInputItNeverOverwrites) {
   const std::string text = R"({"name": "my-gpt", "layers": 24, "hidden": 2048, "heads": 16,
       "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
       "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
-      "linear_biases": true})";
+      "linear_biases": true, "dropout": true})";
   std::ofstream(file) << text;
   const std::string args = kGpt.substr(kGpt.find(" --device"));
   const json m = memory("--model " + file + args);

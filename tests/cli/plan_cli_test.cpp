@@ -72,7 +72,7 @@ TEST_F(PlanCli, PlansAnArchitectureFileAsTheCatalogueEntry) {
   std::ofstream(file) << R"({"name": "my-gpt", "layers": 24, "hidden": 2048, "heads": 16,
       "ffn_hidden": 8192, "vocab": 50257, "max_seq_len": 2048, "mlp": "gelu",
       "norm": "layernorm", "positions": "learned", "tied_embeddings": true,
-      "linear_biases": true})";
+      "linear_biases": true, "dropout": true})";
   const std::string flags =
       " --device a100 --platform tests/testdata/dgx_a100_2nodes.json "
       "--gpus 8 --global-batch 8 --seq-len 256 --simulate 0";
@@ -119,12 +119,18 @@ TEST_F(PlanCli, SaysHowManyDoNotFitAndWhy) {
 TEST_F(PlanCli, CheckpointEarlyStopShortensTheFullRecomputeConfigurations) {
   // --checkpoint-early-stop (TRANSFORMER.md, "Recompute") applies to the configurations that
   // recompute in full: they compute less, and with TP redo one all-reduce less per block; the
-  // others are estimated as before.
+  // others are estimated as before. MPT 1B: GPT-3 1.3B's shape, trained without dropout (with it
+  // the output's reduction would be redone).
   const auto estimates = [&](const std::string& extra, const std::string& name) {
     const std::string file = (dir_ / name).string();
-    const Result r = run("plan " + kSmall + " --simulate 0" + extra + " --report " + file);
+    const Result r = run(
+        "plan --model mpt-1b --device a100 --platform tests/testdata/dgx_a100_2nodes.json --gpus 8 "
+        "--global-batch 8 --seq-len 256 --simulate 0" +
+        extra + " --report " + file);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const json plan = json::parse(slurp(file));
+    EXPECT_EQ(plan.at("plan").at("checkpoint_early_stop"), !extra.empty());
+    EXPECT_EQ(r.out.find(", full recompute stopping early\n") != std::string::npos, !extra.empty());
     std::map<std::string, json> by_name;
     for (const json& row : plan.at("configurations")) {
       by_name[row.at("configuration").get<std::string>()] = row.at("estimated");

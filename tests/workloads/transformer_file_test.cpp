@@ -169,12 +169,32 @@ TEST_F(TransformerFile, HuggingFaceGpt2ConfigIsGpt2Small) {
   EXPECT_EQ(a.ffn_hidden, 3072);
   EXPECT_TRUE(a.tied_embeddings);
   EXPECT_TRUE(a.linear_biases);
+  EXPECT_TRUE(a.dropout);  // resid_pdrop absent: GPT2Config's 0.1
   // By hand: token 50257*768 + positions 1024*768; per block two LayerNorms 4*768, attention
   // 4*768*768 + 4*768 biases, MLP 2*768*3072 + 3072 + 768 biases; final LayerNorm 2*768; the head
   // tied. 124,439,808 is GPT-2 small's count as Hugging Face reports it.
   const std::uint64_t block = 4 * 768 + (4 * 768 * 768 + 4 * 768) + (2 * 768 * 3072 + 3072 + 768);
   EXPECT_EQ(50257u * 768 + 1024 * 768 + 12 * block + 2 * 768, 124'439'808u);
   EXPECT_EQ(parameter_count(a), 124'439'808u);
+}
+
+TEST_F(TransformerFile, DropoutIsReadWhereTheFileSaysIt) {
+  // dtsim's keys: "dropout", false when absent; GPT-2: resid_pdrop > 0 (0.1 when absent); the
+  // Llama family's blocks have no residual dropout.
+  const std::string own = R"({"name": "m", "layers": 2, "hidden": 64, "heads": 4,
+      "ffn_hidden": 256, "vocab": 128, "max_seq_len": 32, "mlp": "gelu", "norm": "layernorm",
+      "positions": "learned")";
+  EXPECT_FALSE(read_transformer_file(write("a.json", own + "}")).dropout);
+  EXPECT_TRUE(read_transformer_file(write("b.json", own + R"(, "dropout": true})")).dropout);
+  const std::string gpt2 = R"({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2,
+      "n_positions": 32, "vocab_size": 128)";
+  EXPECT_FALSE(read_transformer_file(write("c.json", gpt2 + R"(, "resid_pdrop": 0.0})")).dropout);
+  EXPECT_TRUE(read_transformer_file(write("d.json", gpt2 + R"(, "resid_pdrop": 0.2})")).dropout);
+  const std::string p = (dir_ / "bad.json").string() + ": ";
+  EXPECT_EQ(error_of(gpt2 + R"(, "resid_pdrop": 1.5})"),
+            p + "/resid_pdrop: 1.5: expected a probability from 0 up to 1");
+  EXPECT_EQ(error_of(own + R"(, "dropout": 0.1})"),
+            p + "/dropout: expected true or false, got number 0.1");
 }
 
 TEST_F(TransformerFile, EveryProblemIsLocated) {
@@ -186,7 +206,7 @@ TEST_F(TransformerFile, EveryProblemIsLocated) {
             p +
                 "/hiden: unknown key (expected one of name, layers, hidden, heads, kv_heads, "
                 "ffn_hidden, vocab, max_seq_len, mlp, norm, positions, tied_embeddings, "
-                "linear_biases, experts, experts_per_token, source)\n" +
+                "linear_biases, dropout, experts, experts_per_token, source)\n" +
                 p +
                 "/name: string \"\": expected 1 to 64 bytes of printable text without quotes "
                 "or backslashes\n" +

@@ -495,10 +495,11 @@ TEST(TransformerPieces, RecomputeRedoesTheAttentionCoreOrTheWholeBlock) {
 
 TEST(TransformerPieces, EarlyStopEndsTheRecomputationBeforeTheDownProjection) {
   // PyTorch's non-reentrant checkpoint stops recomputing once backward's last saved tensor is
-  // rebuilt: the down projection's input, saved before that GEMM runs. toy_gpt, t = s = 1024
-  // tokens, h = 1024, f = 4096, bf16: its MLP redoes the norm (t*h in, t*h out), up
-  // (t x h).(h x f) and GeLU (t*f in, t*f out), not down (t x f).(f x h) nor the residual
-  // (2*t*h in, t*h out); the attention piece, before it, is redone whole.
+  // packed: without dropout, the down projection's input, packed as the GEMM is dispatched,
+  // before it runs. toy_gpt (no dropout), t = s = 1024 tokens, h = 1024, f = 4096, bf16: its MLP
+  // redoes the norm (t*h in, t*h out), up (t x h).(h x f) and GeLU (t*f in, t*f out), not down
+  // (t x f).(f x h) nor the residual (2*t*h in, t*h out); the attention piece, before it, is
+  // redone whole.
   const double t = 1024, h = 1024, f = 4096;
   const auto gemm = [](double m, double k, double n) {
     return roofline_sec(2 * m * k * n, kBf16 * (m * k + k * n + m * n));
@@ -518,13 +519,33 @@ TEST(TransformerPieces, EarlyStopEndsTheRecomputationBeforeTheDownProjection) {
   EXPECT_EQ(attention.recompute_sec, attention.forward_sec);
   EXPECT_FALSE(attention.recompute_skips_output);
   EXPECT_EQ(piece(pieces, "head").recompute_sec, 0);
-  // An MoE block's last saved tensors are its combine's inputs, after every expert: it skips
-  // only the residual add, and reduces its output again.
+  // With residual dropout the last saved tensor is the dropout's mask, an output, packed after
+  // its kernel ran (the down GEMM and the output's reduction before it): only the residual add
+  // is skipped.
+  TransformerArch dropped = toy_gpt();
+  dropped.dropout = true;
+  const auto with_dropout = transformer_pieces(
+      dropped, {.seq_len = 1024, .recompute = Recompute::kFull, .checkpoint_early_stop = true});
+  const TransformerPiece& masked = piece(with_dropout, "layers.0.mlp");
+  EXPECT_NEAR(masked.forward_sec - masked.recompute_sec, elementwise(2 * t * h, t * h), 1e-15);
+  EXPECT_FALSE(masked.recompute_skips_output);
+  // float8's linear is a custom autograd Function, whose saved tensors are packed after its
+  // forward returned: the down GEMM runs again, the output's reduction and the residual do not.
+  const auto fp8 = transformer_pieces(toy_gpt(), {.seq_len = 1024,
+                                                  .recompute = Recompute::kFull,
+                                                  .checkpoint_early_stop = true,
+                                                  .precision = "fp8"});
+  const TransformerPiece& fp8_mlp = piece(fp8, "layers.0.mlp");
+  EXPECT_NEAR(fp8_mlp.forward_sec - fp8_mlp.recompute_sec, elementwise(2 * t * h, t * h), 1e-15);
+  EXPECT_TRUE(fp8_mlp.recompute_skips_output);
+  // An MoE block's last saved tensors are its combine's inputs (a weighted sum of each token's
+  // top-2 expert outputs): the combine (2*t*h in, t*h out) and the residual are skipped.
   const auto moe = transformer_pieces(
       toy_moe(), {.seq_len = 1024, .recompute = Recompute::kFull, .checkpoint_early_stop = true});
   const TransformerPiece& experts = piece(moe, "layers.0.moe");
-  EXPECT_NEAR(experts.forward_sec - experts.recompute_sec, elementwise(2 * t * h, t * h), 1e-15);
-  EXPECT_FALSE(experts.recompute_skips_output);
+  EXPECT_NEAR(experts.forward_sec - experts.recompute_sec, 2 * elementwise(2 * t * h, t * h),
+              1e-15);
+  EXPECT_TRUE(experts.recompute_skips_output);
   // full:2 keeps block 0 whole: nothing of it is recomputed or skipped.
   const auto every2 = transformer_pieces(toy_llama(), {.seq_len = 1024,
                                                        .recompute = Recompute::kFull,

@@ -110,6 +110,34 @@ TEST(Estimate, BlockingTensorParallelAllReducesAddToEveryMicroBatch) {
   EXPECT_NEAR(r.simulated_sec, closed_form, 1e-6 * closed_form);
 }
 
+TEST(Estimate, FullRecomputeRedoesTheForwardAllReducesUnlessItStopsEarly) {
+  // The blocking case above with a full recomputation before each piece's backward: piece 1
+  // (backward first) redoes 0.5 ms, piece 0 1 ms. Per micro-batch the compute is 2 * 3 ms +
+  // 1.5 ms; the forward's all-reduce after piece 0 holds piece 1, the backward input's of piece
+  // 1 holds piece 0's recomputation, and each recomputation's output all-reduce holds its own
+  // backward: 4 all-reduces of 612 us. With piece 1's recomputation stopping early (no output
+  // reduced, PyTorch's early stop) 3. Step = 2 * (7.5 ms + n * 612 us) by the estimate. The
+  // simulation also queues piece 1's recomputed all-reduce behind the forward's last one on the
+  // same TP stream (it starts 612 us after the forward ended, not 500): 112 us more per
+  // micro-batch without early stop, which the estimate leaves out.
+  for (const bool early : {false, true}) {
+    HybridModel model = uniform_model(2, 1e-3, 2e-3);
+    for (ModelPiece& p : model.pieces) {
+      p.tp_in_bytes = p.tp_out_bytes = 10'000'000;
+    }
+    model.pieces[0].recompute_sec = 1e-3;
+    model.pieces[1].recompute_sec = 0.5e-3;
+    model.pieces[1].recompute_skips_output = early;
+    const HybridJob job{
+        .degrees = {.tp = 4}, .micro_batches = 2, .full_recompute = true, .iterations = 2};
+    const Both r = simulate_and_estimate(model, job, "tests/testdata/sim_star16_25GBps.json");
+    const double closed_form = 2 * (7.5e-3 + (early ? 3 : 4) * 612e-6);
+    EXPECT_NEAR(r.estimated_sec, closed_form, 1e-9) << early;
+    const double queued = early ? 0 : 2 * (612e-6 - 500e-6);
+    EXPECT_NEAR(r.simulated_sec, closed_form + queued, 1e-6 * closed_form) << early;
+  }
+}
+
 // Two pieces (forward 1 ms, backward 2 ms): piece 0 reduce-scatters a 30 MB output (as an
 // embedding does), piece 1 gathers a 30 MB input (as a head does), each beside a 0.4 ms GEMM.
 HybridModel scatter_then_gather_model() {

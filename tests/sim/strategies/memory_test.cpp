@@ -102,7 +102,8 @@ TransformerArch tiny(int layers = 2) {
           .kv_heads = 4,
           .ffn_hidden = 256,
           .vocab = 128,
-          .max_seq_len = 32};
+          .max_seq_len = 32,
+          .dropout = true};
 }
 
 // The same, Llama-style: RMSNorm, SwiGLU, 2 KV heads of d = 16, no dropout.
@@ -111,6 +112,7 @@ TransformerArch tiny_llama() {
   a.kv_heads = 2;
   a.mlp = workloads::MlpKind::kSwiGlu;
   a.norm = workloads::NormKind::kRmsNorm;
+  a.dropout = false;
   return a;
 }
 
