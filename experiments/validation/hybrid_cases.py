@@ -244,6 +244,21 @@ TT_LAYER_SAC_NOTE = ("recompute: torchtitan's layer-level selective checkpointin
                      "full:2")
 
 
+# PyTorch's non-reentrant checkpoint stops a block's recomputation once backward's last saved
+# tensor is rebuilt (torch.utils.checkpoint's early stop, the default since PyTorch 2.1):
+# --checkpoint-early-stop. llm-foundry's benchmark script sets activation_checkpointing_reentrant
+# False (scripts/train/benchmarking/submit_benchmarks.py); its tables do not state the PyTorch.
+# torchtitan wraps blocks with PyTorch's checkpoint_wrapper, non-reentrant, and left early stop
+# at PyTorch's default until its activation_checkpoint.early_stop option (default false, pull
+# request #1580, August 2025), later than every torchtitan row here.
+EARLY_STOP_NOTES = {
+    "LLMF": ("recompute: llm-foundry's non-reentrant checkpointing (activation_checkpointing_"
+             "reentrant False) on PyTorch 2.1 or later, which stops recomputing early (the "
+             "tables do not state the PyTorch): --checkpoint-early-stop"),
+    "TT": None,
+}
+
+
 def _recompute(row, source, sc21):
     """(dtsim --recompute, assumption or None)."""
     r = row["recompute"].strip().lower()
@@ -421,6 +436,9 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
     recompute, recompute_note = _recompute(row, source, sc21)
     if recompute_note:
         assumed.append(recompute_note)
+    early_stop = recompute.startswith("full") and source in EARLY_STOP_NOTES
+    if early_stop and EARLY_STOP_NOTES[source]:
+        assumed.append(EARLY_STOP_NOTES[source])
     # Sequence parallelism: torchtitan's TP plan (SequenceParallel norms) and NeMo's configs use
     # it with TP; Megatron-LM 2020-2021 predates it (Korthikanti et al. 2022).
     sequence_parallel = tp > 1 and source in ("TT", "NEMO")
@@ -452,7 +470,8 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
         args += ["--cross-entropy", "pytorch"]
     args += ["--attention", attention_kernel(source, row)]
-    args += ["--recompute", recompute, "--collective-latency", COLLECTIVE_LATENCY,
+    args += ["--recompute", recompute] + (["--checkpoint-early-stop"] if early_stop else [])
+    args += ["--collective-latency", COLLECTIVE_LATENCY,
              "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",
              "--iterations", str(ITERATIONS)]
     return HybridCase(case_id=row["case_id"], source=source,
