@@ -15,6 +15,8 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 RESULTS = REPO / "experiments/validation/results/hybrid_results.csv"
+sys.path.insert(0, str(REPO / "experiments/validation"))
+from hybrid_cases import EARLY_STOP_NOTES  # noqa: E402  the frameworks whose recompute stops early
 
 
 def parse(command):
@@ -54,8 +56,10 @@ def main():
     for row in csv.DictReader(open(RESULTS)):
         flags, config = parse(row["command"])
         attention = flags.get("attention", "flash2")  # the framework's kernel (hybrid_cases.py)
+        # The framework's recomputation: PyTorch's non-reentrant checkpoint stops early.
+        early_stop = ["--checkpoint-early-stop"] if row["source"] in EARLY_STOP_NOTES else []
         question = (flags["model"], flags["device"], flags["platform"], flags["ranks"],
-                    flags["global-batch"], flags["seq-len"], attention)
+                    flags["global-batch"], flags["seq-len"], attention, bool(early_stop))
         if question not in plans:
             n = len(plans)
             platform = out / f"platform_{n}.json"
@@ -73,7 +77,7 @@ def main():
                  "--precision", flags["precision"], "--attention", attention,
                  "--platform", str(platform), "--gpus",
                  flags["ranks"], "--global-batch", flags["global-batch"], "--seq-len",
-                 flags["seq-len"], "--simulate", "0", "--report", str(report)],
+                 flags["seq-len"], "--simulate", "0", "--report", str(report)] + early_stop,
                 capture_output=True, text=True)
             plans[question] = (list(csv.DictReader(open(report.with_suffix(".csv"))))
                                if done.returncode == 0 else done.stderr.strip())
