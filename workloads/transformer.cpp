@@ -380,13 +380,15 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
     // PyTorch's early stop ends the recomputation as backward's last saved tensor is packed. An
     // ATen operation packs its saved inputs when dispatched, before its kernel runs; float8's
     // linear (a custom autograd Function) and dropout (which saves its mask, an output) pack
-    // after theirs. So: with residual dropout, everything but the residual add, the output
-    // reduced again; else the output not reduced again, and the compute up to the down GEMM,
-    // through it in fp8, or up to an MoE's combine (a weighted sum that saves its inputs).
+    // after theirs. So: with residual dropout, the whole piece (only the add after the dropout
+    // is skipped, and dtsim's costs fuse it with the dropout), the output reduced again; else
+    // the output not reduced again, and the compute up to the down GEMM, through it in fp8, or
+    // up to an MoE's combine (a weighted sum that saves its inputs).
     p.recompute_skips_output = !a.dropout;
-    p.recompute_sec = a.dropout || (!moe && r.fp8_linears) ? before_residual_sec
-                      : moe                                ? before_combine_sec
-                                                           : before_residual_sec - dense.last_sec;
+    p.recompute_sec = a.dropout               ? p.forward_sec
+                      : !moe && r.fp8_linears ? before_residual_sec
+                      : moe                   ? before_combine_sec
+                                              : before_residual_sec - dense.last_sec;
   }
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it

@@ -98,10 +98,11 @@ struct TransformerShard {  // how one rank runs one micro-batch
   // layer-level selective checkpointing (selective_ac_option N). 1: every block.
   int recompute_every = 1;
   // With kFull: PyTorch's non-reentrant checkpoint (torch.utils.checkpoint, use_reentrant=False,
-  // since PyTorch 2.1) stops recomputing a block once backward's last saved tensor is rebuilt:
-  // a dense block's down-projection GEMM (its input is what it saves, recorded before it runs),
-  // the residual add and the TP collective between them are not redone; an MoE block skips its
-  // residual add only. false: the whole forward again (Megatron-LM, NeMo, reentrant checkpoint).
+  // since PyTorch 2.1) stops recomputing a block once backward's last saved tensor is packed
+  // again: without dropout, a dense block does not redo its down projection (in fp8 it does),
+  // an MoE block its combine, and neither the TP collective and residual add after them; with
+  // dropout the block is redone whole (TRANSFORMER.md, "Recompute"). false: the whole forward
+  // again (Megatron-LM, NeMo, reentrant checkpoint).
   bool checkpoint_early_stop = false;
   AttentionKernel attention = AttentionKernel::kFlash2;
   // The loss: Megatron-LM's fused vocab-parallel cross-entropy (false), or PyTorch's
@@ -140,8 +141,9 @@ struct TransformerPiece {
   double forward_sec = 0;    // this rank, one micro-batch, sharded shapes, roofline
   double backward_sec = 0;   // input + weight gradients
   double recompute_sec = 0;  // forward work redone before backward under shard.recompute
-  // The recomputation ends before this piece's last GEMM (shard.checkpoint_early_stop, dense
-  // MLP): its TP collective after forward is not redone either.
+  // The recomputation stops before the TP collective after this piece's forward
+  // (shard.checkpoint_early_stop, the mlp or moe piece of a block without dropout): it is not
+  // redone; recompute_sec ends where the recomputation does.
   bool recompute_skips_output = false;
   // FLOPs this rank executes in forward (no recompute): matrix multiplications only (GEMMs and
   // the attention core's two, causal half), as model-FLOP counts do; elementwise work is timed by

@@ -77,8 +77,9 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("checkpoint-early-stop", po::bool_switch(&f.checkpoint_early_stop),
       "with --recompute full or full:N, PyTorch's non-reentrant checkpoint (use_reentrant=False, "
       "PyTorch 2.1 and later: FSDP, torchtitan, llm-foundry): a block's recomputation stops once "
-      "backward's last saved tensor is rebuilt, so the down projection, the residual add and "
-      "the TP collective between them are not redone (workloads/TRANSFORMER.md)");
+      "backward's last saved tensor is packed again, so without dropout the down projection (in "
+      "fp8 not), an MoE's combine, the TP collective and the residual add after them are not "
+      "redone (workloads/TRANSFORMER.md, \"Recompute\")");
   add("attention",
       po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel: flash2 (FlashAttention-2: PyTorch's "

@@ -187,13 +187,18 @@ SearchSpace search_space(const PlanFlags& f, const PlannerNetwork& net) {
                       " has a learned position table of " + std::to_string(arch.max_seq_len) +
                       " tokens");
   }
+  const StrategySet strategies = strategies_of(f, false);
+  if (f.checkpoint_early_stop && !strategies.recompute) {
+    throw ConfigError("--checkpoint-early-stop: --strategies " + f.strategies +
+                      " leaves out recompute, so no configuration recomputes");
+  }
   SearchSpace s{.arch = arch,
                 .gpus = f.gpus,
                 .global_batch = f.global_batch,
                 .seq_len = seq_len,
                 .gpus_per_node = net.gpus_per_node,
                 .tp_across_nodes = f.tp_across_nodes,
-                .strategies = strategies_of(f, false),
+                .strategies = strategies,
                 .checkpoint_early_stop = f.checkpoint_early_stop};
   return s;
 }

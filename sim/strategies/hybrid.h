@@ -66,8 +66,8 @@ struct ModelPiece {
   double forward_sec = 0;
   double backward_sec = 0;
   double recompute_sec = 0;  // forward work redone before the backward pass (0: none)
-  // The recomputation stops before the piece's last GEMM (PyTorch's checkpoint early stop):
-  // the collectives after its forward are not redone.
+  // The recomputation stops within the piece (PyTorch's checkpoint early stop): the TP
+  // collective after its forward is not redone (EP's combine all-to-all is).
   bool recompute_skips_output = false;
   // This rank's share of the piece's parameters: gradient bytes (reduced by DP) and weight bytes
   // (gathered by ZeRO-3 and, after the optimizer step, by ZeRO-1/2).

@@ -46,7 +46,7 @@ inline constexpr std::uint64_t kNcclBytesPerCommunicator = 16ULL << 20;
 [[nodiscard]] std::uint64_t block_activation_bytes(const workloads::TransformerArch& arch,
                                                    const workloads::TransformerShard& shard,
                                                    AttentionMemory attention);
-// The same for the embedding (its output's dropout mask, GPT-style models only) and for the
+// The same for the embedding (its output's dropout mask, models with dropout only) and for the
 // head (the final norm's and the output projection's inputs, the fp32 logits of the loss over
 // the rank's V'/tp vocabulary). Neither is ever recomputed.
 [[nodiscard]] std::uint64_t embedding_activation_bytes(const workloads::TransformerArch& arch,

@@ -269,6 +269,9 @@ TEST_F(PlanCli, RefusesCnnInputNamingTheFlag) {
   expect_error(kCnn + " --strategies dp,zero",
                "dtsim plan: --strategies dp,zero: resnet50 is a CNN: its plan takes dp, pp, "
                "spatial, filter, channel\n");
+  expect_error(kSmall + " --strategies tp,pp,dp --checkpoint-early-stop",
+               "dtsim plan: --checkpoint-early-stop: --strategies tp,pp,dp leaves out recompute, "
+               "so no configuration recomputes\n");
   expect_error(kCnn + " --checkpoint-early-stop",
                "dtsim plan: --checkpoint-early-stop: resnet50 is a CNN, whose plan recomputes "
                "nothing\n");

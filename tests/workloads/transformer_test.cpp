@@ -520,14 +520,14 @@ TEST(TransformerPieces, EarlyStopEndsTheRecomputationBeforeTheDownProjection) {
   EXPECT_FALSE(attention.recompute_skips_output);
   EXPECT_EQ(piece(pieces, "head").recompute_sec, 0);
   // With residual dropout the last saved tensor is the dropout's mask, an output, packed after
-  // its kernel ran (the down GEMM and the output's reduction before it): only the residual add
-  // is skipped.
+  // its kernel ran (the down GEMM and the output's reduction before it): only the add after it
+  // is skipped, which dtsim's costs fuse with the dropout, so the piece is redone whole.
   TransformerArch dropped = toy_gpt();
   dropped.dropout = true;
   const auto with_dropout = transformer_pieces(
       dropped, {.seq_len = 1024, .recompute = Recompute::kFull, .checkpoint_early_stop = true});
   const TransformerPiece& masked = piece(with_dropout, "layers.0.mlp");
-  EXPECT_NEAR(masked.forward_sec - masked.recompute_sec, elementwise(2 * t * h, t * h), 1e-15);
+  EXPECT_EQ(masked.recompute_sec, masked.forward_sec);
   EXPECT_FALSE(masked.recompute_skips_output);
   // float8's linear is a custom autograd Function, whose saved tensors are packed after its
   // forward returned: the down GEMM runs again, the output's reduction and the residual do not.

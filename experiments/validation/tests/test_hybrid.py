@@ -106,6 +106,24 @@ class HybridCases(unittest.TestCase):
         self.assertEqual(case.args[case.args.index("--recompute") + 1], "full:2")
         self.assertIn(hc.TT_LAYER_SAC_NOTE, case.assumed)
 
+    def test_pytorch_frameworks_full_recompute_stops_early(self):
+        # llm-foundry's and torchtitan's checkpointing is PyTorch's non-reentrant one, whose
+        # recomputation stops early; Megatron-LM's and NeMo's is their own, reentrant. Only
+        # full recomputation (full, full:N) takes the flag; llm-foundry's rows state the
+        # assumption about their PyTorch.
+        with open(REPO / "experiments/validation/data/hybrid.csv", newline="") as f:
+            shared = {r["case_id"]: r for r in csv.DictReader(f)}
+        for case_id, early in (("LLMF-001", True), ("LLMF-050", False), ("TT-55", True),
+                               ("TT-57", True), ("TT-56", False), ("MEG-39", False)):
+            case = hc.make_hybrid_case(shared[case_id], self.work, self.catalog)
+            self.assertEqual("--checkpoint-early-stop" in case.args, early, case_id)
+            self.assertEqual(hc.EARLY_STOP_NOTES["LLMF"] in case.assumed,
+                             early and case_id.startswith("LLMF"), case_id)
+        self.assertIn("--recompute full:2",
+                      " ".join(hc.make_hybrid_case(shared["TT-57"], self.work, self.catalog).args))
+        self.assertIn("--recompute full",
+                      " ".join(hc.make_hybrid_case(shared["MEG-39"], self.work, self.catalog).args))
+
     def test_a_knob_dtsim_does_not_model_is_flagged_with_the_same_command(self):
         self.assertEqual(self.case("TT-H2").args[1:], self.case("TT-H1").args[1:])
         self.assertEqual(self.case("TT-H2").flags, ["torch.compile (fused kernels)"])
