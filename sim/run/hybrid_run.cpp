@@ -381,6 +381,12 @@ BuiltModel checked_transformer(const HybridConfig& config, const workloads::Tran
   return b;
 }
 
+// The recomputation as --recompute says it: "none", "selective", "full", "full:2", ...
+std::string recompute_text(const HybridConfig& config) {
+  return std::string(workloads::recompute_name(config.recompute)) +
+         (config.recompute_every > 1 ? ":" + std::to_string(config.recompute_every) : "");
+}
+
 PreparedJob prepare(const HybridConfig& config) {
   if (config.model.empty() == config.workload_path.empty()) {
     throw ConfigError("model", ": give a model or a workload trace, one of them");
@@ -404,12 +410,10 @@ PreparedJob prepare(const HybridConfig& config) {
   if (config.recompute != workloads::Recompute::kNone && (zoo_cnn || config.model.empty())) {
     // A trace's or a CNN's pieces have no recomputation time: the run would say it recomputes
     // and change nothing.
-    throw ConfigError(
-        "recompute",
-        std::string(workloads::recompute_name(config.recompute)) +
-            (config.recompute_every > 1 ? ":" + std::to_string(config.recompute_every) : "") +
-            ": recomputation is modelled for a transformer's blocks; " +
-            (zoo_cnn ? config.model : std::string("a trace")) + " has none");
+    throw ConfigError("recompute", recompute_text(config) +
+                                       ": recomputation is modelled for a transformer's blocks; " +
+                                       (zoo_cnn ? config.model : std::string("a trace")) +
+                                       " has none");
   }
   if (zoo_cnn) {
     p.built = generated_cnn(config);
@@ -434,9 +438,7 @@ PreparedJob prepare(const HybridConfig& config) {
   HybridReport& header = p.built.report;
   header.micro_batch = micro_batch;
   header.seq_len = seq_len;
-  header.recompute =
-      std::string(workloads::recompute_name(config.recompute)) +
-      (config.recompute_every > 1 ? ":" + std::to_string(config.recompute_every) : "");
+  header.recompute = recompute_text(config);
   header.checkpoint_early_stop = config.checkpoint_early_stop;
   if (!p.built.cnn_device.empty()) {
     const std::string& precision = p.built.report.precision;

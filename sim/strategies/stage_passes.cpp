@@ -150,7 +150,7 @@ void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   if (zero3_gather_ >= 0) {
     deps.push_back(zero3_gather_);
   }
-  // Early stop: a recomputation that ends before the piece's last GEMM reduces no output.
+  // Early stop: a recomputation that stops within the piece reduces no output.
   const bool output = phase_ != Phase::kRecompute || !p.recompute_skips_output;
   const bool overlap_in = overlaps(p.tp_in_bytes, p.tp_in_gemm_sec);
   const bool overlap_out = output && overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
