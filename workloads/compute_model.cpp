@@ -69,7 +69,7 @@ LayerSeconds convolution(const LayerCost& c, const DeviceSpec& device, const std
   const double grad_bytes = c.activation_elements * element_bytes + 4.0 * c.params;
   if (g.groups > 1) {
     // Grouped convolutions run as direct kernels on CUDA cores (no implicit-GEMM tiles).
-    const double peak = device.fp32_flops_per_sec * e.cuda_core;
+    const double peak = device.fp32_flops_per_sec * e.cuda_core * clock_scale(device);
     return {.forward_sec = std::max(c.forward_flops / peak, memory_seconds(fwd_bytes, device)),
             .backward_sec = std::max(c.backward_factor * c.forward_flops / peak,
                                      memory_seconds(fwd_bytes + grad_bytes, device))};
@@ -181,7 +181,8 @@ std::optional<ConvLayout> parse_conv_layout(std::string_view name) {
 
 MathRate math_rate(const DeviceSpec& device, const std::string& precision, bool convolution,
                    const GemmEfficiency& e) {
-  const double tensor_core = e.tensor_core * tensor_core_scale(device, false);
+  const double clock = clock_scale(device);
+  const double tensor_core = e.tensor_core * tensor_core_scale(device, false) * clock;
   MathRate r;
   if (precision == "fp16" || precision == "bf16") {
     r = {.unit = MathUnit::kTensorCore,
@@ -198,7 +199,7 @@ MathRate math_rate(const DeviceSpec& device, const std::string& precision, bool 
   } else if (precision == "fp32") {
     r = {.unit = MathUnit::kCudaCore,
          .peak_flops_per_sec = device.fp32_flops_per_sec,
-         .efficiency = e.cuda_core};
+         .efficiency = e.cuda_core * clock};
   } else {
     throw GeneratorError("precision", precision + ": expected fp32, tf32, fp16 or bf16");
   }

@@ -53,7 +53,8 @@ struct GemmEfficiency {
 enum class MathUnit { kTensorCore, kCudaCore };
 
 // The math unit a kernel runs on, its datasheet peak and the fraction of it a GEMM reaches
-// (on tensor cores: GemmEfficiency::tensor_core times the device's tensor_core_scale).
+// (on tensor cores: GemmEfficiency::tensor_core times the device's tensor_core_scale; under a
+// power limit, times its clock_scale).
 struct MathRate {
   MathUnit unit = MathUnit::kCudaCore;
   double peak_flops_per_sec = 0;

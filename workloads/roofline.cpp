@@ -1,8 +1,13 @@
 #include "workloads/roofline.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "workloads/generator_error.h"
+#include "workloads/parsing/units.h"
 
 namespace dtsim::workloads {
 
@@ -18,6 +23,9 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 // SXM 794.5 of 989 bf16 and 1402.6 of 1979 fp8, H200 1453.4 fp8 (bf16 "the same" as the H100),
 // B200 1745 of 2250 and 3432.5 of 4500.
 constexpr double kA100SxmMatmulShare = 0.869;
+// TDPs (tdp_watts): the datasheets' maximum power, the default limit of the SXM cards and the
+// PCIe cards' maximum: V100 SXM2 300 W, PCIe 250; T4 70; A100 SXM4 400 (80 and 40 GB), PCIe
+// 80 GB 300; A10 150; L40S 350; L4 72; H100 SXM 700, PCIe 350; H200 SXM 700; B200 1000 (HGX).
 }  // namespace
 
 const std::vector<DeviceSpec>& device_catalog() {
@@ -28,6 +36,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 125 * kTera,
        .memory_bytes_per_sec = 900e9,
        .memory_capacity_bytes = 32 * kGiB,  // the 32 GB SXM2 card (a 16 GB one has half)
+       .tdp_watts = 300,
        .sm_count = 80,
        .compute_capability = 70,
        .datasheet = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS fp32, 125 TFLOPS tensor, "
@@ -38,6 +47,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 112 * kTera,
        .memory_bytes_per_sec = 900e9,
        .memory_capacity_bytes = 32 * kGiB,
+       .tdp_watts = 250,
        .sm_count = 80,
        .compute_capability = 70,
        .datasheet = "NVIDIA Tesla V100 datasheet (PCIe): 14 TFLOPS fp32, 112 TFLOPS tensor, "
@@ -48,6 +58,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp16_flops_per_sec = 65 * kTera,
        .memory_bytes_per_sec = 320e9,
        .memory_capacity_bytes = 16 * kGiB,
+       .tdp_watts = 70,
        .sm_count = 40,
        .compute_capability = 75,
        .datasheet = "NVIDIA T4 datasheet: 8.1 TFLOPS fp32, 65 TFLOPS fp16 tensor (mixed), "
@@ -60,6 +71,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 312 * kTera,
        .memory_bytes_per_sec = 2039e9,
        .memory_capacity_bytes = 80 * kGiB,
+       .tdp_watts = 400,
        .sm_count = 108,
        .compute_capability = 80,
        .matmul_bf16_share = kA100SxmMatmulShare,
@@ -73,6 +85,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 312 * kTera,
        .memory_bytes_per_sec = 1555e9,
        .memory_capacity_bytes = 40 * kGiB,
+       .tdp_watts = 400,
        .sm_count = 108,
        .compute_capability = 80,
        .matmul_bf16_share = kA100SxmMatmulShare,
@@ -86,6 +99,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 312 * kTera,
        .memory_bytes_per_sec = 1935e9,
        .memory_capacity_bytes = 80 * kGiB,
+       .tdp_watts = 300,
        .sm_count = 108,
        .compute_capability = 80,
        .matmul_bf16_share = 0.811,
@@ -99,6 +113,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .bf16_flops_per_sec = 125 * kTera,
        .memory_bytes_per_sec = 600e9,
        .memory_capacity_bytes = 24 * kGiB,
+       .tdp_watts = 150,
        .sm_count = 72,
        .compute_capability = 86,
        .datasheet = "NVIDIA A10 datasheet: 31.2 TFLOPS fp32, 62.5 TF32, 125 fp16/bf16 (dense), "
@@ -112,6 +127,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp8_flops_per_sec = 733 * kTera,
        .memory_bytes_per_sec = 864e9,
        .memory_capacity_bytes = 48 * kGiB,
+       .tdp_watts = 350,
        .sm_count = 142,
        .compute_capability = 89,
        .datasheet =
@@ -126,6 +142,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp8_flops_per_sec = 242.5 * kTera,
        .memory_bytes_per_sec = 300e9,
        .memory_capacity_bytes = 24 * kGiB,
+       .tdp_watts = 72,
        .sm_count = 58,
        .compute_capability = 89,
        .datasheet =
@@ -140,6 +157,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp8_flops_per_sec = 1513 * kTera,
        .memory_bytes_per_sec = 2000e9,
        .memory_capacity_bytes = 80 * kGiB,
+       .tdp_watts = 350,
        .sm_count = 114,
        .compute_capability = 90,
        .datasheet = "NVIDIA H100 datasheet (PCIe): 51 TFLOPS fp32, 378 TF32, 756 fp16/bf16, "
@@ -153,6 +171,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp8_flops_per_sec = 1979 * kTera,
        .memory_bytes_per_sec = 3350e9,
        .memory_capacity_bytes = 80 * kGiB,
+       .tdp_watts = 700,
        .sm_count = 132,
        .compute_capability = 90,
        .matmul_bf16_share = 0.803,
@@ -168,6 +187,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp8_flops_per_sec = 1979 * kTera,
        .memory_bytes_per_sec = 4800e9,
        .memory_capacity_bytes = 141 * kGiB,
+       .tdp_watts = 700,
        .sm_count = 132,
        .compute_capability = 90,
        .matmul_bf16_share = kReferenceMatmulBf16Share,
@@ -183,6 +203,7 @@ const std::vector<DeviceSpec>& device_catalog() {
        .fp8_flops_per_sec = 4500 * kTera,
        .memory_bytes_per_sec = 8000e9,
        .memory_capacity_bytes = 180 * kGiB,
+       .tdp_watts = 1000,
        .sm_count = 148,
        .compute_capability = 100,
        .matmul_bf16_share = 0.776,
@@ -202,14 +223,63 @@ std::string device_names(const std::string& separator) {
   return names;
 }
 
-const DeviceSpec& find_device(const std::string& name) {
+namespace {
+
+const DeviceSpec& catalogue_entry(const std::string& name) {
   for (const DeviceSpec& d : device_catalog()) {
     if (d.name == name) {
       return d;
     }
   }
-  throw GeneratorError("device",
-                       name + ": unknown device (expected one of " + device_names(", ") + ")");
+  throw GeneratorError("device", name + ": unknown device (expected one of " + device_names(", ") +
+                                     ", or one of them @WATTS, e.g. h100@500W)");
+}
+
+// `base` under a power limit of `limit_text` ("500W"), for "NAME@500W".
+DeviceSpec power_limited(const DeviceSpec& base, const std::string& name,
+                         const std::string& limit_text) {
+  const std::optional<double> watts = parsing::parse_power(limit_text);
+  if (!watts || *watts <= 0 || *watts > base.tdp_watts) {
+    throw GeneratorError("device", name + ": expected NAME@WATTS with a power limit in watts ('" +
+                                       limit_text + "') above 0 and at most the " + base.full_name +
+                                       "'s TDP, " + parsing::format_number("%g", base.tdp_watts) +
+                                       "W");
+  }
+  DeviceSpec d = base;
+  d.name = name;
+  d.power_limit_watts = *watts;
+  d.full_name += " at a " + parsing::format_number("%g", *watts) + " W power limit";
+  d.datasheet += "; power limit " + parsing::format_number("%g", *watts) + " W of its " +
+                 parsing::format_number("%g", base.tdp_watts) + " W TDP: FLOP rates x " +
+                 parsing::format_number("%.3g", clock_scale(d)) + " (workloads/COMPUTE.md)";
+  return d;
+}
+
+}  // namespace
+
+const DeviceSpec& find_device(const std::string& name) {
+  const std::size_t at = name.find('@');
+  if (at == std::string::npos) {
+    return catalogue_entry(name);
+  }
+  const DeviceSpec& base = catalogue_entry(name.substr(0, at));
+  // The limited entries asked for, kept for the program's life so that the reference stays
+  // valid as the catalogue's do; the planner looks devices up from several threads.
+  static std::mutex mutex;
+  static std::map<std::string, DeviceSpec> limited;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = limited.find(name);
+  if (it == limited.end()) {
+    it = limited.emplace(name, power_limited(base, name, name.substr(at + 1))).first;
+  }
+  return it->second;
+}
+
+double clock_scale(const DeviceSpec& device) {
+  if (device.power_limit_watts <= 0 || device.tdp_watts <= 0) {
+    return 1;
+  }
+  return std::cbrt(device.power_limit_watts / device.tdp_watts);
 }
 
 double tensor_core_scale(const DeviceSpec& device, bool fp8) {
@@ -246,8 +316,9 @@ Roofline make_roofline(const DeviceSpec& device, const std::string& precision) {
     throw GeneratorError("precision", precision + ": " + device.full_name + " does not support it");
   }
   // Everything but fp32 runs on tensor cores (fp32 is the CUDA-core peak here).
-  const double scale = precision == "fp32" ? 1 : tensor_core_scale(device, false);
-  const double linear_scale = precision == "fp8" ? tensor_core_scale(device, true) : scale;
+  const double clock = clock_scale(device);
+  const double scale = clock * (precision == "fp32" ? 1 : tensor_core_scale(device, false));
+  const double linear_scale = precision == "fp8" ? clock * tensor_core_scale(device, true) : scale;
   return {.peak_flops_per_sec = peak,
           .flops_per_sec = peak * kComputeEfficiency * scale,
           .bytes_per_sec = device.memory_bytes_per_sec * kMemoryEfficiency,

@@ -24,6 +24,11 @@ struct DeviceSpec {
   // report about that much (nvidia-smi: 81559 MiB on an H100 SXM5 80GB). sim/strategies/
   // MEMORY.md says why and for which card; the memory model's OOM verdict compares with it.
   double memory_capacity_bytes = 0;
+  // The board power the datasheet allows (its maximum TDP, the default power limit) and the
+  // limit the GPU runs under: 0 for the TDP, else what `nvidia-smi -pl` set ("h100@500W",
+  // find_device). Under a lower limit the clock drops and every math unit with it (clock_scale).
+  double tdp_watts = 0;
+  double power_limit_watts = 0;
   // Streaming multiprocessors: how many GEMM tiles run at once (compute_model.h). From NVIDIA's
   // architecture whitepapers: V100 80, A100 108, H100 SXM5 132; H200 is the same GH100 chip;
   // B200 148 (two dies of 74); the PCIe and Ada/Ampere cards' from their datasheets (T4 40,
@@ -67,14 +72,25 @@ inline constexpr double kReferenceMatmulFp8Share = 0.734;
 // cores are not scaled (no measurement). A100 SXM 1.082, B200 0.966, H100 fp8 0.883.
 [[nodiscard]] double tensor_core_scale(const DeviceSpec& device, bool fp8);
 
-// The catalogue entry called `name`. Throws GeneratorError("device", ...) listing the known
-// names. The reference is to the catalogue, which lives as long as the program.
+// The share of its clock at the TDP that `device` keeps under its power limit, which every
+// kernel's FLOP rate follows (memory bandwidth does not: the HBM has its own clock). A kernel
+// that keeps the math units busy draws the TDP (the datasheet's efficiencies were measured so);
+// its dynamic power goes as f V^2 and the voltage with the clock, so power as f^3 and the
+// clock as the cube root of the power: (limit / TDP)^(1/3), 1 without a limit. 500 W on a
+// 700 W H100: 0.894. A first-order rule (workloads/COMPUTE.md, "Power limit"): it leaves out
+// static power, so it understates the slowdown the lower the limit.
+[[nodiscard]] double clock_scale(const DeviceSpec& device);
+// The catalogue entry called `name`, or "NAME@WATTSW" (e.g. "h100@500W"): that entry under a
+// power limit of WATTS, more than 0 and at most its TDP. Throws GeneratorError("device", ...)
+// listing the known names, or saying what is wrong with the limit. The reference lives as long
+// as the program (the catalogue, or a cache of the limited entries asked for).
 [[nodiscard]] const DeviceSpec& find_device(const std::string& name);
 
 // One device at one precision, derated by the efficiency constants.
 struct Roofline {
   double peak_flops_per_sec = 0;  // the precision's dense datasheet peak (MFU's denominator)
-  // peak_flops_per_sec * kComputeEfficiency, times tensor_core_scale on tensor cores
+  // peak_flops_per_sec * kComputeEfficiency, times tensor_core_scale on tensor cores, times
+  // clock_scale
   double flops_per_sec = 0;
   double bytes_per_sec = 0;  // memory bandwidth * kMemoryEfficiency
   double element_bytes = 0;  // bytes of one activation element: 4 (fp32, tf32) or 2 (fp16, bf16)

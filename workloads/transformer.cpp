@@ -513,16 +513,19 @@ std::string_view attention_kernel_name(AttentionKernel kernel) {
 // 50-73 % of the A100's peak forward), and cuDNN's fused attention matches it; on Hopper cuDNN
 // and FlashAttention-3 (Shah et al. 2024: 75 % of the H100's peak forward) use the asynchronous
 // tensor cores as cuBLAS does. Both take the GEMMs' efficiency (kComputeEfficiency times the
-// device's tensor_core_scale), except FlashAttention-2 on Hopper and later. B200 is taken as
+// device's tensor_core_scale), except FlashAttention-2 on Hopper and later; all of them times
+// the device's clock_scale under a power limit. B200 is taken as
 // Hopper: no published FlashAttention-2 figure on it was found. FlashAttention (v1) runs at half
 // FlashAttention-2's share.
 double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device) {
-  const double gemm = kComputeEfficiency * tensor_core_scale(device, false);
+  const double clock = clock_scale(device);
+  const double gemm = kComputeEfficiency * tensor_core_scale(device, false) * clock;
   if (kernel == AttentionKernel::kCudnn) {
     return gemm;
   }
-  const double flash2 =
-      device.compute_capability >= kHopperComputeCapability ? kFlash2HopperEfficiency : gemm;
+  const double flash2 = device.compute_capability >= kHopperComputeCapability
+                            ? kFlash2HopperEfficiency * clock
+                            : gemm;
   return kernel == AttentionKernel::kFlash1 ? kFlash1SpeedRatio * flash2 : flash2;
 }
 

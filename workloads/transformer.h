@@ -84,7 +84,8 @@ enum class AttentionKernel { kFlash1, kFlash2, kCudnn };
 // "flash1", "flash2", "cudnn"; nullopt for anything else.
 [[nodiscard]] std::optional<AttentionKernel> parse_attention_kernel(std::string_view name);
 [[nodiscard]] std::string_view attention_kernel_name(AttentionKernel kernel);
-// The fraction of `device`'s dense 16-bit peak that `kernel` sustains on the attention core.
+// The fraction of `device`'s dense 16-bit peak that `kernel` sustains on the attention core
+// (under a power limit, times clock_scale).
 [[nodiscard]] double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device);
 
 struct TransformerShard {  // how one rank runs one micro-batch

@@ -366,12 +366,17 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         raise HybridSkip("value", f"'{row['value']}' is not a number > 0")
 
     preset, device, system_note = _system(row)
-    if re.search(r"500W|lower TDP", row["gpu"]):
-        assumed_gpu = (f"'{row['gpu']}': a power-capped H100; the generator's datasheet is the "
-                       "700 W H100 SXM5")
+    precision, precision_flag, precision_note = _precision(row, device)
+    watts = phrasing.power_limit(row["gpu"])
+    if watts is not None:
+        # the datasheet GPU under the stated limit (workloads/COMPUTE.md, "Power limit")
+        device = f"{device}@{watts:g}W"
+        assumed_gpu = None
+    elif re.search(r"lower TDP|power[- ]capped|power limit", row["gpu"], re.IGNORECASE):
+        assumed_gpu = (f"'{row['gpu']}': a power limit without a figure; dtsim runs the "
+                       "datasheet GPU at its TDP")
     else:
         assumed_gpu = None
-    precision, precision_flag, precision_note = _precision(row, device)
     ranks, nodes = _gpus(row, preset)
     tp, pp, dp, cp, ep = (_degree(row, c) for c in ("tp", "pp", "dp", "cp", "ep"))
     if tp * pp * dp * cp != ranks:

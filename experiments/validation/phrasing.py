@@ -170,6 +170,19 @@ def gpu(text):
     raise Skip(f"GPU '{text}' not recognised")
 
 
+def power_limit(text):
+    """The power limit in watts a row's GPU column states ('500W limit', 'power cap 400 W',
+    'TDP 500 W'), or None: dtsim runs the GPU at it (`--device h100@500W`,
+    workloads/COMPUTE.md, "Power limit"). A limit without a number ('lower TDP') is None."""
+    t = text.lower()
+    for pattern in (r"(\d+(?:\.\d+)?)\s*w\s*(?:power\s*)?(?:limit|cap|tdp)\b",
+                    r"(?:power\s*limit|power\s*cap|capped\s*at|tdp)\s*(?:of\s*)?(\d+(?:\.\d+)?)\s*w\b"):
+        m = re.search(pattern, t)
+        if m:
+            return float(m.group(1))
+    return None
+
+
 def is_ampere_or_later(device):
     return device in _AMPERE_OR_LATER
 

@@ -23,7 +23,9 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "(workloads/GENERATOR.md: resnet50, vgg16, alexnet, cosmoflow, ...), its compute modelled "
       "on the sharded shapes; instead of --workload");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
-      ("--model's GPU, from the generator's datasheets (" + workloads::device_names(", ") + ")")
+      ("--model's GPU, from the generator's datasheets (" + workloads::device_names(", ") +
+       "); GPU@WATTS, e.g. h100@500W, runs it under that power limit (workloads/COMPUTE.md, "
+       "\"Power limit\")")
           .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (bf16 with the "

@@ -233,7 +233,8 @@ po::options_description generate_flags(GenerateFlags& f) {
   add_flags("batch", po::value(&config.shape.batch)->required()->value_name("N"),
             "samples per device per iteration");
   add_flags("device", po::value(&config.device)->default_value("v100")->value_name(devices.c_str()),
-            "the GPU whose datasheet peaks (FLOP/s, memory bytes/s) time the layers");
+            "the GPU whose datasheet peaks (FLOP/s, memory bytes/s) time the layers; GPU@WATTS "
+            "(h100@500W) under that power limit (workloads/COMPUTE.md)");
   add_flags("precision",
             po::value(&config.precision)->default_value("fp32")->value_name("fp32|tf32|fp16|bf16"),
             "compute precision; fp16/bf16 = mixed precision (2-byte activations, fp32 gradients)");

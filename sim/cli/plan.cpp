@@ -49,7 +49,8 @@ po::options_description plan_flags(PlanFlags& f) {
       "...)");
   add("device", po::value(&f.device)->default_value("h100")->value_name("GPU"),
       ("the GPU: " + workloads::device_names(", ") +
-       " (its datasheet times the compute, its memory bounds it)")
+       " (its datasheet times the compute, its memory bounds it); GPU@WATTS, e.g. h100@500W, "
+       "under that power limit")
           .c_str());
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (float8 linear layers)");

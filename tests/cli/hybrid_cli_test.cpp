@@ -1,5 +1,6 @@
 // `dtsim simulate --model/--parallel` as a user runs it: plain data parallelism unchanged, a
 // transformer job end to end, and every bad combination a located error (exit 2, no report).
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -156,6 +157,36 @@ TEST_F(HybridCli, TheComputeSourceNamesTheGemmsShareOfThePeak) {
   EXPECT_NE(simulate(h100, "h100.json")["model"]["compute_source"].get<std::string>().find(
                 "GEMMs at 0.5 of peak, fp8 GEMMs at 0.441 of the fp8 peak"),
             std::string::npos);
+}
+
+TEST_F(HybridCli, APowerLimitSlowsTheComputeNotTheNetwork) {
+  // An A100 SXM held to 200 W of its 400 W TDP: every kernel's FLOP rate x (1/2)^(1/3) = 0.7937
+  // (workloads/COMPUTE.md, "Power limit"), its memory-bound kernels and the network unchanged.
+  // So each stage computes longer than at the TDP but less than 1 / 0.7937 times as long; the
+  // GEMMs' share of the peak in the compute source follows (0.5411 x 0.7937 = 0.4295); MFU keeps
+  // the datasheet peak (312 TFLOP/s) as its denominator.
+  const std::string job = " --parallel tp=2,pp=2,dp=4 --global-batch 16 --seq-len 1024";
+  const json full = simulate(kGpt + job, "full.json");
+  const std::string capped_gpt =
+      "--model gpt3-1.3b --device a100@200W --platform tests/testdata/dgx_a100_2nodes.json "
+      "--ranks 16";
+  const json capped = simulate(capped_gpt + job, "capped.json");
+  for (int stage : {0, 1}) {
+    const double t = full["result"]["stages"][stage]["compute_sec"];
+    const double c = capped["result"]["stages"][stage]["compute_sec"];
+    EXPECT_GT(c, t) << stage;
+    EXPECT_LT(c, t / std::cbrt(0.5)) << stage;
+  }
+  EXPECT_EQ(capped["model"]["device"], "NVIDIA A100-SXM4-80GB at a 200 W power limit");
+  EXPECT_EQ(capped["result"]["peak_flops_per_sec"], full["result"]["peak_flops_per_sec"]);
+  EXPECT_NE(capped["model"]["compute_source"].get<std::string>().find("GEMMs at 0.429 of peak"),
+            std::string::npos)
+      << capped["model"]["compute_source"];
+  std::string over = capped_gpt + job;
+  over.replace(over.find("a100@200W"), 9, "a100@500W");
+  expect_error(over,
+               "dtsim simulate: --device a100@500W: expected NAME@WATTS with a power limit in "
+               "watts ('500W') above 0 and at most the NVIDIA A100-SXM4-80GB's TDP, 400W\n");
 }
 
 TEST_F(HybridCli, BadJobsAreLocatedErrors) {

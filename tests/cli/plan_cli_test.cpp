@@ -175,7 +175,8 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
   expect_error(
       model + " --gpus 8 --device tpu",
       "dtsim plan: --device tpu: unknown device (expected one of v100, v100-pcie, t4, a100, "
-      "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200)\n");
+      "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200, or one of them @WATTS, "
+      "e.g. h100@500W)\n");
   expect_error(
       "--model gpt3-1.3b --platform tests/testdata/pf_torus.json --gpus 8 --global-batch 8",
       "dtsim plan: tests/testdata/pf_torus.json: the planner's estimate supports star and "

@@ -1,5 +1,6 @@
 #include "workloads/compute_model.h"
 
+#include <cmath>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,19 @@ TEST(MathRate, PrecisionPicksTheUnitAsPyTorchDoes) {
   EXPECT_THROW((void)math_rate(v100, "bf16", false), GeneratorError);
   EXPECT_THROW((void)math_rate(v100, "tf32", true), GeneratorError);
   EXPECT_THROW((void)math_rate(v100, "int8", true), GeneratorError);
+}
+
+TEST(MathRate, APowerLimitSlowsBothUnitsByTheClock) {
+  // An A100 SXM held to 200 W of its 400: clock x (1/2)^(1/3) = 0.7937 (roofline.h,
+  // clock_scale) on tensor and CUDA cores alike; the datasheet peaks stay.
+  const DeviceSpec& capped = find_device("a100@200W");
+  const double clock = std::cbrt(0.5);
+  const MathRate tensor = math_rate(capped, "fp16", false);
+  EXPECT_DOUBLE_EQ(tensor.peak_flops_per_sec, 312e12);
+  EXPECT_NEAR(tensor.efficiency, kTensorCoreEfficiency * kA100Scale * clock, 1e-15);
+  const MathRate cuda = math_rate(capped, "fp32", false);
+  EXPECT_DOUBLE_EQ(cuda.peak_flops_per_sec, 19.5e12);
+  EXPECT_NEAR(cuda.efficiency, kCudaCoreEfficiency * clock, 1e-15);
 }
 
 TEST(GemmSeconds, ComputeBoundOrMemoryBoundByItsShape) {

@@ -172,7 +172,8 @@ TEST(Generator, RejectsWhatItCannotModel) {
   c.device = "tpu";
   EXPECT_EQ(error_of(c),
             "device tpu: unknown device (expected one of v100, v100-pcie, t4, a100, a100-40gb, "
-            "a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200)");
+            "a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200, or one of them @WATTS, e.g. "
+            "h100@500W)");
   // Each message names the field at fault (they all said "--model" once); the command line
   // names its flag (tests/cli/cli_test.cpp).
   c = resnet50_v100();

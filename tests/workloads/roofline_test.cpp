@@ -1,6 +1,10 @@
 #include "workloads/roofline.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
+
+#include "workloads/generator_error.h"
 
 namespace dtsim::workloads {
 namespace {
@@ -60,6 +64,70 @@ TEST(Roofline, TheScaleIsTheShareOverTheReference) {
   EXPECT_NEAR(tensor_core_scale(find_device("b200"), false), 0.776 / 0.803, 1e-12);
   EXPECT_NEAR(tensor_core_scale(find_device("b200"), true), 0.763 / 0.803, 1e-12);
   EXPECT_NEAR(tensor_core_scale(find_device("a100-pcie"), false), 0.811 / 0.803, 1e-12);
+}
+
+// Under a power limit the math rates follow the clock, the cube root of the limit over the TDP
+// (roofline.h, clock_scale): 500 W on a 700 W H100 is (5/7)^(1/3) = 0.8939 (0.8939^3 = 0.7143).
+TEST(Roofline, APowerLimitSlowsTheMathUnitsByTheCubeRootOfItsShareOfTheTdp) {
+  const DeviceSpec& limited = find_device("h100@500W");
+  EXPECT_NEAR(clock_scale(limited), 0.8939, 1e-4);
+  EXPECT_DOUBLE_EQ(clock_scale(find_device("h100")), 1.0);
+  EXPECT_DOUBLE_EQ(limited.power_limit_watts, 500);
+  EXPECT_DOUBLE_EQ(limited.tdp_watts, 700);
+  for (const char* precision : {"bf16", "fp8", "tf32", "fp32"}) {
+    const Roofline full = make_roofline(find_device("h100"), precision);
+    const Roofline capped = make_roofline(limited, precision);
+    EXPECT_NEAR(capped.flops_per_sec, full.flops_per_sec * 0.8939, full.flops_per_sec * 1e-4)
+        << precision;
+    EXPECT_NEAR(capped.linear_flops_per_sec, full.linear_flops_per_sec * 0.8939,
+                full.linear_flops_per_sec * 1e-4)
+        << precision;
+    // The HBM keeps its clock, and MFU keeps the datasheet's peak as its denominator.
+    EXPECT_DOUBLE_EQ(capped.bytes_per_sec, full.bytes_per_sec) << precision;
+    EXPECT_DOUBLE_EQ(capped.peak_flops_per_sec, full.peak_flops_per_sec) << precision;
+  }
+  // At the TDP nothing changes: 400 W on an A100 SXM.
+  EXPECT_DOUBLE_EQ(clock_scale(find_device("a100@400W")), 1.0);
+  // 0.2 kW on a 400 W A100: (1/2)^(1/3) = 0.7937.
+  EXPECT_NEAR(clock_scale(find_device("a100@0.2kW")), 0.7937, 1e-4);
+}
+
+TEST(Roofline, APowerLimitedDeviceIsNamedAndLookedUpOnce) {
+  const DeviceSpec& first = find_device("h100@500W");
+  EXPECT_EQ(&first, &find_device("h100@500W"));  // the same entry, so references stay valid
+  EXPECT_EQ(first.name, "h100@500W");
+  EXPECT_EQ(first.full_name, "NVIDIA H100-SXM5-80GB at a 500 W power limit");
+  EXPECT_NE(first.datasheet.find("power limit 500 W of its 700 W TDP"), std::string::npos);
+  EXPECT_EQ(first.sm_count, 132);
+  EXPECT_DOUBLE_EQ(first.memory_capacity_bytes, find_device("h100").memory_capacity_bytes);
+}
+
+TEST(Roofline, ABadPowerLimitIsRefusedWithTheDevicesTdp) {
+  for (const char* name : {"h100@800W", "h100@0W", "h100@500", "h100@", "h100@-1W", "h100@fastW"}) {
+    try {
+      (void)find_device(name);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const GeneratorError& e) {
+      EXPECT_EQ(e.field(), "device") << name;
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + ": expected NAME@WATTS"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("TDP, 700W"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    (void)find_device("h900@500W");
+    ADD_FAILURE() << "h900 was accepted";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("h900: unknown device"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Roofline, EveryCatalogueGpuHasATdp) {
+  for (const DeviceSpec& d : device_catalog()) {
+    EXPECT_GT(d.tdp_watts, 0) << d.name;
+    EXPECT_EQ(d.power_limit_watts, 0) << d.name;
+  }
 }
 
 }  // namespace

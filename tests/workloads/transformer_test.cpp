@@ -1,6 +1,7 @@
 #include "workloads/transformer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <tuple>
 
@@ -291,6 +292,27 @@ TEST(TransformerPieces, FlashAttention2RunsAtItsPublishedShareOfHopper) {
                               {.seq_len = 1024, .attention = kernel, .precision = "fp32"})[1];
   };
   EXPECT_EQ(fp32(AttentionKernel::kFlash2), fp32(AttentionKernel::kCudnn));
+}
+
+TEST(TransformerPieces, APowerLimitSlowsEveryAttentionKernelByTheClock) {
+  // The block above on an H100 held to 500 W: the clock, and every kernel's FLOP rate, x
+  // (500 / 700)^(1/3) = 0.8939 (roofline.h, clock_scale), so FlashAttention-2's core runs at
+  // 0.35 x 0.8939 of 989.4 TFLOP/s and cuDNN's at 0.5 x 0.8939.
+  const double core_flops = 2.0 * 1024 * 1024 * 1024;
+  const double clock = std::cbrt(500.0 / 700.0);
+  const auto block = [](AttentionKernel kernel) {
+    return transformer_pieces(toy_llama(),
+                              {.seq_len = 1024, .attention = kernel, .device = "h100@500W"})[1];
+  };
+  const double extra =
+      core_flops / (0.35 * clock * 989.4e12) - core_flops / (0.5 * clock * 989.4e12);
+  EXPECT_NEAR(
+      block(AttentionKernel::kFlash2).forward_sec - block(AttentionKernel::kCudnn).forward_sec,
+      extra, 1e-15);
+  EXPECT_NEAR(attention_efficiency(AttentionKernel::kFlash2, find_device("h100@500W")),
+              0.35 * clock, 1e-12);
+  EXPECT_NEAR(attention_efficiency(AttentionKernel::kCudnn, find_device("a100@200W")),
+              0.5 * 0.869 / 0.803 * std::cbrt(0.5), 1e-12);
 }
 
 TEST(TransformerPieces, FlashAttention1RunsAtHalfFlashAttention2sRate) {
@@ -784,7 +806,8 @@ TEST(TransformerPieces, RejectsShardsItCannotRun) {
   EXPECT_EQ(error_of(toy_moe(), {.ep = 3}), "ep: ep 3: does not divide experts 4");
   EXPECT_EQ(error_of(a, {.device = "tpu"}),
             "device: device tpu: unknown device (expected one of v100, v100-pcie, t4, a100, "
-            "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200)");
+            "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200, or one of them "
+            "@WATTS, e.g. h100@500W)");
   EXPECT_EQ(error_of(a, {.device = "v100"}),
             "precision: precision bf16: NVIDIA V100-SXM2 does not support it");
   EXPECT_EQ(error_of(a, {.precision = "int8"}),

@@ -77,6 +77,10 @@ std::optional<double> parse_duration(std::string_view text) {
                           /*allow_no_unit=*/false);
 }
 
+std::optional<double> parse_power(std::string_view text) {
+  return parse_with_units(text, {{"W", 1}, {"kW", 1e3}}, /*allow_no_unit=*/false);
+}
+
 std::optional<std::uint64_t> parse_size(std::string_view text) {
   constexpr double kKiB = 1024;
   auto bytes = parse_with_units(text,

@@ -1,9 +1,10 @@
 // Unit strings of data files and flags ("25GBps", "200Gbps", "1us", "100MB", "1GiB") converted
-// once, at the boundary, to SI base units: bytes/s, seconds, bytes.
+// once, at the boundary, to SI base units: bytes/s, seconds, watts, bytes.
 //
 //   parse_bandwidth("25GBps")  == 25e9    bytes/s  (B = byte)
 //   parse_bandwidth("200Gbps") == 25e9    bytes/s  (b = bit: divided by 8)
 //   parse_duration("1us")      == 1e-6    s
+//   parse_power("500W")        == 500     W
 //   parse_size("100MB")        == 100'000'000 bytes;  parse_size("1GiB") == 1'073'741'824 bytes
 #ifndef DTSIM_WORKLOADS_PARSING_UNITS_H_
 #define DTSIM_WORKLOADS_PARSING_UNITS_H_
@@ -27,6 +28,10 @@ inline constexpr double kMaxDurationSec = 1e9;
 // Seconds from "<number><unit>", unit one of s ms us ns ps; "0" alone is accepted.
 // Nothing if malformed, negative or not finite.
 [[nodiscard]] std::optional<double> parse_duration(std::string_view text);
+
+// Watts from "<number><unit>", unit W or kW ("500W", "0.5kW"). Nothing if malformed, unitless,
+// negative or not finite.
+[[nodiscard]] std::optional<double> parse_power(std::string_view text);
 
 // Bytes from "<number>[unit]", unit one of B kB KB MB GB TB PB (powers of 1000) or KiB MiB GiB
 // TiB PiB (powers of 1024); no unit means bytes. Nothing unless the result is a whole number of

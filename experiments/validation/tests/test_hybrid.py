@@ -65,14 +65,29 @@ class HybridCases(unittest.TestCase):
     def test_torchtitan_fsdp_row_on_one_h100_node(self):
         c = self.case("TT-H1")
         self.assertEqual(without_platform(c.args), [
-            "simulate", "--model", "llama3.1-8b", "--device", "h100", "--precision", "bf16",
+            "simulate", "--model", "llama3.1-8b", "--device", "h100@500W", "--precision", "bf16",
             "--platform", '{"preset": "dgx-h100", "nodes": 1}', "--ranks", "8",
             "--parallel", "tp=1,pp=1,dp=8", "--micro-batch", "2", "--global-batch", "16",
             "--seq-len", "8192", "--zero", "3", "--cross-entropy", "pytorch",
             "--attention", "flash2", "--recompute", "selective-op"] + COMMON_TAIL
             + ["--algorithm", "ring", "--replay", "fast", "--iterations", "2"])
         self.assertEqual((c.kind, c.flags), ("FSDP", []))
-        self.assertTrue(any("500W" in a for a in c.assumed))
+        # The GPU column's "500W limit" is the device's power limit, not an assumption.
+        self.assertFalse(any("500W" in a for a in c.assumed))
+
+    def test_a_stated_power_limit_runs_the_gpu_at_it(self):
+        for text, device, assumed in (
+                ("H100 SXM HBM2e 96GB (Grand Teton, 500W limit)", "h100@500W", False),
+                ("H100 SXM (power cap 400 W)", "h100@400W", False),
+                ("A100 80GB, TDP 300W", "a100@300W", False),
+                # a limit without a figure: the datasheet GPU, said in the assumptions
+                ("H100 SXM HBM2e 95GB (lower TDP)", "h100", True),
+                ("H100 80GB HBM3", "h100", False)):
+            row = dict(self.rows["TT-H1"], gpu=text)
+            c = hc.make_hybrid_case(row, self.work, self.catalog)
+            self.assertEqual(c.args[c.args.index("--device") + 1], device, text)
+            self.assertEqual(any("power limit without a figure" in a for a in c.assumed),
+                             assumed, text)
 
     def test_fsdp_sharding_strategies_by_name_are_zero_stages(self):
         # torch.distributed.fsdp.ShardingStrategy's documentation: FULL_SHARD = ZeRO-3 (gathers

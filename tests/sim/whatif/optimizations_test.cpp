@@ -156,7 +156,8 @@ TEST(ParseWhatIf, KnowsEachForm) {
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(),
                  "apply gpu=a999: a999: unknown device (expected one of v100, v100-pcie, t4, a100, "
-                 "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200)");
+                 "a100-40gb, a100-pcie, a10, l40s, l4, h100-pcie, h100, h200, b200, or one of them "
+                 "@WATTS, e.g. h100@500W)");
   }
   EXPECT_THROW((void)parse_what_if("bucket-mb=1"), ConfigError);  // not a flag here
   EXPECT_THROW((void)parse_what_if("compress=2"), ConfigError);

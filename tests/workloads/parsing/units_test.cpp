@@ -110,6 +110,22 @@ TEST(Units, DurationRejectsUnitlessNonZeroNegativeAndMalformedText) {
   EXPECT_EQ(parse_duration(""), std::nullopt);
 }
 
+TEST(Units, PowerIsInWatts) {
+  EXPECT_EQ(parse_power("500W"), 500.0);
+  EXPECT_EQ(parse_power("0.5kW"), 500.0);  // k = 1000
+  EXPECT_EQ(parse_power("72.5W"), 72.5);
+}
+
+TEST(Units, PowerRejectsUnitlessNegativeAndMalformedText) {
+  EXPECT_EQ(parse_power("500"), std::nullopt);    // a unit is needed
+  EXPECT_EQ(parse_power("-500W"), std::nullopt);  // negative
+  EXPECT_EQ(parse_power("500 W"), std::nullopt);  // no space before the unit
+  EXPECT_EQ(parse_power("500w"), std::nullopt);   // the unit is spelt W
+  EXPECT_EQ(parse_power("500MW"), std::nullopt);  // not a listed unit
+  EXPECT_EQ(parse_power("W"), std::nullopt);
+  EXPECT_EQ(parse_power(""), std::nullopt);
+}
+
 TEST(Units, SizesWithDecimalPrefixesArePowersOfThousand) {
   // M = 10^6: 100 x 10^6 bytes.
   EXPECT_EQ(parse_size("100MB"), 100000000u);
