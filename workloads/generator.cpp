@@ -33,8 +33,8 @@ std::string op_class_source(const DeviceSpec& device, const std::string& precisi
                             const GemmEfficiency& e, bool fuse, ConvLayout layout) {
   return std::string(kOpClassSource) + " (workloads/COMPUTE.md) on " + device.datasheet + ", " +
          std::to_string(device.sm_count) + " SMs, " + precision + ": GEMMs and convolutions at " +
-         format("%.3g", e.tensor_core * tensor_core_scale(device, false)) + " (tensor cores) or " +
-         format("%.3g", e.cuda_core) +
+         format("%.3g", e.tensor_core * tensor_core_scale(device, false) * clock_scale(device)) +
+         " (tensor cores) or " + format("%.3g", e.cuda_core * clock_scale(device)) +
          " (CUDA cores) of peak times their tile and wave quantization, memory-bound kernels by "
          "their bytes at " +
          format("%.2f", kMemoryEfficiency) + " of memory bandwidth" +

@@ -225,13 +225,18 @@ std::string device_names(const std::string& separator) {
 
 namespace {
 
-const DeviceSpec& catalogue_entry(const std::string& name) {
+constexpr const char* kLimitPrefix = " at a ";
+constexpr const char* kLimitSuffix = " W power limit";
+
+// The catalogue entry called `name`; `asked` (what the user wrote) names it in the error.
+const DeviceSpec& catalogue_entry(const std::string& name, const std::string& asked) {
   for (const DeviceSpec& d : device_catalog()) {
     if (d.name == name) {
       return d;
     }
   }
-  throw GeneratorError("device", name + ": unknown device (expected one of " + device_names(", ") +
+  const std::string what = asked == name ? name : asked + ": " + name;
+  throw GeneratorError("device", what + ": unknown device (expected one of " + device_names(", ") +
                                      ", or one of them @WATTS, e.g. h100@500W)");
 }
 
@@ -239,16 +244,17 @@ const DeviceSpec& catalogue_entry(const std::string& name) {
 DeviceSpec power_limited(const DeviceSpec& base, const std::string& name,
                          const std::string& limit_text) {
   const std::optional<double> watts = parsing::parse_power(limit_text);
-  if (!watts || *watts <= 0 || *watts > base.tdp_watts) {
+  if (!watts || *watts < base.tdp_watts / 2 || *watts > base.tdp_watts) {
     throw GeneratorError("device", name + ": expected NAME@WATTS with a power limit in watts ('" +
-                                       limit_text + "') above 0 and at most the " + base.full_name +
-                                       "'s TDP, " + parsing::format_number("%g", base.tdp_watts) +
-                                       "W");
+                                       limit_text + "') from half the " + base.full_name +
+                                       "'s TDP to all of it, " +
+                                       parsing::format_number("%g", base.tdp_watts / 2) + "W to " +
+                                       parsing::format_number("%g", base.tdp_watts) + "W");
   }
   DeviceSpec d = base;
   d.name = name;
   d.power_limit_watts = *watts;
-  d.full_name += " at a " + parsing::format_number("%g", *watts) + " W power limit";
+  d.full_name += kLimitPrefix + parsing::format_number("%g", *watts) + kLimitSuffix;
   d.datasheet += "; power limit " + parsing::format_number("%g", *watts) + " W of its " +
                  parsing::format_number("%g", base.tdp_watts) + " W TDP: FLOP rates x " +
                  parsing::format_number("%.3g", clock_scale(d)) + " (workloads/COMPUTE.md)";
@@ -260,9 +266,9 @@ DeviceSpec power_limited(const DeviceSpec& base, const std::string& name,
 const DeviceSpec& find_device(const std::string& name) {
   const std::size_t at = name.find('@');
   if (at == std::string::npos) {
-    return catalogue_entry(name);
+    return catalogue_entry(name, name);
   }
-  const DeviceSpec& base = catalogue_entry(name.substr(0, at));
+  const DeviceSpec& base = catalogue_entry(name.substr(0, at), name);
   // The limited entries asked for, kept for the program's life so that the reference stays
   // valid as the catalogue's do; the planner looks devices up from several threads.
   static std::mutex mutex;
@@ -273,6 +279,20 @@ const DeviceSpec& find_device(const std::string& name) {
     it = limited.emplace(name, power_limited(base, name, name.substr(at + 1))).first;
   }
   return it->second;
+}
+
+std::pair<std::string, std::string> split_power_limit(const std::string& text) {
+  const std::string suffix = kLimitSuffix;
+  const std::size_t at = text.rfind(kLimitPrefix);
+  if (at == std::string::npos || !text.ends_with(suffix)) {
+    return {text, ""};
+  }
+  const std::size_t from = at + std::string(kLimitPrefix).size();
+  const std::string watts = text.substr(from, text.size() - suffix.size() - from);
+  if (!parsing::parse_power(watts + "W")) {
+    return {text, ""};
+  }
+  return {text.substr(0, at), "@" + watts + "W"};
 }
 
 double clock_scale(const DeviceSpec& device) {

@@ -5,6 +5,7 @@
 #define DTSIM_WORKLOADS_ROOFLINE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dtsim::workloads {
@@ -81,10 +82,15 @@ inline constexpr double kReferenceMatmulFp8Share = 0.734;
 // static power, so it understates the slowdown the lower the limit.
 [[nodiscard]] double clock_scale(const DeviceSpec& device);
 // The catalogue entry called `name`, or "NAME@WATTSW" (e.g. "h100@500W"): that entry under a
-// power limit of WATTS, more than 0 and at most its TDP. Throws GeneratorError("device", ...)
-// listing the known names, or saying what is wrong with the limit. The reference lives as long
-// as the program (the catalogue, or a cache of the limited entries asked for).
+// power limit of WATTS, from half its TDP to its TDP (below half, the static power clock_scale
+// leaves out is too large a share for it to hold). Throws GeneratorError("device", ...) naming
+// `name` and listing the known names, or saying what is wrong with the limit. The reference
+// lives as long as the program (the catalogue, or a cache of the limited entries asked for).
 [[nodiscard]] const DeviceSpec& find_device(const std::string& name);
+// A power-limited device's full name ("NVIDIA H100-SXM5-80GB at a 500 W power limit", as a
+// generated trace records it) split into the catalogue's text and find_device's suffix:
+// {"NVIDIA H100-SXM5-80GB", "@500W"}; {text, ""} for any other text.
+[[nodiscard]] std::pair<std::string, std::string> split_power_limit(const std::string& text);
 
 // One device at one precision, derated by the efficiency constants.
 struct Roofline {

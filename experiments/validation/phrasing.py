@@ -171,15 +171,18 @@ def gpu(text):
 
 
 def power_limit(text):
-    """The power limit in watts a row's GPU column states ('500W limit', 'power cap 400 W',
-    'TDP 500 W'), or None: dtsim runs the GPU at it (`--device h100@500W`,
-    workloads/COMPUTE.md, "Power limit"). A limit without a number ('lower TDP') is None."""
+    """The power limit in watts a row's GPU column states ('500W limit', '500 W power-capped',
+    'power cap 400 W', 'capped at 1,000W'), or None: dtsim runs the GPU at it (`--device
+    h100@500W`, workloads/COMPUTE.md, "Power limit"). A TDP is the card's rating, not a limit
+    set on it ('TDP 300W'), and a limit without a figure ('lower TDP') gives None."""
     t = text.lower()
-    for pattern in (r"(\d+(?:\.\d+)?)\s*w\s*(?:power\s*)?(?:limit|cap|tdp)\b",
-                    r"(?:power\s*limit|power\s*cap|capped\s*at|tdp)\s*(?:of\s*)?(\d+(?:\.\d+)?)\s*w\b"):
+    number = r"(?P<watts>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+    for pattern in (number + r"\s*w\s*(?:power[- ]?)?(?:limit|cap)",
+                    r"(?:power[- ]?limit|power[- ]?cap|capped\s*at)\s*(?:of\s*)?" + number
+                    + r"\s*w\b"):
         m = re.search(pattern, t)
         if m:
-            return float(m.group(1))
+            return float(m.group("watts").replace(",", ""))
     return None
 
 

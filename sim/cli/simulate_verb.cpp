@@ -95,10 +95,11 @@ po::options_description job_flags(SimulateFlags& f) {
           "kernels DDP launches on the compute stream per gradient bucket (0 to 16), each at "
           "the GPU's fixed cost of a kernel (PyTorch <= 1.7: 1, the div_ that prescales the "
           "bucket; later versions: 0, the default; sim/whatif/WHATIF.md)");
-  add_job("apply", po::value(&f.run.apply)->composing()->value_name("WHAT-IF"),
-          "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME, compress=R, "
-          "fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx; "
-          "dtsim whatif compares with the run without them");
+  add_job(
+      "apply", po::value(&f.run.apply)->composing()->value_name("WHAT-IF"),
+      "a what-if pass, repeatable (sim/whatif/WHATIF.md): amp, bf16, gpu=NAME[@WATTS], compress=R, "
+      "fused-optimizer=OPT, p3=SIZE, algorithm@ROLE=NAME, compute=Kx, network=Kx, latency=Kx; "
+      "dtsim whatif compares with the run without them");
   return job;
 }
 

@@ -216,11 +216,13 @@ BuiltModel generated_cnn(const HybridConfig& c) {
                  ", workloads/GENERATOR.md and sim/strategies/CNN.md)");
 }
 
-// The catalogue entry of a trace's device (its full name), else --device's.
+// The catalogue entry of a trace's device (its full name, with the power limit a generated
+// trace records), else --device's.
 std::string trace_device(const HybridConfig& c, const workloads::Workload& w) {
+  const auto [base, limit] = workloads::split_power_limit(w.device);
   for (const workloads::DeviceSpec& d : workloads::device_catalog()) {
-    if (d.full_name == w.device || d.name == w.device) {
-      return d.name;
+    if (d.full_name == base || d.name == base) {
+      return d.name + limit;
     }
   }
   return c.device;

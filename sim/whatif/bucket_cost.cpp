@@ -10,7 +10,17 @@
 
 namespace dtsim::sim {
 
-int streaming_multiprocessors(const std::string& device) {
+namespace {
+
+// "h100" for "h100@500W": a power limit changes neither the SMs nor (here) a kernel's fixed cost.
+std::string without_power_limit(const std::string& device) {
+  return device.substr(0, device.find('@'));
+}
+
+}  // namespace
+
+int streaming_multiprocessors(const std::string& name) {
+  const std::string device = without_power_limit(name);
   if (device == "v100") {
     return 80;
   }
@@ -23,7 +33,8 @@ int streaming_multiprocessors(const std::string& device) {
   return 0;
 }
 
-double kernel_launch_sec(const std::string& device) {
+double kernel_launch_sec(const std::string& name) {
+  const std::string device = without_power_limit(name);
   if (device == "v100") {
     return 1.83e-6;
   }

@@ -16,8 +16,8 @@
 namespace dtsim::sim {
 
 // Streaming multiprocessors of a catalogue GPU (workloads/roofline.h): v100 80 (Volta
-// whitepaper), a100 108 (Ampere whitepaper), h100 and h200 132 (Hopper whitepaper, SXM5); 0 for
-// another name.
+// whitepaper), a100 108 (Ampere whitepaper), h100 and h200 132 (Hopper whitepaper, SXM5), under
+// a power limit or not ("h100@500W"); 0 for another name.
 [[nodiscard]] int streaming_multiprocessors(const std::string& device);
 
 // Estimated seconds of one collective node (its algorithm's alpha + beta terms).
@@ -35,7 +35,8 @@ using CollectiveSeconds = std::function<double(const ExecutionGraph&, const Node
 // fixed cost of a kernel: v100 1.83e-6 and a100 2.7e-6 (CSCS's ReFrame check
 // gpu_kernel_latency, its "async" references on ault's V100 and A100 nodes); h100 and h200 3e-6
 // (NVIDIA's developer forum, 2022: null kernels "about 3 microseconds with recent hardware and
-// software"); 0 for another name.
+// software"), the same under a power limit ("h100@500W": the clock it lowers is left out); 0 for
+// another name.
 [[nodiscard]] double kernel_launch_sec(const std::string& device);
 
 // `g` with, right after each compute node whose gradients a backward all-reduce waits for (the

@@ -129,6 +129,11 @@ WhatIf parse_what_if(const std::string& text, std::span<const std::string> flag_
 }
 
 std::string catalogue_device(const std::string& device_text) {
+  const auto [base_text, limit] = workloads::split_power_limit(device_text);
+  if (!limit.empty()) {
+    const std::string base = catalogue_device(base_text);
+    return base.empty() ? base : base + limit;
+  }
   const std::string text = lower(device_text);
   std::string best;  // the longest name the text holds: "v100-pcie" over "v100"
   for (const workloads::DeviceSpec& d : workloads::device_catalog()) {

@@ -39,13 +39,15 @@ struct WhatIf {
 
 // What the graph passes need to know of the run.
 struct WhatIfContext {
-  std::string device;     // the catalogue name (workloads/roofline.h), or empty: unknown
+  std::string device;     // find_device's name (workloads/roofline.h), or empty: unknown
   std::string precision;  // "fp32", "tf32", "fp16", "bf16", or empty: unknown
   std::vector<std::string> layer_classes;  // op_classes.h, per layer; empty: none
   std::string origin;                      // what the graph is, for messages
 };
 
-// The catalogue name of a trace's device text ("NVIDIA V100-SXM2" -> "v100"), or empty.
+// The catalogue name of a trace's device text ("NVIDIA V100-SXM2" -> "v100"; "NVIDIA
+// H100-SXM5-80GB at a 500 W power limit", as a generated trace records it -> "h100@500W"), or
+// empty.
 [[nodiscard]] std::string catalogue_device(const std::string& device_text);
 
 // `g` after every graph what-if of `what_ifs` in order (platform ones and flags are skipped),

@@ -186,7 +186,8 @@ TEST_F(HybridCli, APowerLimitSlowsTheComputeNotTheNetwork) {
   over.replace(over.find("a100@200W"), 9, "a100@500W");
   expect_error(over,
                "dtsim simulate: --device a100@500W: expected NAME@WATTS with a power limit in "
-               "watts ('500W') above 0 and at most the NVIDIA A100-SXM4-80GB's TDP, 400W\n");
+               "watts ('500W') from half the NVIDIA A100-SXM4-80GB's TDP to all of it, 200W to "
+               "400W\n");
 }
 
 TEST_F(HybridCli, BadJobsAreLocatedErrors) {

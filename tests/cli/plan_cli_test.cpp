@@ -2,6 +2,7 @@
 // estimated, the best few simulated, a table and a sentence, the plan as JSON and CSV; the same
 // bytes for any thread count; bad input a located error (exit 2, nothing written).
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <string>
@@ -154,6 +155,36 @@ TEST_F(PlanCli, CheckpointEarlyStopShortensTheFullRecomputeConfigurations) {
     }
   }
   EXPECT_GT(full_rows, 0);
+}
+
+TEST_F(PlanCli, APowerLimitSlowsEveryConfigurationsComputeAndKeepsItsMemory) {
+  // The same plan on A100s held to 200 W of their 400 (workloads/COMPUTE.md, "Power limit"):
+  // every configuration's compute is slower, but by less than 1 / (1/2)^(1/3) (memory-bound
+  // kernels keep their speed); memory and the fit are the same (capacity is the card's).
+  const auto estimates = [&](const std::string& device, const std::string& name) {
+    const std::string file = (dir_ / name).string();
+    const Result r =
+        run("plan --model gpt3-1.3b --device " + device +
+            " --platform tests/testdata/dgx_a100_2nodes.json --gpus 8 --global-batch 8 "
+            "--seq-len 256 --simulate 0 --report " +
+            file);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, json> by_name;
+    for (const json& row : json::parse(slurp(file)).at("configurations")) {
+      by_name[row.at("configuration").get<std::string>()] = row;
+    }
+    return by_name;
+  };
+  const auto full = estimates("a100", "full.json");
+  const auto capped = estimates("a100@200W", "capped.json");
+  ASSERT_EQ(full.size(), capped.size());
+  for (const auto& [name, row] : full) {
+    const double t = row.at("estimated").at("compute_sec");
+    const double c = capped.at(name).at("estimated").at("compute_sec");
+    EXPECT_GT(c, t) << name;
+    EXPECT_LT(c, t / std::cbrt(0.5)) << name;
+    EXPECT_EQ(capped.at(name).at("peak_memory_bytes"), row.at("peak_memory_bytes")) << name;
+  }
 }
 
 TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {

@@ -220,6 +220,14 @@ TEST_F(WhatIfCli, BucketKernelsCostTheGpusFixedKernelCostPerBucket) {
   const double a100_sec = report()["result"]["iteration_time_sec"].get<double>();
   ASSERT_EQ(run(on_a100 + " --bucket-kernels 2" + report_flag()).exit_code, 0);
   EXPECT_NEAR(report()["result"]["iteration_time_sec"].get<double>() - a100_sec, 5.4e-6, 1e-12);
+  // An A100 under a power limit launches its kernels as fast (bucket_cost.h): 5.4 us again.
+  const std::string on_capped = on_a100 + "@200W";
+  ASSERT_EQ(run(on_capped + report_flag()).exit_code, 0);
+  const double capped_sec = report()["result"]["iteration_time_sec"].get<double>();
+  EXPECT_GT(capped_sec, a100_sec);  // its compute is slower
+  const Result kernels = run(on_capped + " --bucket-kernels 2" + report_flag());
+  ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
+  EXPECT_NEAR(report()["result"]["iteration_time_sec"].get<double>() - capped_sec, 5.4e-6, 1e-12);
   const Result bad =
       run("simulate --workload tests/testdata/whatif_one_layer_v100.json --platform "
           "tests/testdata/whatif_star2_1GBps.json --ranks 2 --bucket-kernels 17");

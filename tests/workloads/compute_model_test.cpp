@@ -130,6 +130,19 @@ TEST(OpClass, ConvolutionOnCudaCoresIsAWinogradImplicitGemm) {
               1e-15);
 }
 
+TEST(OpClass, APowerLimitSlowsAGroupedConvolutionOnCudaCores) {
+  // conv3x3() in 32 groups, given 1 TFLOP forward so that it is compute-bound (its 2.7 MB move
+  // in 3 us): a direct kernel on CUDA cores at 0.75 of the V100's 15.7 TFLOP/s, times
+  // (150 / 300)^(1/3) under a 150 W limit (roofline.h, clock_scale); backward twice the FLOPs.
+  LayerCost grouped = conv3x3();
+  grouped.cnn.groups = 32;
+  grouped.forward_flops = 1e12;
+  const double rate = 15.7e12 * kCudaCoreEfficiency * std::cbrt(0.5);
+  const LayerSeconds s = op_class_seconds(grouped, find_device("v100@150W"), "fp32");
+  EXPECT_NEAR(s.forward_sec, 1e12 / rate, 1e-12);
+  EXPECT_NEAR(s.backward_sec, 2e12 / rate, 1e-12);
+}
+
 TEST(OpClass, NchwTensorCoreConvolutionsPayATransposePerCall) {
   // conv3x3(): 56 x 56 positions, 64 channels in, 128 out. NCHW on tensor cores: each call
   // (forward, weight gradient, input gradient) reads and writes its input and output once more:

@@ -1,6 +1,8 @@
 #include "workloads/roofline.h"
 
+#include <cmath>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -103,7 +105,10 @@ TEST(Roofline, APowerLimitedDeviceIsNamedAndLookedUpOnce) {
 }
 
 TEST(Roofline, ABadPowerLimitIsRefusedWithTheDevicesTdp) {
-  for (const char* name : {"h100@800W", "h100@0W", "h100@500", "h100@", "h100@-1W", "h100@fastW"}) {
+  // From half the TDP to the TDP: 350 to 700 W on an H100 SXM.
+  EXPECT_NEAR(clock_scale(find_device("h100@350W")), std::cbrt(0.5), 1e-12);
+  for (const char* name : {"h100@800W", "h100@349W", "h100@0W", "h100@500", "h100@", "h100@-1W",
+                           "h100@fastW", "h100@500W@1W", "h100@ 500W", "h100@nanW"}) {
     try {
       (void)find_device(name);
       ADD_FAILURE() << name << " was accepted";
@@ -112,14 +117,36 @@ TEST(Roofline, ABadPowerLimitIsRefusedWithTheDevicesTdp) {
       EXPECT_NE(std::string(e.what()).find(std::string(name) + ": expected NAME@WATTS"),
                 std::string::npos)
           << e.what();
-      EXPECT_NE(std::string(e.what()).find("TDP, 700W"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("from half the NVIDIA H100-SXM5-80GB's TDP to all of "
+                                           "it, 350W to 700W"),
+                std::string::npos)
+          << e.what();
     }
   }
-  try {
-    (void)find_device("h900@500W");
-    ADD_FAILURE() << "h900 was accepted";
-  } catch (const GeneratorError& e) {
-    EXPECT_NE(std::string(e.what()).find("h900: unknown device"), std::string::npos) << e.what();
+  // An unknown GPU is named as written, then the part before the limit.
+  for (const auto& [name, said] : {std::pair{"h900@500W", "h900@500W: h900: unknown device"},
+                                   std::pair{"@500W", "@500W: : unknown device"},
+                                   std::pair{"H100@500W", "H100@500W: H100: unknown device"}}) {
+    try {
+      (void)find_device(name);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const GeneratorError& e) {
+      EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Roofline, APowerLimitedFullNameSplitsBackIntoTheCatalogueTextAndTheLimit) {
+  // What a trace generated with --device h100@500W records as its device.
+  const std::string full = find_device("h100@500W").full_name;
+  EXPECT_EQ(split_power_limit(full),
+            (std::pair<std::string, std::string>{"NVIDIA H100-SXM5-80GB", "@500W"}));
+  EXPECT_EQ(split_power_limit("NVIDIA A100 at a 212.5 W power limit"),
+            (std::pair<std::string, std::string>{"NVIDIA A100", "@212.5W"}));
+  // Anything else is left whole.
+  for (const char* text : {"NVIDIA H100-SXM5-80GB", "h100@500W", "GPU at a fast W power limit",
+                           "NVIDIA A100 at a 500 W power limit, twice"}) {
+    EXPECT_EQ(split_power_limit(text), (std::pair<std::string, std::string>{text, ""})) << text;
   }
 }
 

@@ -79,7 +79,10 @@ class HybridCases(unittest.TestCase):
         for text, device, assumed in (
                 ("H100 SXM HBM2e 96GB (Grand Teton, 500W limit)", "h100@500W", False),
                 ("H100 SXM (power cap 400 W)", "h100@400W", False),
-                ("A100 80GB, TDP 300W", "a100@300W", False),
+                ("H100 500 W power-capped", "h100@500W", False),
+                ("A100 SXM4 80GB capped at 300W", "a100@300W", False),
+                # a TDP is the card's rating, not a limit set on it
+                ("A100 80GB, TDP 400W", "a100", False),
                 # a limit without a figure: the datasheet GPU, said in the assumptions
                 ("H100 SXM HBM2e 95GB (lower TDP)", "h100", True),
                 ("H100 80GB HBM3", "h100", False)):

@@ -3,6 +3,7 @@
 #include "sim/whatif/optimizations.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <gtest/gtest.h>
 
@@ -71,6 +72,25 @@ TEST(ChangeGpu, ComputeByPeaksMemoryByBandwidth) {
   EXPECT_DOUBLE_EQ(n[3].duration_sec, 2.0 * 15.7 / 67);
   EXPECT_DOUBLE_EQ(n[2].duration_sec, 1.0 * 900 / 3350);
   EXPECT_DOUBLE_EQ(n[6].duration_sec, 0.25 * 900 / 3350);
+}
+
+TEST(ChangeGpu, APowerLimitSlowsTheMatmulsOnly) {
+  // An H100 held to 350 W of its 700: matmul nodes x 1 / (1/2)^(1/3) (roofline.h, clock_scale),
+  // memory nodes unchanged.
+  const ExecutionGraph g = change_gpu(two_layer_graph(), workloads::find_device("h100"),
+                                      workloads::find_device("h100@350W"), "bf16");
+  const auto& n = g.programs[0].nodes;
+  EXPECT_NEAR(n[3].duration_sec, 2.0 / std::cbrt(0.5), 1e-12);
+  EXPECT_DOUBLE_EQ(n[2].duration_sec, 1.0);
+  EXPECT_DOUBLE_EQ(n[6].duration_sec, 0.25);
+}
+
+TEST(CatalogueDevice, ReadsAGeneratedTracesPowerLimitBack) {
+  // A trace generated with --device NAME@WATTS records the limited GPU's full name.
+  EXPECT_EQ(catalogue_device(workloads::find_device("v100@150W").full_name), "v100@150W");
+  EXPECT_EQ(catalogue_device("NVIDIA V100-SXM2"), "v100");
+  EXPECT_EQ(catalogue_device("Tesla V100-SXM2-32GB at a 200 W power limit"), "v100@200W");
+  EXPECT_EQ(catalogue_device("a TPU at a 200 W power limit"), "");
 }
 
 TEST(CompressGradients, ScalesBytesAndInsertsEncodeAndDecode) {
