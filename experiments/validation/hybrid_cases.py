@@ -372,7 +372,8 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         # the datasheet GPU under the stated limit (workloads/COMPUTE.md, "Power limit")
         device = f"{device}@{watts:g}W"
         assumed_gpu = None
-    elif re.search(r"lower TDP|power[- ]capped|power limit", row["gpu"], re.IGNORECASE):
+    elif re.search(r"lower TDP|power[- ](?:capped|limited)|power (?:limit|cap)", row["gpu"],
+                   re.IGNORECASE):
         assumed_gpu = (f"'{row['gpu']}': a power limit without a figure; dtsim runs the "
                        "datasheet GPU at its TDP")
     else:

@@ -81,10 +81,14 @@ class HybridCases(unittest.TestCase):
                 ("H100 SXM (power cap 400 W)", "h100@400W", False),
                 ("H100 500 W power-capped", "h100@500W", False),
                 ("A100 SXM4 80GB capped at 300W", "a100@300W", False),
+                ("H100 power-limited to 450 W", "h100@450W", False),
+                ("H100 (power limit of 1,000W)", "h100@1000W", False),  # dtsim refuses it
+                ("H100 SXM5 (700W)", "h100", False),  # a rating, not a limit
                 # a TDP is the card's rating, not a limit set on it
                 ("A100 80GB, TDP 400W", "a100", False),
                 # a limit without a figure: the datasheet GPU, said in the assumptions
                 ("H100 SXM HBM2e 95GB (lower TDP)", "h100", True),
+                ("H100 (power-capped)", "h100", True),
                 ("H100 80GB HBM3", "h100", False)):
             row = dict(self.rows["TT-H1"], gpu=text)
             c = hc.make_hybrid_case(row, self.work, self.catalog)
