@@ -464,7 +464,10 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
             "--micro-batch", str(micro), "--global-batch", str(global_batch),
             "--seq-len", str(seq_len)]
     if pp > 1:
-        args += ["--schedule", f"interleaved:{virtual}" if virtual > 1 else "1f1b"]
+        # torchtitan runs torch.distributed.pipelining's schedules (interleaved-torch:V:
+        # sim/strategies/HYBRID.md); Megatron-LM and NeMo their own.
+        interleaved = "interleaved-torch" if source == "TT" else "interleaved"
+        args += ["--schedule", f"{interleaved}:{virtual}" if virtual > 1 else "1f1b"]
     args += ["--zero", str(zero)]
     if fsdp_unshard:
         args += ["--fsdp-unshard", fsdp_unshard]

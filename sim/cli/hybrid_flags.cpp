@@ -47,8 +47,12 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("seq-len", po::value(&f.seq_len)->default_value(0)->value_name("S"),
       "tokens per sequence (0: the model's context length)");
   add("schedule",
-      po::value(&f.schedule)->default_value("1f1b")->value_name("1f1b|gpipe|interleaved:V"),
-      "pipeline schedule");
+      po::value(&f.schedule)
+          ->default_value("1f1b")
+          ->value_name("1f1b|gpipe|interleaved:V|interleaved-torch:V"),
+      "pipeline schedule; interleaved:V is Megatron-LM's interleaved 1F1B, interleaved-torch:V "
+      "torch.distributed.pipelining's (torchtitan's Interleaved1F1B), which differs when the "
+      "micro-batches are as many as the stages (sim/strategies/HYBRID.md)");
   add("zero", po::value(&f.zero)->default_value(0)->value_name("0|1|2|3"),
       "ZeRO stage: 0 data parallel, 1 and 2 gradients reduce-scattered and parameters gathered "
       "after the step, 3 (FSDP) parameters gathered before every unit's forward and backward");

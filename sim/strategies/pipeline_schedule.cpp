@@ -12,7 +12,9 @@ namespace dtsim::sim {
 namespace {
 
 constexpr std::string_view kInterleavedPrefix = "interleaved:";
-constexpr std::string_view kExpected = "expected \"gpipe\", \"1f1b\" or \"interleaved:V\"";
+constexpr std::string_view kTorchInterleavedPrefix = "interleaved-torch:";
+constexpr std::string_view kExpected =
+    "expected \"gpipe\", \"1f1b\", \"interleaved:V\" or \"interleaved-torch:V\"";
 
 std::optional<PipelineSchedule> refuse(std::string* why, std::string reason) {
   if (why != nullptr) {
@@ -28,8 +30,9 @@ std::string quoted(std::string_view text) {
   return out;
 }
 
-std::optional<PipelineSchedule> parse_interleaved(std::string_view text, std::string* why) {
-  const std::string_view digits = text.substr(kInterleavedPrefix.size());
+std::optional<PipelineSchedule> parse_interleaved(std::string_view text, std::string_view prefix,
+                                                  PipelineRuntime runtime, std::string* why) {
+  const std::string_view digits = text.substr(prefix.size());
   int chunks = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), chunks);
   if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
@@ -42,7 +45,8 @@ std::optional<PipelineSchedule> parse_interleaved(std::string_view text, std::st
                            ": V (model chunks per device) must be >= 2, got " +
                            std::to_string(chunks));
   }
-  return PipelineSchedule{.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = chunks};
+  return PipelineSchedule{
+      .kind = PipelineScheduleKind::kInterleaved, .virtual_stages = chunks, .runtime = runtime};
 }
 
 // Megatron-LM (megatron/core/pipeline_parallel/schedules.py,
@@ -77,9 +81,14 @@ int warmup_forwards(const PipelineSchedule& schedule, int stages, int micro_batc
   // Megatron-LM forward_backward_pipelining_with_interleaving: all forwards first when
   // num_microbatches == pipeline_parallel_size, else (pipeline_parallel_size -
   // pipeline_parallel_rank - 1) * 2 + (num_model_chunks - 1) * pipeline_parallel_size, capped at
-  // the total number of virtual micro-batches.
+  // the total number of virtual micro-batches. torch.distributed.pipelining's
+  // ScheduleInterleaved1F1B (_get_warmup_ops): (n_local_stages - 1) * microbatches_per_round +
+  // 2 * (pp_group_size - 1 - rank), capped alike, with no all-forwards case; its
+  // microbatches_per_round is pp_group_size when the micro-batches are a multiple of it (the
+  // only case dtsim runs, check_pipeline), and its forward and backward chunks follow in groups
+  // of that many, as Megatron-LM's.
   const int total = micro_batches * schedule.virtual_stages;
-  if (micro_batches == stages) {
+  if (micro_batches == stages && schedule.runtime == PipelineRuntime::kMegatron) {
     return total;
   }
   return std::min((stages - stage - 1) * 2 + (schedule.virtual_stages - 1) * stages, total);
@@ -119,7 +128,10 @@ std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view text, s
     return PipelineSchedule{.kind = PipelineScheduleKind::kOneFOneB};
   }
   if (text.starts_with(kInterleavedPrefix)) {
-    return parse_interleaved(text, why);
+    return parse_interleaved(text, kInterleavedPrefix, PipelineRuntime::kMegatron, why);
+  }
+  if (text.starts_with(kTorchInterleavedPrefix)) {
+    return parse_interleaved(text, kTorchInterleavedPrefix, PipelineRuntime::kTorch, why);
   }
   if (text.empty()) {
     return refuse(why, "empty pipeline schedule; " + std::string(kExpected));
@@ -136,7 +148,9 @@ std::string pipeline_schedule_name(const PipelineSchedule& schedule) {
     case PipelineScheduleKind::kInterleaved:
       break;
   }
-  return std::string(kInterleavedPrefix) + std::to_string(schedule.virtual_stages);
+  return std::string(schedule.runtime == PipelineRuntime::kTorch ? kTorchInterleavedPrefix
+                                                                 : kInterleavedPrefix) +
+         std::to_string(schedule.virtual_stages);
 }
 
 std::string check_pipeline(const PipelineSchedule& schedule, int stages, int micro_batches) {
@@ -152,6 +166,9 @@ std::string check_pipeline(const PipelineSchedule& schedule, int stages, int mic
       return name + " runs one model chunk per device; virtual stages must be 1, got " +
              std::to_string(schedule.virtual_stages);
     }
+    if (schedule.runtime != PipelineRuntime::kMegatron) {
+      return name + " is the same in every runtime; only interleaved names one";
+    }
     return "";
   }
   if (schedule.virtual_stages < 2) {
@@ -164,7 +181,8 @@ std::string check_pipeline(const PipelineSchedule& schedule, int stages, int mic
     return name + " needs >= 2 pipeline stages, got " + std::to_string(stages);
   }
   // Megatron-LM's forward_backward_pipelining_with_interleaving: "number of microbatches is not
-  // divisible by pipeline-model-parallel-size when using interleaved schedule".
+  // divisible by pipeline-model-parallel-size when using interleaved schedule". PyTorch's runs
+  // other counts in "rounds" of its own size, which dtsim does not model: it is refused alike.
   if (micro_batches % stages != 0) {
     return name + " needs micro-batches divisible by pipeline stages, got " +
            std::to_string(micro_batches) + " micro-batches over " + std::to_string(stages) +

@@ -36,14 +36,21 @@ enum class PipelineScheduleKind {
   kInterleaved,
 };
 
+// Whose interleaved 1F1B: Megatron-LM's, or torch.distributed.pipelining's
+// ScheduleInterleaved1F1B (torchtitan's "Interleaved1F1B"). They differ in one case: with as
+// many micro-batches as stages Megatron-LM runs every forward first on every device, PyTorch
+// only where its warm-up count reaches them all. (GPipe and 1F1B run the same orders in both.)
+enum class PipelineRuntime { kMegatron, kTorch };
+
 struct PipelineSchedule {
   PipelineScheduleKind kind = PipelineScheduleKind::kOneFOneB;
   int virtual_stages = 1;  // model chunks per device (interleaved only; >= 2 there)
+  PipelineRuntime runtime = PipelineRuntime::kMegatron;  // interleaved only
   bool operator==(const PipelineSchedule&) const = default;
 };
 
-// "gpipe", "1f1b", "interleaved:V" (V >= 2 an integer). Returns nullopt and sets *why for bad
-// text (why may be null).
+// "gpipe", "1f1b", "interleaved:V" (Megatron-LM's) or "interleaved-torch:V" (PyTorch's), V >= 2
+// an integer. Returns nullopt and sets *why for bad text (why may be null).
 [[nodiscard]] std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view text,
                                                                       std::string* why);
 // The text parse_pipeline_schedule reads back as `schedule`.
@@ -65,7 +72,7 @@ struct PipelineStep {
 // Empty string if (schedule, stages, micro_batches) is valid, else why not: stages >= 1 and
 // micro_batches >= 1; GPipe and 1F1B have one chunk per device; interleaved needs
 // virtual_stages >= 2, stages >= 2 and micro_batches % stages == 0 (Megatron-LM refuses the
-// others).
+// others; PyTorch's runs them in rounds dtsim does not model).
 [[nodiscard]] std::string check_pipeline(const PipelineSchedule& schedule, int stages,
                                          int micro_batches);
 
@@ -76,7 +83,7 @@ struct PipelineStep {
 // micro_batches * V "virtual micro-batches" k (for GPipe and 1F1B, k is the micro-batch):
 //   GPipe:        W = micro_batches (all forwards, then the backwards in micro-batch order);
 //   1F1B:         W = min(stages - stage - 1, micro_batches);
-//   interleaved:  W = micro_batches * V if micro_batches == stages, else
+//   interleaved:  W = micro_batches * V if micro_batches == stages (Megatron-LM only), else
 //                 min(2 * (stages - stage - 1) + (V - 1) * stages, micro_batches * V);
 //                 forward k runs chunk (k mod (stages*V)) / stages on micro-batch
 //                 (k / (stages*V)) * stages + k mod stages; backward k runs chunk V-1 minus that,

@@ -190,6 +190,23 @@ TEST_F(HybridCli, APowerLimitSlowsTheComputeNotTheNetwork) {
                "400W\n");
 }
 
+TEST_F(HybridCli, PyTorchsInterleavedScheduleRunsAndSaysSo) {
+  // interleaved-torch:2 (torch.distributed.pipelining's, HYBRID.md) with m = p = 2 micro-batches
+  // per replica: the last stage starts its backwards before its last forwards, so it holds
+  // fewer activations than under Megatron-LM's schedule, which runs every forward first; the
+  // first stage runs all its forwards first in both (pipeline_schedule_test.cpp by hand).
+  const std::string job = " --parallel tp=2,pp=2,dp=4 --global-batch 8 --seq-len 1024";
+  const json megatron = simulate(kGpt + job + " --schedule interleaved:2", "megatron.json");
+  const json torch = simulate(kGpt + job + " --schedule interleaved-torch:2", "torch.json");
+  EXPECT_EQ(torch["parallel"]["schedule"], "interleaved-torch:2");
+  EXPECT_EQ(megatron["parallel"]["schedule"], "interleaved:2");
+  const auto activations = [](const json& report, int stage) {
+    return report["memory"]["stages"][stage]["activations_bytes"].get<double>();
+  };
+  EXPECT_LT(activations(torch, 1), activations(megatron, 1));
+  EXPECT_EQ(activations(torch, 0), activations(megatron, 0));
+}
+
 TEST_F(HybridCli, BadJobsAreLocatedErrors) {
   expect_error(kGpt + " --parallel tp=8,pp=4,dp=8",
                "dtsim simulate: --parallel: tp=8,cp=1,dp=8,pp=4,ep=1 makes 256 ranks, not 16\n");
@@ -207,7 +224,10 @@ TEST_F(HybridCli, BadJobsAreLocatedErrors) {
                "pipeline stages, got 3 micro-batches over 2 stages\n");
   expect_error(kGpt + " --parallel tp=2,pp=4,dp=2 --schedule 2f2b",
                "dtsim simulate: --schedule 2f2b: unknown pipeline schedule \"2f2b\"; expected "
-               "\"gpipe\", \"1f1b\" or \"interleaved:V\"\n");
+               "\"gpipe\", \"1f1b\", \"interleaved:V\" or \"interleaved-torch:V\"\n");
+  expect_error(kGpt + " --parallel tp=2,pp=2,dp=4 --schedule interleaved-torch:2 --global-batch 12",
+               "dtsim simulate: --schedule: interleaved-torch:2 needs micro-batches divisible by "
+               "pipeline stages, got 3 micro-batches over 2 stages\n");
   expect_error(kGpt + " --parallel dp=16 --zero 4",
                "dtsim simulate: --zero 4: expected 0, 1, 2 or 3\n");
   expect_error(kGpt + " --parallel dp=16 --zero 3 --fsdp-unshard layer",

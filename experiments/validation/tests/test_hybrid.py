@@ -153,10 +153,11 @@ class HybridCases(unittest.TestCase):
     def test_torchtitan_pipeline_cuts_the_local_batch_into_pp_micro_batches(self):
         c = self.case("TT-H3")
         a = without_platform(c.args)
-        # local batch 32 / pp 8 = 4; interleaved: torchtitan's 2 stages per rank; 64 nodes.
+        # local batch 32 / pp 8 = 4; interleaved: torchtitan's 2 stages per rank, as
+        # torch.distributed.pipelining runs them (interleaved-torch); 64 nodes.
         self.assertIn('{"preset": "dgx-h100", "nodes": 64}', a)
         self.assertEqual(a[a.index("--micro-batch") + 1], "4")
-        self.assertEqual(a[a.index("--schedule") + 1], "interleaved:2")
+        self.assertEqual(a[a.index("--schedule") + 1], "interleaved-torch:2")
         self.assertIn("--sequence-parallel", a)
         self.assertEqual(a[a.index("--algorithm") + 1], "auto:ring,double-tree")
         self.assertEqual(c.kind, "tp+pp+FSDP")

@@ -364,6 +364,28 @@ TEST(MemoryModel, InterleavedFirstStageHoldsMore) {
   EXPECT_EQ(r.stages[1].activations_bytes, 235008u);
 }
 
+// The same model with 2 micro-batches (m = p): Megatron-LM's interleaved schedule runs every
+// forward first on both devices, so device 1 holds c0m0 c0m1 c1m0 c1m1, 2 * 70144 + 2 * 94720 =
+// 329728; PyTorch's (interleaved-torch, warm-up (V - 1) p + 2 (p - 1 - 1) = 2) holds c0m0 c0m1
+// and then c1m0 before c1m0's backward: 2 * 70144 + 94720 = 235008, 3 in flight. Device 0 runs
+// all four forwards first in both (warm-up min(2 + 2, 4) = 4): 2 * 72192 + 2 * 70144 = 284672.
+TEST(MemoryModel, PyTorchsInterleavedHoldsLessOnTheLastDeviceWhenMEqualsP) {
+  HybridJob job = tiny_job({.pp = 2}, 2);
+  job.schedule = {.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = 2};
+  const MemoryReport megatron = model_of(tiny(4), tiny_shard(), job);
+  job.schedule.runtime = PipelineRuntime::kTorch;
+  const MemoryReport torch = model_of(tiny(4), tiny_shard(), job);
+  ASSERT_EQ(torch.stages.size(), 2u);
+  EXPECT_EQ(megatron.stages[1].micro_batches_in_flight, 4);
+  EXPECT_EQ(megatron.stages[1].activations_bytes, 329728u);
+  EXPECT_EQ(torch.stages[1].micro_batches_in_flight, 3);
+  EXPECT_EQ(torch.stages[1].activations_bytes, 235008u);
+  for (const MemoryReport* r : {&megatron, &torch}) {
+    EXPECT_EQ(r->stages[0].micro_batches_in_flight, 4);
+    EXPECT_EQ(r->stages[0].activations_bytes, 284672u);
+  }
+}
+
 TEST(MemoryModel, ContextParallelismDividesTheTokens) {
   // cp = 2: T = 2 * 16 / 2 = 16 tokens, so every per-token term halves; the materialised core
   // a * T * s * 5 = 4 * 16 * 16 * 5 = 5120 halves too (queries split, keys whole).

@@ -19,6 +19,11 @@ constexpr PipelineSchedule kOneFOneB{.kind = PipelineScheduleKind::kOneFOneB};
 PipelineSchedule interleaved(int chunks) {
   return {.kind = PipelineScheduleKind::kInterleaved, .virtual_stages = chunks};
 }
+PipelineSchedule torch_interleaved(int chunks) {
+  return {.kind = PipelineScheduleKind::kInterleaved,
+          .virtual_stages = chunks,
+          .runtime = PipelineRuntime::kTorch};
+}
 
 PipelineStep fwd(int micro_batch, int chunk = 0) {
   return {.forward = true, .micro_batch = micro_batch, .chunk = chunk};
@@ -131,7 +136,8 @@ constexpr Times kTimes[] = {{1, 2}, {3, 1}, {1, 1}};
 // --- Parsing and naming ----------------------------------------------------------------------
 
 TEST(PipelineSchedule, NameAndParseRoundTrip) {
-  for (const char* text : {"gpipe", "1f1b", "interleaved:2", "interleaved:3", "interleaved:16"}) {
+  for (const char* text : {"gpipe", "1f1b", "interleaved:2", "interleaved:3", "interleaved:16",
+                           "interleaved-torch:2", "interleaved-torch:8"}) {
     std::string why;
     const auto schedule = parse_pipeline_schedule(text, &why);
     ASSERT_TRUE(schedule.has_value()) << text << ": " << why;
@@ -141,10 +147,12 @@ TEST(PipelineSchedule, NameAndParseRoundTrip) {
   EXPECT_EQ(parse_pipeline_schedule("gpipe", nullptr), kGpipe);
   EXPECT_EQ(parse_pipeline_schedule("1f1b", nullptr), kOneFOneB);
   EXPECT_EQ(parse_pipeline_schedule("interleaved:4", nullptr), interleaved(4));
+  EXPECT_EQ(parse_pipeline_schedule("interleaved-torch:4", nullptr), torch_interleaved(4));
 }
 
 TEST(PipelineSchedule, RefusesBadTextWithAReason) {
-  const std::string expected = "expected \"gpipe\", \"1f1b\" or \"interleaved:V\"";
+  const std::string expected =
+      "expected \"gpipe\", \"1f1b\", \"interleaved:V\" or \"interleaved-torch:V\"";
   const std::pair<const char*, std::string> cases[] = {
       {"interleaved:1",
        "pipeline schedule \"interleaved:1\": V (model chunks per device) must be >= 2, got 1"},
@@ -162,6 +170,14 @@ TEST(PipelineSchedule, RefusesBadTextWithAReason) {
       {"interleaved:99999999999",
        "pipeline schedule \"interleaved:99999999999\": V (model chunks per device) must be "
        "an integer, got \"99999999999\""},
+      {"interleaved-torch:1",
+       "pipeline schedule \"interleaved-torch:1\": V (model chunks per device) must be >= 2, "
+       "got 1"},
+      {"interleaved-torch:",
+       "pipeline schedule \"interleaved-torch:\": V (model chunks per "
+       "device) must be an integer, got \"\""},
+      {"interleaved-megatron:2",
+       "unknown pipeline schedule \"interleaved-megatron:2\"; " + expected},
       {"2f2b", "unknown pipeline schedule \"2f2b\"; " + expected},
       {"interleaved", "unknown pipeline schedule \"interleaved\"; " + expected},
       {"GPipe", "unknown pipeline schedule \"GPipe\"; " + expected},
@@ -187,6 +203,13 @@ TEST(CheckPipeline, GivesTheReasonForEachInvalidSetting) {
   EXPECT_EQ(check_pipeline(interleaved(2), 4, 6),
             "interleaved:2 needs micro-batches divisible by pipeline stages, got 6 micro-batches "
             "over 4 stages");
+  EXPECT_EQ(check_pipeline(torch_interleaved(2), 4, 6),
+            "interleaved-torch:2 needs micro-batches divisible by pipeline stages, got 6 "
+            "micro-batches over 4 stages");
+  EXPECT_EQ(
+      check_pipeline({.kind = PipelineScheduleKind::kOneFOneB, .runtime = PipelineRuntime::kTorch},
+                     2, 4),
+      "1f1b is the same in every runtime; only interleaved names one");
 }
 
 TEST(CheckPipeline, AcceptsValidSettings) {
@@ -302,6 +325,36 @@ TEST(StageOrder, InterleavedWarmsUpAsMegatron) {
   EXPECT_EQ(leading_forwards(stage_order(interleaved(4), 2, 4, 1)), 7);
 }
 
+TEST(StageOrder, PyTorchsInterleavedHasNoAllWarmUpCase) {
+  // torch.distributed.pipelining's ScheduleInterleaved1F1B (_get_warmup_ops): warm-up
+  // (V - 1) * p + 2 * (p - 1 - stage), capped at V * m, also when m == p. p = 2, m = 2, V = 2:
+  // stage 0 min(2 + 2, 4) = 4, all warm-up as Megatron-LM; stage 1 min(2 + 0, 4) = 2: forwards
+  // of chunk 0 on micro-batches 0, 1, then steady (F chunk 1 mb 0, B chunk 1 mb 0) (F chunk 1
+  // mb 1, B chunk 1 mb 1), cool-down B chunk 0 mb 0, 1 -- where Megatron-LM runs all four
+  // forwards first (the test below).
+  EXPECT_EQ(stage_order(torch_interleaved(2), 2, 2, 0), stage_order(interleaved(2), 2, 2, 0));
+  EXPECT_EQ(stage_order(torch_interleaved(2), 2, 2, 1),
+            (std::vector<PipelineStep>{fwd(0, 0), fwd(1, 0), fwd(0, 1), bwd(0, 1), fwd(1, 1),
+                                       bwd(1, 1), bwd(0, 0), bwd(1, 0)}));
+  // So the last stage holds 3 chunk-micro-batches at most, not 4.
+  EXPECT_EQ(max_in_flight(stage_order(torch_interleaved(2), 2, 2, 1)), 3);
+  EXPECT_EQ(max_in_flight(stage_order(interleaved(2), 2, 2, 1)), 4);
+  // torchtitan's 405B run (TT-27/28 of the validation): p = 8, m = 8, V = 2: warm-up 8 + 2 (7 -
+  // stage), capped at 16: stages 0..3 all 16, stages 4..7 14, 12, 10, 8 (then one more forward).
+  for (int stage = 0; stage < 8; ++stage) {
+    const int warmup = std::min(8 + 2 * (7 - stage), 16);
+    EXPECT_EQ(leading_forwards(stage_order(torch_interleaved(2), 8, 8, stage)),
+              warmup == 16 ? 16 : warmup + 1)
+        << stage;
+  }
+  // With m a multiple of p and m != p the two runtimes run the same orders.
+  for (int stage = 0; stage < 4; ++stage) {
+    EXPECT_EQ(stage_order(torch_interleaved(3), 4, 8, stage),
+              stage_order(interleaved(3), 4, 8, stage))
+        << stage;
+  }
+}
+
 TEST(StageOrder, InterleavedBackwardVisitsChunksInReverse) {
   // p = 2, m = 2 (= p, all warm-up), V = 2: forwards run chunk 0 on micro-batches 0, 1, then
   // chunk 1; backwards run chunk 1 first.
@@ -346,20 +399,24 @@ TEST(PipelineSimulation, InterleavedShrinksTheBubbleByV) {
   // Narayanan et al. SC'21, section 2.2.2: with chunk times tf/V and tb/V the bubble takes
   // (p - 1)(tf + tb)/V, so makespan (V m + p - 1)(tf + tb)/V and bubble fraction
   // (p - 1) / (V m + p - 1).
+  // PyTorch's variant (interleaved-torch) too: it differs only where m == p.
   for (int chunks : {2, 3, 4}) {
     for (int stages : {2, 3, 4}) {
       for (int micro_batches : {stages, 2 * stages, 3 * stages}) {
         for (const Times& t : kTimes) {
-          SCOPED_TRACE(describe({interleaved(chunks), stages, micro_batches}) + " tf=" +
-                       std::to_string(t.forward_sec) + " tb=" + std::to_string(t.backward_sec));
-          const auto got_sec = makespan_sec(all_orders(interleaved(chunks), stages, micro_batches),
-                                            chunks, micro_batches, t.forward_sec, t.backward_sec);
-          ASSERT_TRUE(got_sec.has_value()) << "deadlock";
-          const double slot_sec = t.forward_sec + t.backward_sec;
-          const double expected_sec = (chunks * micro_batches + stages - 1) * slot_sec / chunks;
-          EXPECT_NEAR(*got_sec, expected_sec, 1e-9 * expected_sec);
-          const double bubble = 1 - micro_batches * slot_sec / *got_sec;
-          EXPECT_NEAR(bubble, (stages - 1.0) / (chunks * micro_batches + stages - 1), 1e-9);
+          for (const PipelineSchedule& schedule :
+               {interleaved(chunks), torch_interleaved(chunks)}) {
+            SCOPED_TRACE(describe({schedule, stages, micro_batches}) + " tf=" +
+                         std::to_string(t.forward_sec) + " tb=" + std::to_string(t.backward_sec));
+            const auto got_sec = makespan_sec(all_orders(schedule, stages, micro_batches), chunks,
+                                              micro_batches, t.forward_sec, t.backward_sec);
+            ASSERT_TRUE(got_sec.has_value()) << "deadlock";
+            const double slot_sec = t.forward_sec + t.backward_sec;
+            const double expected_sec = (chunks * micro_batches + stages - 1) * slot_sec / chunks;
+            EXPECT_NEAR(*got_sec, expected_sec, 1e-9 * expected_sec);
+            const double bubble = 1 - micro_batches * slot_sec / *got_sec;
+            EXPECT_NEAR(bubble, (stages - 1.0) / (chunks * micro_batches + stages - 1), 1e-9);
+          }
         }
       }
     }
