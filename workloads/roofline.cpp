@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include "workloads/generator_error.h"
 #include "workloads/parsing/units.h"
@@ -225,8 +226,8 @@ std::string device_names(const std::string& separator) {
 
 namespace {
 
-constexpr const char* kLimitPrefix = " at a ";
-constexpr const char* kLimitSuffix = " W power limit";
+constexpr std::string_view kLimitPrefix = " at a ";
+constexpr std::string_view kLimitSuffix = " W power limit";
 
 // The catalogue entry called `name`; `asked` (what the user wrote) names it in the error.
 const DeviceSpec& catalogue_entry(const std::string& name, const std::string& asked) {
@@ -254,7 +255,8 @@ DeviceSpec power_limited(const DeviceSpec& base, const std::string& name,
   DeviceSpec d = base;
   d.name = name;
   d.power_limit_watts = *watts;
-  d.full_name += kLimitPrefix + parsing::format_number("%g", *watts) + kLimitSuffix;
+  d.full_name +=
+      std::string(kLimitPrefix) + parsing::format_number("%g", *watts) + std::string(kLimitSuffix);
   d.datasheet += "; power limit " + parsing::format_number("%g", *watts) + " W of its " +
                  parsing::format_number("%g", base.tdp_watts) + " W TDP: FLOP rates x " +
                  parsing::format_number("%.3g", clock_scale(d)) + " (workloads/COMPUTE.md)";
@@ -282,13 +284,12 @@ const DeviceSpec& find_device(const std::string& name) {
 }
 
 std::pair<std::string, std::string> split_power_limit(const std::string& text) {
-  const std::string suffix = kLimitSuffix;
   const std::size_t at = text.rfind(kLimitPrefix);
-  if (at == std::string::npos || !text.ends_with(suffix)) {
+  if (at == std::string::npos || !text.ends_with(kLimitSuffix)) {
     return {text, ""};
   }
-  const std::size_t from = at + std::string(kLimitPrefix).size();
-  const std::string watts = text.substr(from, text.size() - suffix.size() - from);
+  const std::size_t from = at + kLimitPrefix.size();
+  const std::string watts = text.substr(from, text.size() - kLimitSuffix.size() - from);
   if (!parsing::parse_power(watts + "W")) {
     return {text, ""};
   }
