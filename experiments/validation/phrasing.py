@@ -172,9 +172,10 @@ def gpu(text):
 
 def power_limit(text):
     """The power limit in watts a row's GPU column states ('500W limit', '500 W power-capped',
-    'power cap 400 W', 'capped at 1,000W', 'power-limited to 450 W'), or None: dtsim runs the GPU at it (`--device
-    h100@500W`, workloads/COMPUTE.md, "Power limit"). A TDP is the card's rating, not a limit
-    set on it ('TDP 300W'), and a limit without a figure ('lower TDP') gives None."""
+    'power cap 400 W', 'capped at 1,000W', 'power-limited to 450 W'), or None: dtsim runs the
+    GPU at it (`--device h100@500W`, workloads/COMPUTE.md, "Power limit"). A TDP is the card's
+    rating, not a limit set on it ('TDP 300W'), and a limit without a figure ('lower TDP')
+    gives None."""
     t = text.lower()
     number = r"(?P<watts>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
     for pattern in (number + r"\s*w\s*(?:power[- ]?)?(?:limit|cap)",
