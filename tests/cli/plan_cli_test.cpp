@@ -157,10 +157,15 @@ TEST_F(PlanCli, CheckpointEarlyStopShortensTheFullRecomputeConfigurations) {
   EXPECT_GT(full_rows, 0);
 }
 
-TEST_F(PlanCli, APowerLimitSlowsEveryConfigurationsComputeAndKeepsItsMemory) {
+TEST_F(PlanCli, APowerLimitSlowsComputeBoundConfigurationsAndKeepsMemory) {
   // The same plan on A100s held to 200 W of their 400 (workloads/COMPUTE.md, "Power limit"):
-  // every configuration's compute is slower, but by less than 1 / (1/2)^(1/3) (memory-bound
+  // no configuration's compute gets faster, none slower than 1 / (1/2)^(1/3) (memory-bound
   // kernels keep their speed); memory and the fit are the same (capacity is the card's).
+  // Without context parallelism a rank holds all 256 tokens, and its QKV and MLP GEMMs are
+  // compute-bound (by hand, the smallest, QKV's 256 x 2048 x 768 at tp8 in bf16: 2*256*2048*768
+  // FLOP over 2*(256*2048 + 2048*768 + 256*768) B = 176 FLOP/B, above the A100's ridge point 312e12
+  // / 2.039e12 = 153), so those configurations are strictly slower. With cp >= 4 a rank holds 64
+  // tokens or fewer and every kernel may be memory-bound: equal is then right.
   const auto estimates = [&](const std::string& device, const std::string& name) {
     const std::string file = (dir_ / name).string();
     const Result r =
@@ -169,8 +174,9 @@ TEST_F(PlanCli, APowerLimitSlowsEveryConfigurationsComputeAndKeepsItsMemory) {
             "--seq-len 256 --simulate 0 --report " +
             file);
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json report = json::parse(slurp(file));
     std::map<std::string, json> by_name;
-    for (const json& row : json::parse(slurp(file)).at("configurations")) {
+    for (const json& row : report.at("configurations")) {
       by_name[row.at("configuration").get<std::string>()] = row;
     }
     return by_name;
@@ -178,13 +184,20 @@ TEST_F(PlanCli, APowerLimitSlowsEveryConfigurationsComputeAndKeepsItsMemory) {
   const auto full = estimates("a100", "full.json");
   const auto capped = estimates("a100@200W", "capped.json");
   ASSERT_EQ(full.size(), capped.size());
+  ASSERT_FALSE(full.empty());
+  int without_cp = 0;
   for (const auto& [name, row] : full) {
     const double t = row.at("estimated").at("compute_sec");
     const double c = capped.at(name).at("estimated").at("compute_sec");
-    EXPECT_GT(c, t) << name;
+    EXPECT_GE(c, t) << name;
+    if (name.find(" cp1 ") != std::string::npos) {
+      EXPECT_GT(c, t) << name;
+      ++without_cp;
+    }
     EXPECT_LT(c, t / std::cbrt(0.5)) << name;
     EXPECT_EQ(capped.at(name).at("peak_memory_bytes"), row.at("peak_memory_bytes")) << name;
   }
+  EXPECT_GT(without_cp, 0);
 }
 
 TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
