@@ -106,6 +106,9 @@ struct Roofline {
   // Otherwise linear_flops_per_sec = flops_per_sec.
   bool fp8_linears = false;
   double linear_flops_per_sec = 0;
+  // With fp8_linears: bytes moved per weight element to cast it in each forward, which the
+  // transformer description sets from its recipe (0: once per step, not counted per micro-batch).
+  double fp8_weight_cast_bytes = 0;
   // The attention core's rate (workloads/TRANSFORMER.md, "Attention kernels"): flops_per_sec
   // unless the transformer description sets its kernel's.
   double attention_flops_per_sec = 0;

@@ -22,10 +22,15 @@ constexpr double kFlash2HopperEfficiency = 0.35;
 // reached "only 25-40% of the theoretical maximum FLOPs/s" on an A100 against its 50-73 %).
 constexpr double kFlash1SpeedRatio = 0.5;
 constexpr int kHopperComputeCapability = 90;
-// Float8's cast of an activation or gradient: read it in bf16, write the fp8 copy (2 + 1 bytes
-// per element; the amax is taken in the producing kernel: TE's fused norm + cast, or
-// torch.compile's fusion).
-constexpr double kFp8CastBytes = 3;
+// Float8's cast of a GEMM operand (TRANSFORMER.md, "Float8"): read it in bf16 and write two fp8
+// copies, row- and column-major (Hopper's fp8 GEMMs take K-major operands only, and each operand
+// meets two GEMMs along different dimensions): 2 + 1 + 1 bytes per element, as torchao's own
+// float8 roofline (torchao/float8/roofline_utils.py) and Transformer Engine's cast-transpose
+// kernel move. An activation's or gradient's amax is taken in the kernel that produced it
+// (torch.compile's fusion, TE's fused norm and cast, or TE's amax history); a weight's, with
+// torchao's dynamic scaling, in a pass of its own that reads it once more.
+constexpr double kFp8CastBytes = 4;
+constexpr double kFp8AmaxPassBytes = 2;
 constexpr std::uint64_t kLossScalarBytes = 4;  // the cross-entropy's fp32 per-token scalars
 constexpr int kCrossEntropyAllReduces = 3;     // max logit, target logit, sum of exponentials
 
@@ -123,6 +128,12 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
   }
   const DeviceSpec& device = find_device(s.device);
   Roofline r = make_roofline(device, s.precision);
+  if (r.fp8_linears) {
+    r.fp8_weight_cast_bytes = s.fp8_recipe == Fp8Recipe::kTorchao
+                                  ? kFp8CastBytes + kFp8AmaxPassBytes
+                              : s.fp8_recipe == Fp8Recipe::kTe ? kFp8CastBytes
+                                                               : 0;
+  }
   if (r.element_bytes == 2) {  // FlashAttention and cuDNN's fused attention are 16-bit kernels
     // the precision's peak times the kernel's share
     r.attention_flops_per_sec = r.peak_flops_per_sec * attention_efficiency(s.attention, device);
@@ -228,27 +239,28 @@ class PieceCost {
 
   // `count` GEMMs (m x k) . (k x n); backward is two of the same shape (input and weight
   // gradients). In fp8 (workloads/TRANSFORMER.md, "Float8"): the operands are 1-byte, the
-  // output 2, at the fp8 rate; each forward first casts its input to fp8, each backward the
-  // output gradient (kFp8CastBytes per element). Weights are cast once per step, which a
-  // micro-batch's piece does not count.
+  // output 2, at the fp8 rate; each forward first casts its input to fp8 and, as the recipe
+  // says, its weight; each backward the output gradient (kFp8CastBytes per element).
   // `in_fp8`: false for a GEMM float8 training leaves in bf16 (the MoE router).
-  // Returns their forward seconds.
+  // Returns the forward seconds of the GEMMs themselves, without the casts before them: what
+  // overlapped TP runs chunk by chunk beside its collectives.
   double gemms(double count, double m, double k, double n, bool in_fp8 = true) {
     const double flops = 2 * m * k * n;
-    double forward_sec = 0;
+    double gemm_sec = 0;
     if (!fp8_ || !in_fp8) {
-      const double sec = r_.seconds(flops, (m * k + k * n + m * n) * r_.element_bytes);
-      forward_sec = count * sec;
-      backward_sec_ += 2 * count * sec;
+      gemm_sec = r_.seconds(flops, (m * k + k * n + m * n) * r_.element_bytes);
+      forward_sec_ += count * gemm_sec;
+      backward_sec_ += 2 * count * gemm_sec;
     } else {
-      const double sec =
+      gemm_sec =
           std::max(flops / r_.linear_flops_per_sec, (m * k + k * n + 2 * m * n) / r_.bytes_per_sec);
-      forward_sec = count * (sec + r_.seconds(0, kFp8CastBytes * m * k));
-      backward_sec_ += count * (2 * sec + r_.seconds(0, kFp8CastBytes * m * n));
+      forward_sec_ +=
+          count *
+          (gemm_sec + r_.seconds(0, kFp8CastBytes * m * k + r_.fp8_weight_cast_bytes * k * n));
+      backward_sec_ += count * (2 * gemm_sec + r_.seconds(0, kFp8CastBytes * m * n));
     }
-    forward_sec_ += forward_sec;
     forward_flops_ += count * flops;
-    return forward_sec;
+    return count * gemm_sec;
   }
   double gemm(double m, double k, double n) { return gemms(1, m, k, n); }
   // An elementwise kernel reading `in` and writing `out` elements; its backward reads the inputs
@@ -440,6 +452,9 @@ void set_communication(TransformerPiece& p, const TransformerArch& a, const Tran
     p.tp_bytes = head ? t * kLossScalarBytes : activation;
     p.tp_collectives = head ? kCrossEntropyAllReduces : 1;
     p.tp_input_bytes = p.kind == PieceKind::kEmbedding ? 0 : activation;
+    p.tp_gathers_fp8 = s.precision == "fp8" && s.fp8_recipe == Fp8Recipe::kTorchao &&
+                       s.sequence_parallel &&
+                       (p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp);
   }
   if (s.cp > 1 && p.kind == PieceKind::kAttention) {
     p.cp_kv_bytes = 2 * t * kv_heads_on_rank(a, s.tp) * head_dim(a) * element_bytes;
@@ -485,6 +500,27 @@ std::string_view recompute_name(Recompute recompute) {
 
 bool has_selective_op(const TransformerArch& arch) {
   return arch.mlp == MlpKind::kSwiGlu && arch.experts == 1 && !arch.linear_biases;
+}
+
+std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name) {
+  for (Fp8Recipe r : {Fp8Recipe::kTorchao, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
+    if (fp8_recipe_name(r) == name) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view fp8_recipe_name(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::kTe:
+      return "te";
+    case Fp8Recipe::kMegatronTe:
+      return "megatron-te";
+    case Fp8Recipe::kTorchao:
+      break;
+  }
+  return "torchao";
 }
 
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view name) {

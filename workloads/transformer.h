@@ -88,6 +88,17 @@ enum class AttentionKernel { kFlash1, kFlash2, kCudnn };
 // (under a power limit, times clock_scale).
 [[nodiscard]] double attention_efficiency(AttentionKernel kernel, const DeviceSpec& device);
 
+// How the training framework runs float8's casts (TRANSFORMER.md, "Float8"). kTorchao:
+// torchao's dynamic tensorwise scaling, as torchtitan runs it: every forward casts each weight
+// again, after an amax pass of its own. kTe: Transformer Engine's delayed scaling called once
+// per micro-batch (llm-foundry): every forward casts each weight, its amax from the history.
+// kMegatronTe: Transformer Engine as Megatron-LM and NeMo drive it, which cast a weight in a
+// step's first micro-batch only (is_first_microbatch) and reuse it.
+enum class Fp8Recipe { kTorchao, kTe, kMegatronTe };
+// "torchao", "te", "megatron-te"; nullopt for anything else.
+[[nodiscard]] std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name);
+[[nodiscard]] std::string_view fp8_recipe_name(Fp8Recipe recipe);
+
 struct TransformerShard {  // how one rank runs one micro-batch
   int micro_batch = 1;     // sequences per micro-batch
   int seq_len = 2048;
@@ -110,8 +121,9 @@ struct TransformerShard {  // how one rank runs one micro-batch
   // F.cross_entropy on an fp32 copy of the logits (torchtitan), which holds more while its
   // backward runs (sim/strategies/MEMORY.md). Changes memory only.
   bool pytorch_cross_entropy = false;
-  std::string device = "h100";     // device_catalog() name
-  std::string precision = "bf16";  // fp32, tf32, fp16, bf16
+  std::string device = "h100";                 // device_catalog() name
+  std::string precision = "bf16";              // fp32, tf32, fp16, bf16, fp8
+  Fp8Recipe fp8_recipe = Fp8Recipe::kTorchao;  // with fp8: how its casts run
   // Megatron-LM's --make-vocab-size-divisible-by: the embedding and the head run a vocabulary
   // padded up to a multiple of vocab_divisible_by * tp (1: no padding beyond a multiple of tp).
   int vocab_divisible_by = 128;
@@ -155,6 +167,9 @@ struct TransformerPiece {
   // TP: the collective after this piece's forward (above): b*(s/cp)*h*element bytes for
   // embedding, attention, mlp and moe; 4*b*(s/cp) (fp32 scalars) for the head. 0 if tp == 1.
   std::uint64_t tp_bytes = 0;
+  // The sequence-parallel all-gathers of a dense block's pieces (attention, mlp) move fp8 copies,
+  // half the bytes: torchao's float8 TP plan (fp8 with the torchao recipe, TRANSFORMER.md).
+  bool tp_gathers_fp8 = false;
   // CP (attention pieces, cp > 1): bytes of one key+value block passed to the ring neighbour
   // per ring step: 2*b*(s/cp)*(kv heads on this rank)*head_dim*element bytes. Forward: cp-1
   // steps; backward: cp-1 steps of the KV block and cp steps of its gradient dKV (same size).

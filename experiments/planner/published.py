@@ -58,8 +58,10 @@ def main():
         attention = flags.get("attention", "flash2")  # the framework's kernel (hybrid_cases.py)
         # The framework's recomputation: PyTorch's non-reentrant checkpoint stops early.
         early_stop = ["--checkpoint-early-stop"] if row["source"] in EARLY_STOP_NOTES else []
-        question = (flags["model"], flags["device"], flags["platform"], flags["ranks"],
-                    flags["global-batch"], flags["seq-len"], attention, bool(early_stop))
+        recipe = flags.get("fp8-recipe", "torchao")  # the framework's float8 casts
+        question = (flags["model"], flags["device"], flags["precision"], recipe,
+                    flags["platform"], flags["ranks"], flags["global-batch"], flags["seq-len"],
+                    attention, bool(early_stop))
         if question not in plans:
             n = len(plans)
             platform = out / f"platform_{n}.json"
@@ -74,7 +76,8 @@ def main():
             asked.write_text(json.dumps(question))
             done = subprocess.run(
                 [dtsim, "plan", "--model", flags["model"], "--device", flags["device"],
-                 "--precision", flags["precision"], "--attention", attention,
+                 "--precision", flags["precision"], "--fp8-recipe", recipe,
+                 "--attention", attention,
                  "--platform", str(platform), "--gpus",
                  flags["ranks"], "--global-batch", flags["global-batch"], "--seq-len",
                  flags["seq-len"], "--simulate", "0", "--report", str(report)] + early_stop,

@@ -40,6 +40,13 @@ ATTENTION_KERNEL = {"TT": "flash2", "LLMF": "flash1", "NEMO": "cudnn", "MEG": "c
 # unstated cudnn. Found from sources after the 24.03 long-sequence rows' errors had been seen
 # (the README gives the figures both ways).
 NEMO_CUDNN_FROM = (24, 5)
+# How each source's framework runs float8's casts (dtsim's --fp8-recipe, workloads/TRANSFORMER.md,
+# "Float8"): torchtitan through torchao (dynamic tensorwise scaling, its float8 TP plan);
+# llm-foundry calls Transformer Engine's layers without is_first_microbatch, so each forward
+# casts the weights again; Megatron-LM and NeMo (Megatron-core) pass it and cast them once a
+# step. Taken from the frameworks' code, not from the rows; passed on every row (it matters
+# with fp8 only), so that a what-if pair's baseline carries it.
+FP8_RECIPE = {"TT": "torchao", "LLMF": "te", "NEMO": "megatron-te", "MEG": "megatron-te"}
 _NEMO_CONTAINER = re.compile(r"NeMo ?(\d{2})\.(\d{2})")
 
 
@@ -197,8 +204,9 @@ def _system(row):
 
 # The catalogue's GPUs with fp8 tensor cores (workloads/roofline.cpp, fp8_flops_per_sec).
 FP8_DEVICES = ("h100", "h100-pcie", "h200", "b200", "l40s", "l4")
-FP8_NOTE = ("float8: the layers' linear GEMMs in fp8 at the datasheet's fp8 peak with a cast of "
-            "their inputs; attention, norms, the output head and communication in bf16 "
+FP8_NOTE = ("float8: the layers' linear GEMMs in fp8 at the datasheet's fp8 peak with casts of "
+            "their operands as the source's framework runs them (FP8_RECIPE); attention, norms, "
+            "the output head and communication in bf16, but torchtitan's TP all-gathers "
             "(workloads/TRANSFORMER.md, \"Float8\")")
 
 
@@ -478,7 +486,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
             assumed.append(f"TP overlapped: {NEMO_TP_OVERLAP_SOURCE}")
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
         args += ["--cross-entropy", "pytorch"]
-    args += ["--attention", attention_kernel(source, row)]
+    args += ["--attention", attention_kernel(source, row), "--fp8-recipe", FP8_RECIPE[source]]
     args += ["--recompute", recompute] + (["--checkpoint-early-stop"] if early_stop else [])
     args += ["--collective-latency", COLLECTIVE_LATENCY,
              "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",

@@ -28,8 +28,9 @@ DGX1_CHANNELS = 4
 # The rows' PyTorch 1.4 prescales each bucket with one div_ kernel on the compute stream
 # (c10d's reducer.cpp, Reducer::mark_variable_ready; WHATIF.md, "Bucket cost").
 DDP_BUCKET_KERNELS = 1
-# Runs of more GPUs take minutes each (Megatron-LM's 1024-3072 GPU rows): left out, and listed.
-MAX_RANKS = 512
+# --quick leaves out the pairs of more GPUs than this (their runs take from seconds to minutes:
+# Megatron-LM's 2520-GPU pair about 6), and lists them.
+QUICK_MAX_RANKS = 64
 FIELDS = ["pair", "kind", "baseline", "changed", "what_if", "gpus", "measured_speedup",
           "predicted_speedup", "error_pp", "sign_right", "model", "command"]
 
@@ -198,10 +199,10 @@ def hybrid_pairs(dtsim, work, quick, skipped):
             applies = knob_diff(base.args, other.args)
             if not applies or other.metric != base.metric or other.ranks != base.ranks:
                 continue  # a knob dtsim does not model (compile, async TP, ...): nothing to predict
-            if base.ranks > (64 if quick else MAX_RANKS):
+            if quick and base.ranks > QUICK_MAX_RANKS:
                 skipped.append(f"{base_row['case_id']}/{other_row['case_id']} ({group}, "
                                f"{' '.join(applies)}): {base.ranks} GPUs, over the "
-                               f"{64 if quick else MAX_RANKS} this study simulates")
+                               f"{QUICK_MAX_RANKS} --quick simulates")
                 continue
             runs, cmd = whatif(dtsim, base.args[1:], applies, work, other_row["case_id"])
             ratio = (hc.predicted_value(other, runs[1]["report"]["result"]) /

@@ -30,6 +30,13 @@ po::options_description hybrid_flags(HybridFlags& f) {
   add("precision", po::value(&f.precision)->default_value("bf16")->value_name("P"),
       "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (bf16 with the "
       "layers' linear GEMMs in float8: workloads/TRANSFORMER.md)");
+  add("fp8-recipe",
+      po::value(&f.fp8_recipe)->default_value("torchao")->value_name("torchao|te|megatron-te"),
+      "with --precision fp8, how the framework casts (workloads/TRANSFORMER.md, \"Float8\"): "
+      "torchao (torchtitan's float8: dynamic scaling, each weight cast in every forward after an "
+      "amax pass of its own), te (Transformer Engine called once per micro-batch, as llm-foundry "
+      "does: each weight cast in every forward) or megatron-te (Transformer Engine as Megatron-LM "
+      "and NeMo drive it: a weight cast in a step's first micro-batch only)");
   add("parallel", po::value(&f.parallel)->value_name("tp=T,pp=P,dp=D[,cp=C][,ep=E]"),
       "parallelism degrees; their product is --ranks (dp left out: --ranks / (tp*cp*pp)); a CNN "
       "takes one of spatial=HxW[xD], filter=F, channel=C in place of cp or tp "
@@ -112,6 +119,15 @@ workloads::AttentionKernel attention_flag(const std::string& name) {
     throw ConfigError("--attention " + name + ": expected flash1, flash2 or cudnn");
   }
   return *kernel;
+}
+
+workloads::Fp8Recipe fp8_recipe_flag(const std::string& name) {
+  const auto recipe = workloads::parse_fp8_recipe(name);
+  if (!recipe) {
+    throw ConfigError("--fp8-recipe " + parsing::printable(name) +
+                      ": expected torchao, te or megatron-te");
+  }
+  return *recipe;
 }
 
 bool wants_hybrid(const HybridFlags& f) {
@@ -310,6 +326,7 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   }
   c.checkpoint_early_stop = f.checkpoint_early_stop;
   c.attention = attention_flag(f.attention);
+  c.fp8_recipe = fp8_recipe_flag(f.fp8_recipe);
   if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
     throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
   }

@@ -13,7 +13,7 @@ namespace dtsim::sim {
 
 struct HybridFlags {
   std::string model, device, precision, parallel, rank_order, schedule, recompute, stage_layers;
-  std::string cross_entropy, fsdp_unshard, attention;
+  std::string cross_entropy, fsdp_unshard, attention, fp8_recipe;
   int micro_batch = 1;
   int global_batch = 0;
   int seq_len = 0;
@@ -32,6 +32,9 @@ struct HybridFlags {
 
 // The kernel `--attention NAME` names. Throws ConfigError naming the flag for another name.
 [[nodiscard]] workloads::AttentionKernel attention_flag(const std::string& name);
+
+// The recipe `--fp8-recipe NAME` names. Throws ConfigError naming the flag for another name.
+[[nodiscard]] workloads::Fp8Recipe fp8_recipe_flag(const std::string& name);
 
 // Whether the flags ask for a hybrid-parallel run (--model or --parallel given).
 [[nodiscard]] bool wants_hybrid(const HybridFlags& flags);

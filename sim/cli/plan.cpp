@@ -31,7 +31,7 @@ namespace po = boost::program_options;
 namespace {
 
 struct PlanFlags {
-  std::string model, device, precision, attention, platform, strategies, report;
+  std::string model, device, precision, attention, fp8_recipe, platform, strategies, report;
   int gpus = 0, global_batch = 0, seq_len = 0, image_size = 0, top = 10, simulate = 4, jobs = 2,
       threads = 0;
   double simulate_timeout_sec = 600;
@@ -57,6 +57,9 @@ po::options_description plan_flags(PlanFlags& f) {
   add("attention",
       po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel, as `dtsim simulate --attention` takes it");
+  add("fp8-recipe",
+      po::value(&f.fp8_recipe)->default_value("torchao")->value_name("torchao|te|megatron-te"),
+      "with --precision fp8, how the framework casts, as `dtsim simulate --fp8-recipe` takes it");
   add("platform", po::value(&f.platform)->required()->value_name("P.json"),
       "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");
   add("gpus", po::value(&f.gpus)->required()->value_name("N"), "GPUs to plan for");
@@ -290,6 +293,7 @@ namespace {
 // attention kernel, and the CSV that goes beside the report.
 struct CheckedPlanFlags {
   workloads::AttentionKernel attention;
+  workloads::Fp8Recipe fp8_recipe;
   std::string csv;
 };
 
@@ -299,6 +303,7 @@ CheckedPlanFlags check_plan_flags(const PlanFlags& f) {
   check_at_least("jobs", f.jobs, 1);
   check_at_least("threads", f.threads, 0);
   const workloads::AttentionKernel attention = attention_flag(f.attention);
+  const workloads::Fp8Recipe fp8_recipe = fp8_recipe_flag(f.fp8_recipe);
   if (!(f.simulate_timeout_sec >= 0)) {
     throw ConfigError("--simulate-timeout: expected a number of seconds >= 0");
   }
@@ -310,12 +315,12 @@ CheckedPlanFlags check_plan_flags(const PlanFlags& f) {
   // The report and its CSV never overwrite the platform they were planned on.
   check_distinct_outputs({{"platform", f.platform}, {"report", f.report}});
   check_distinct_outputs({{"platform", f.platform}, {"report", csv}});
-  return {.attention = attention, .csv = csv};
+  return {.attention = attention, .fp8_recipe = fp8_recipe, .csv = csv};
 }
 
 // The analytical search over the model's space (a CNN's with `cnn`, else a transformer's);
 // `model_args` gets the flags that every simulation of one of its configurations repeats.
-PlanOutcome search_outcome(const PlanFlags& f, bool cnn, workloads::AttentionKernel attention,
+PlanOutcome search_outcome(const PlanFlags& f, bool cnn, const CheckedPlanFlags& checked,
                            const PlannerNetwork& net, std::vector<std::string>& model_args) {
   PlanOutcome outcome{.model = f.model,
                       .device = f.device,
@@ -340,11 +345,12 @@ PlanOutcome search_outcome(const PlanFlags& f, bool cnn, workloads::AttentionKer
   outcome.result = plan({.space = space,
                          .device = f.device,
                          .precision = f.precision,
-                         .attention = attention,
+                         .attention = checked.attention,
+                         .fp8_recipe = checked.fp8_recipe,
                          .network = net,
                          .threads = f.threads});
-  model_args.insert(model_args.end(),
-                    {"--seq-len", std::to_string(space.seq_len), "--attention", f.attention});
+  model_args.insert(model_args.end(), {"--seq-len", std::to_string(space.seq_len), "--attention",
+                                       f.attention, "--fp8-recipe", f.fp8_recipe});
   return outcome;
 }
 
@@ -369,7 +375,7 @@ int run_plan(const std::vector<std::string>& args) {
   const PlannerNetwork net = planner_network(platforms::read_platform_spec(f.platform));
   const bool cnn = workloads::is_cnn(f.model);
   std::vector<std::string> model_args;
-  PlanOutcome outcome = search_outcome(f, cnn, checked.attention, net, model_args);
+  PlanOutcome outcome = search_outcome(f, cnn, checked, net, model_args);
   outcome.simulated = simulate_best(f, model_args, outcome.result, cnn);
   // The simulated times are hybrid runs': their class's validated error. Without one, the table
   // holds estimates alone, which no published row checked (the simulation checks them).

@@ -65,8 +65,10 @@ TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJ
     const bool overlap = job.tp_overlap && tp.size > 1;
     const bool in = overlap && p.tp_in_gemm_sec > 0;
     const bool out = overlap && p.tp_out_gemm_sec > 0;
-    t.forward_before = in ? beside(RingOp::kAllGather, p.tp_in_bytes, p.tp_in_gemm_sec)
-                          : ring(RingOp::kAllGather, p.tp_in_bytes);
+    const std::uint64_t gather_in = p.tp_gather_bytes(p.tp_in_bytes);
+    const std::uint64_t gather_out = p.tp_gather_bytes(p.tp_out_bytes);
+    t.forward_before = in ? beside(RingOp::kAllGather, gather_in, p.tp_in_gemm_sec)
+                          : ring(RingOp::kAllGather, gather_in);
     t.recompute = t.forward_before;
     // Overlapped, the output's last addition is compute: it holds the compute stream even
     // where nothing follows in the step, as what is before a pass does.
@@ -78,8 +80,8 @@ TpSec tp_piece_sec(const PlannerNetwork& net, const ModelPiece& p, const HybridJ
       t.forward_after += ring(RingOp::kReduceScatter, p.tp_out_bytes);
       output_sec = t.forward_after;
     }
-    t.backward_before = out ? beside(RingOp::kAllGather, p.tp_out_bytes, p.tp_out_gemm_sec)
-                            : ring(RingOp::kAllGather, p.tp_out_bytes);
+    t.backward_before = out ? beside(RingOp::kAllGather, gather_out, p.tp_out_gemm_sec)
+                            : ring(RingOp::kAllGather, gather_out);
     // Overlapped, beside the weight-gradient GEMM, which does not need it.
     const double scatter = ring(RingOp::kReduceScatter, p.tp_in_bytes);
     t.backward_after = in ? std::max(0.0, scatter - p.tp_in_gemm_sec) : scatter;

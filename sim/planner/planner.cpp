@@ -40,7 +40,8 @@ workloads::TransformerShard shard_of(const PlanRequest& r, const PlanCandidate& 
           .checkpoint_early_stop = c.checkpoint_early_stop,
           .attention = r.attention,
           .device = r.device,
-          .precision = r.precision};
+          .precision = r.precision,
+          .fp8_recipe = r.fp8_recipe};
 }
 
 // The pieces of every distinct shard, built once each (in parallel); nullopt where the

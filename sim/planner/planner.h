@@ -27,6 +27,7 @@ struct PlanRequest {
   std::string device = "h100";
   std::string precision = "bf16";
   workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
+  workloads::Fp8Recipe fp8_recipe = workloads::Fp8Recipe::kTorchao;  // with precision fp8
   PlannerNetwork network;
   int threads = 0;  // TBB worker threads; 0: TBB's default (every core)
   std::uint64_t bucket_cap_bytes = kDefaultBucketCapBytes;

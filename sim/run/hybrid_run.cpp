@@ -105,7 +105,8 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .attention = c.attention,
           .pytorch_cross_entropy = c.pytorch_cross_entropy,
           .device = c.device,
-          .precision = c.precision};
+          .precision = c.precision,
+          .fp8_recipe = c.fp8_recipe};
 }
 
 BuiltModel transformer(const HybridConfig& c, const workloads::TransformerArch& model,
@@ -128,7 +129,8 @@ BuiltModel transformer(const HybridConfig& c, const workloads::TransformerArch& 
       (roofline.fp8_linears ? ", fp8 GEMMs at " +
                                   parsing::format_number("%.3g", roofline.linear_flops_per_sec /
                                                                      device.fp8_flops_per_sec) +
-                                  " of the fp8 peak"
+                                  " of the fp8 peak, " +
+                                  std::string(workloads::fp8_recipe_name(c.fp8_recipe)) + " casts"
                             : "");
   b.report.compute_source = "generator (roofline of the sharded shapes on " + device.full_name +
                             ", GEMMs at " + gemms + ", attention " +

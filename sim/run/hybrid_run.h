@@ -31,6 +31,7 @@ struct HybridConfig {
   bool checkpoint_early_stop = false;  // PyTorch's non-reentrant early stop (TransformerShard)
   bool pytorch_cross_entropy = false;  // the loss's memory (workloads::TransformerShard)
   workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
+  workloads::Fp8Recipe fp8_recipe = workloads::Fp8Recipe::kTorchao;  // with precision fp8
   // A CNN of the zoo (--model, or the model a trace names): its model-parallel split
   // (sim/strategies/CNN.md; filter or channel make job.degrees.tp, spatial job.degrees.cp) and
   // input side (0: the zoo's default, 224; cosmoflow 128).

@@ -83,14 +83,21 @@ struct ModelPiece {
   // parallelism: reduce-scatter forward, all-gather backward).
   std::uint64_t tp_in_bytes = 0;
   std::uint64_t tp_out_bytes = 0;
+  // With sequence parallelism, the all-gathers move fp8 copies of the 16-bit activations and
+  // output gradients these bytes count: half of them (torchao's float8 TP plan, which casts
+  // before it gathers; workloads/TRANSFORMER.md, "Float8"). Reduce-scatters stay 16-bit.
+  bool tp_gathers_fp8 = false;
+  [[nodiscard]] std::uint64_t tp_gather_bytes(std::uint64_t bytes) const {
+    return tp_gathers_fp8 ? bytes / 2 : bytes;
+  }
   // All-reduces after the forward of tp_loss_bytes each (the vocabulary-parallel loss's: max
   // logit, target logit, sum of exponentials), none backward.
   std::uint64_t tp_loss_bytes = 0;
   int tp_loss_collectives = 1;
   // Overlapped TP (HybridJob::tp_overlap): the forward seconds of the GEMM that takes the
   // gathered input and of the one whose output is reduce-scattered; the backward pass runs
-  // each one's input- and weight-gradient GEMMs, timed at as long each (in fp8 they differ by
-  // their casts). 0: that collective is not overlapped.
+  // each one's input- and weight-gradient GEMMs, timed at as long each (fp8's casts are not
+  // among them). 0: that collective is not overlapped.
   double tp_in_gemm_sec = 0;
   double tp_out_gemm_sec = 0;
   // CP: one key/value block, passed cp - 1 times forward; backward passes the block and its

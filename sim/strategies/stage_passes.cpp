@@ -154,8 +154,9 @@ void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   const bool output = phase_ != Phase::kRecompute || !p.recompute_skips_output;
   const bool overlap_in = overlaps(p.tp_in_bytes, p.tp_in_gemm_sec);
   const bool overlap_out = output && overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
+  const std::uint64_t gather_in_bytes = p.tp_gather_bytes(p.tp_in_bytes);
   if (has(kTp) && sp && p.tp_in_bytes > 0 && !overlap_in) {
-    deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_in_bytes, with_input(deps))};
+    deps = {collective(CollectiveOp::kAllGather, kTp, piece, gather_in_bytes, with_input(deps))};
   }
   if (has(kEp) && p.expert) {
     deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, with_input(deps))};
@@ -163,7 +164,7 @@ void StageWriter::forward_piece(int piece, double duration_sec, bool gather) {
   deps = halos(piece, true, piece_collectives(piece, PieceStep::kBeforeForward, deps));
   double rest_sec = duration_sec;
   if (overlap_in) {
-    deps = {gather_beside_gemm(piece, p.tp_in_bytes, p.tp_in_gemm_sec, deps)};
+    deps = {gather_beside_gemm(piece, gather_in_bytes, p.tp_in_gemm_sec, deps)};
     rest_sec -= p.tp_in_gemm_sec;
   }
   rest_sec -= overlap_out ? p.tp_out_gemm_sec : 0;
@@ -202,11 +203,12 @@ std::int32_t StageWriter::backward_piece(int piece) {
   const bool overlap_out = overlaps(p.tp_out_bytes, p.tp_out_gemm_sec);
   const bool overlap_in = overlaps(p.tp_in_bytes, p.tp_in_gemm_sec);
   double rest_sec = p.backward_sec - (overlap_in ? p.tp_in_gemm_sec : 0);
+  const std::uint64_t gather_out_bytes = p.tp_gather_bytes(p.tp_out_bytes);
   if (overlap_out) {
-    deps = {gather_beside_gemm(piece, p.tp_out_bytes, p.tp_out_gemm_sec, deps)};
+    deps = {gather_beside_gemm(piece, gather_out_bytes, p.tp_out_gemm_sec, deps)};
     rest_sec -= p.tp_out_gemm_sec;
   } else if (has(kTp) && sp && p.tp_out_bytes > 0) {
-    deps = {collective(CollectiveOp::kAllGather, kTp, piece, p.tp_out_bytes, with_input(deps))};
+    deps = {collective(CollectiveOp::kAllGather, kTp, piece, gather_out_bytes, with_input(deps))};
   }
   if (has(kEp) && p.expert) {
     deps = {collective(CollectiveOp::kAllToAll, kEp, piece, p.ep_bytes, with_input(deps))};

@@ -44,6 +44,7 @@ HybridModel model_from_transformer(const workloads::TransformerArch& arch,
       piece.tp_out_bytes = p.tp_collectives > 0 ? p.tp_bytes : 0;
       piece.tp_in_gemm_sec = p.tp_input_gemm_sec;
       piece.tp_out_gemm_sec = p.tp_output_gemm_sec;
+      piece.tp_gathers_fp8 = p.tp_gathers_fp8;
     }
     if (p.kind == PieceKind::kEmbedding && arch.tied_embeddings) {
       model.tied_grad_bytes = piece.grad_bytes;

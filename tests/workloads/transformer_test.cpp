@@ -412,14 +412,15 @@ TEST(TransformerPieces, SmallTpShardsMakeGemmsMemoryBound) {
   EXPECT_GT(8 * mlp_sec(8), mlp_sec(1));  // time per FLOP rose: 1.06 us more over 8 ranks
 }
 
-TEST(TransformerPieces, Fp8RunsTheLinearGemmsAtTheFp8PeakAndCastsTheirInputs) {
+TEST(TransformerPieces, Fp8RunsTheLinearGemmsAtTheFp8PeakAndCastsTheirOperands) {
   // toy_gpt's MLP on t = 1024 tokens (h 1024, f 4096), H100: fp8 changes only its two GEMMs.
   // bf16: 2 m k n FLOPs at 0.5 x 989.4 TFLOP/s (both compute-bound). fp8: at 0.5 x 1979 TFLOP/s
   // (H100 SXM datasheet: 3958 with sparsity) times the H100's fp8 matmul share over the H200's
   // bf16 one (MAMF table, roofline.cpp: 70.9 / 80.3 %), reading 1-byte operands and writing a
-  // 2-byte output
-  // (m k + k n + 2 m n bytes, compute-bound too), plus a cast of the input (3 m k bytes at
-  // 0.9 x 3.35 TB/s); backward: two GEMMs and a cast of the output gradient (3 m n bytes).
+  // 2-byte output (m k + k n + 2 m n bytes, compute-bound too). Casts at 0.9 x 3.35 TB/s, each
+  // reading 2 bytes per element and writing two 1-byte copies (row- and column-major: torchao's
+  // roofline_utils.py): forward the input (4 m k bytes) and, with Megatron's once-a-step weight
+  // cast, no weight; backward the output gradient (4 m n bytes).
   const double t = 1024, h = 1024, f = 4096;
   const double fp8_flops_per_sec = 0.5 * 1979e12 * 0.709 / 0.803;
   const auto gemm_bf16 = [](double m, double k, double n) {
@@ -428,14 +429,15 @@ TEST(TransformerPieces, Fp8RunsTheLinearGemmsAtTheFp8PeakAndCastsTheirInputs) {
   const auto gemm_fp8 = [&](double m, double k, double n) {
     return std::max(2 * m * k * n / fp8_flops_per_sec, (m * k + k * n + 2 * m * n) / kBytesPerSec);
   };
-  const double forward_change = gemm_fp8(t, h, f) + memory_sec(3 * t * h) + gemm_fp8(t, f, h) +
-                                memory_sec(3 * t * f) - gemm_bf16(t, h, f) - gemm_bf16(t, f, h);
+  const double forward_change = gemm_fp8(t, h, f) + memory_sec(4 * t * h) + gemm_fp8(t, f, h) +
+                                memory_sec(4 * t * f) - gemm_bf16(t, h, f) - gemm_bf16(t, f, h);
   const double backward_change = 2 * (gemm_fp8(t, h, f) + gemm_fp8(t, f, h)) +
-                                 memory_sec(3 * t * f) + memory_sec(3 * t * h) -
+                                 memory_sec(4 * t * f) + memory_sec(4 * t * h) -
                                  2 * (gemm_bf16(t, h, f) + gemm_bf16(t, f, h));
   const TransformerShard bf16{.seq_len = 1024};
   TransformerShard fp8 = bf16;
   fp8.precision = "fp8";
+  fp8.fp8_recipe = Fp8Recipe::kMegatronTe;
   const auto one = transformer_pieces(toy_gpt(), bf16);
   const auto eight = transformer_pieces(toy_gpt(), fp8);
   const TransformerPiece& mlp = piece(one, "layers.0.mlp");
@@ -448,6 +450,76 @@ TEST(TransformerPieces, Fp8RunsTheLinearGemmsAtTheFp8PeakAndCastsTheirInputs) {
   // covers the layers only): identical.
   EXPECT_EQ(piece(eight, "head").forward_sec, piece(one, "head").forward_sec);
   EXPECT_EQ(piece(eight, "head").backward_sec, piece(one, "head").backward_sec);
+}
+
+TEST(TransformerPieces, TheFp8RecipeSaysWhatEachForwardCastsOfTheWeights) {
+  // toy_gpt's linear weights per block (h 1024, f 4096): QKV 1024 x 3072 and the projection
+  // 1024 x 1024 in the attention piece, 1024 x 4096 and 4096 x 1024 in the MLP. Each forward of
+  // a micro-batch casts them again under torchao (an amax pass, 2 bytes per element, then the
+  // cast, 4: 6) and Transformer Engine called per micro-batch (its amax from the history: 4);
+  // Megatron-LM casts them in a step's first micro-batch only, which no micro-batch's piece
+  // counts. Backward does not change (the weights' fp8 copies are kept from forward). All at
+  // 0.9 x 3.35 TB/s.
+  const auto pieces = [](Fp8Recipe recipe) {
+    return transformer_pieces(toy_gpt(),
+                              {.seq_len = 1024, .precision = "fp8", .fp8_recipe = recipe});
+  };
+  const auto megatron = pieces(Fp8Recipe::kMegatronTe);
+  const double attention_weights = 1024.0 * 3072 + 1024.0 * 1024;
+  const double mlp_weights = 2 * 1024.0 * 4096;
+  for (const auto& [recipe, bytes] :
+       {std::pair{Fp8Recipe::kTorchao, 6.0}, std::pair{Fp8Recipe::kTe, 4.0}}) {
+    const auto cast = pieces(recipe);
+    for (const auto& [name, weights] : {std::pair{"layers.0.attention", attention_weights},
+                                        std::pair{"layers.0.mlp", mlp_weights}}) {
+      EXPECT_NEAR(piece(cast, name).forward_sec - piece(megatron, name).forward_sec,
+                  memory_sec(bytes * weights), 1e-15)
+          << fp8_recipe_name(recipe) << " " << name;
+      EXPECT_EQ(piece(cast, name).backward_sec, piece(megatron, name).backward_sec) << name;
+    }
+  }
+  // In bf16 the recipe changes nothing.
+  const auto bf16 = [](Fp8Recipe recipe) {
+    return transformer_pieces(toy_gpt(), {.seq_len = 1024, .fp8_recipe = recipe});
+  };
+  EXPECT_EQ(piece(bf16(Fp8Recipe::kTorchao), "layers.0.mlp").forward_sec,
+            piece(bf16(Fp8Recipe::kMegatronTe), "layers.0.mlp").forward_sec);
+}
+
+TEST(TransformerPieces, TorchaosTensorParallelGathersInFp8) {
+  // torchao's float8 TP plan casts a dense block's sequence-parallel input and output gradient
+  // before gathering them (float8_tensor_parallel.py): the attention and MLP pieces say so, the
+  // embedding and head (bf16) and the other recipes do not; without sequence parallelism there
+  // is no gather.
+  const TransformerShard sp{.seq_len = 1024,
+                            .tp = 2,
+                            .sequence_parallel = true,
+                            .precision = "fp8",
+                            .fp8_recipe = Fp8Recipe::kTorchao};
+  for (const TransformerPiece& p : transformer_pieces(toy_gpt(), sp)) {
+    EXPECT_EQ(p.tp_gathers_fp8, p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp)
+        << p.name;
+  }
+  TransformerShard te = sp;
+  te.fp8_recipe = Fp8Recipe::kTe;
+  TransformerShard no_sp = sp;
+  no_sp.sequence_parallel = false;
+  TransformerShard bf16 = sp;
+  bf16.precision = "bf16";
+  for (const TransformerShard& s : {te, no_sp, bf16}) {
+    for (const TransformerPiece& p : transformer_pieces(toy_gpt(), s)) {
+      EXPECT_FALSE(p.tp_gathers_fp8) << p.name;
+    }
+  }
+}
+
+TEST(TransformerPieces, Fp8RecipeNamesRoundTrip) {
+  for (Fp8Recipe r : {Fp8Recipe::kTorchao, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
+    EXPECT_EQ(parse_fp8_recipe(fp8_recipe_name(r)), r);
+  }
+  EXPECT_EQ(fp8_recipe_name(Fp8Recipe::kMegatronTe), "megatron-te");
+  EXPECT_EQ(parse_fp8_recipe("TE"), std::nullopt);
+  EXPECT_EQ(parse_fp8_recipe("delayed"), std::nullopt);
 }
 
 TEST(TransformerPieces, Fp8NeedsAGpuWithFp8TensorCores) {

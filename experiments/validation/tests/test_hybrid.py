@@ -69,11 +69,22 @@ class HybridCases(unittest.TestCase):
             "--platform", '{"preset": "dgx-h100", "nodes": 1}', "--ranks", "8",
             "--parallel", "tp=1,pp=1,dp=8", "--micro-batch", "2", "--global-batch", "16",
             "--seq-len", "8192", "--zero", "3", "--cross-entropy", "pytorch",
-            "--attention", "flash2", "--recompute", "selective-op"] + COMMON_TAIL
+            "--attention", "flash2", "--fp8-recipe", "torchao", "--recompute", "selective-op"]
+            + COMMON_TAIL
             + ["--algorithm", "ring", "--replay", "fast", "--iterations", "2"])
         self.assertEqual((c.kind, c.flags), ("FSDP", []))
         # The GPU column's "500W limit" is the device's power limit, not an assumption.
         self.assertFalse(any("500W" in a for a in c.assumed))
+
+    def test_each_source_casts_float8_as_its_framework_does(self):
+        # torchtitan runs torchao; llm-foundry calls Transformer Engine once per micro-batch;
+        # NeMo and Megatron-LM pass is_first_microbatch (workloads/TRANSFORMER.md, "Float8").
+        for case_id, recipe in (("TT-H1", "torchao"), ("NEMO-H1", "megatron-te"),
+                                ("MEG-H1", "megatron-te")):
+            c = self.case(case_id)
+            i = c.args.index("--fp8-recipe")
+            self.assertEqual(c.args[i + 1], recipe, case_id)
+        self.assertEqual(hc.FP8_RECIPE["LLMF"], "te")  # no llm-foundry row among the fixtures
 
     def test_a_stated_power_limit_runs_the_gpu_at_it(self):
         for text, device, assumed in (

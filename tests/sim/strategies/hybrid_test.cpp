@@ -187,6 +187,34 @@ TEST(Hybrid, TensorParallelAllReducesPerBlock) {
   EXPECT_EQ(bytes_by(s, NodeKind::kCollective)["tp"], 2u * 3 * 10);  // the loss only
 }
 
+TEST(Hybrid, Fp8GathersMoveHalfTheBytesAndTheScattersStay) {
+  // torchao's float8 TP plan (workloads/TRANSFORMER.md, "Float8"): a block piece's forward
+  // gather of its input and backward gather of its output gradient move fp8 copies of the
+  // 16-bit tensors, 50 of the 100 bytes; the reduce-scatters stay 16-bit, and the embedding's
+  // and head's gathers (bf16 pieces) too. So per rank and micro-batch 4 blocks * 4 gathers * 50
+  // + 200 (TensorParallelAllReducesPerBlock's 4 * 4 * 100 + 200 otherwise), with and without
+  // overlapping the gathers beside their GEMMs.
+  HybridModel model = toy_model(4);
+  for (ModelPiece& p : model.pieces) {
+    p.tp_gathers_fp8 = p.unit >= 1 && p.unit <= 4;
+    p.tp_in_gemm_sec = p.tp_out_gemm_sec = p.tp_gathers_fp8 ? 2e-4 : 0;
+  }
+  for (bool overlap : {false, true}) {
+    const HybridJob sp{
+        .degrees = {.tp = 2}, .micro_batches = 3, .sequence_parallel = true, .tp_overlap = overlap};
+    ASSERT_EQ(check_hybrid(model, sp), "");
+    const ExecutionGraph g = build_hybrid(model, sp);
+    expect_valid(g);
+    // Overlapped, a gather goes round the ring in tp - 1 = 1 step of the whole tensor.
+    EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kAllGather)["tp"],
+              2u * 3 * (4 * 4 * 50 + 200))
+        << overlap;
+    EXPECT_EQ(bytes_by(g, NodeKind::kCollective, CollectiveOp::kReduceScatter)["tp"],
+              2u * 3 * (4 * 4 * 100 + 200))
+        << overlap;
+  }
+}
+
 TEST(Hybrid, FullRecomputeRedoesTheForwardAllReducesUnlessItStopsEarly) {
   // Every block piece recomputed: the whole forward again redoes both of a block's forward
   // all-reduces (Megatron-LM's full recomputation), per block and micro-batch 2 * 100 bytes
