@@ -31,6 +31,13 @@ constexpr int kHopperComputeCapability = 90;
 // torchao's dynamic scaling, in a pass of its own that reads it once more.
 constexpr double kFp8CastBytes = 4;
 constexpr double kFp8AmaxPassBytes = 2;
+// With sequence parallelism an fp8 block gathers its input (and its output gradient) in fp8: the
+// cast runs on the rank's 1/tp shard (read 2, write 1 byte) before the all-gather, and the
+// gathered copy is transposed for the other GEMM (read 1, write 1): 3/tp + 2 bytes per gathered
+// element (Transformer Engine's layernorm_linear.py and grad_output_preprocess; torchao's
+// float8_tensor_parallel.py).
+constexpr double kFp8ShardCastBytes = 3;
+constexpr double kFp8TransposeBytes = 2;
 constexpr std::uint64_t kLossScalarBytes = 4;  // the cross-entropy's fp32 per-token scalars
 constexpr int kCrossEntropyAllReduces = 3;     // max logit, target logit, sum of exponentials
 
@@ -230,21 +237,32 @@ Dims dims_of(const TransformerArch& a, const TransformerShard& s) {
 }
 
 // The costs of one piece, kernel by kernel, on one roofline.
+// Which of a GEMM's fp8 operands arrive by a sequence-parallel all-gather (cast before it).
+enum class Gathered { kNone, kInput, kOutputGradient };
+
 class PieceCost {
  public:
   // `linears_in_fp8`: whether this piece's linear layers take fp8 when the roofline has them
   // (the output head does not: torchtitan's float8 and Transformer Engine leave it in bf16).
-  explicit PieceCost(const Roofline& roofline, bool linears_in_fp8 = true)
-      : r_(roofline), fp8_(roofline.fp8_linears && linears_in_fp8) {}
+  // `fp8_gather_tp`: the TP degree when the piece's sequence-parallel gathers move fp8 (the
+  // casts of the gathered operands then run on a shard), else 0.
+  explicit PieceCost(const Roofline& roofline, bool linears_in_fp8 = true, int fp8_gather_tp = 0)
+      : r_(roofline),
+        fp8_(roofline.fp8_linears && linears_in_fp8),
+        gathered_cast_bytes_(fp8_gather_tp > 0
+                                 ? kFp8ShardCastBytes / fp8_gather_tp + kFp8TransposeBytes
+                                 : kFp8CastBytes) {}
 
   // `count` GEMMs (m x k) . (k x n); backward is two of the same shape (input and weight
   // gradients). In fp8 (workloads/TRANSFORMER.md, "Float8"): the operands are 1-byte, the
   // output 2, at the fp8 rate; each forward first casts its input to fp8 and, as the recipe
-  // says, its weight; each backward the output gradient (kFp8CastBytes per element).
+  // says, its weight; each backward the output gradient (kFp8CastBytes per element, an operand
+  // that `gathered` names gathered_cast_bytes_).
   // `in_fp8`: false for a GEMM float8 training leaves in bf16 (the MoE router).
   // Returns the forward seconds of the GEMMs themselves, without the casts before them: what
   // overlapped TP runs chunk by chunk beside its collectives.
-  double gemms(double count, double m, double k, double n, bool in_fp8 = true) {
+  double gemms(double count, double m, double k, double n, bool in_fp8 = true,
+               Gathered gathered = Gathered::kNone) {
     const double flops = 2 * m * k * n;
     double gemm_sec = 0;
     if (!fp8_ || !in_fp8) {
@@ -254,15 +272,21 @@ class PieceCost {
     } else {
       gemm_sec =
           std::max(flops / r_.linear_flops_per_sec, (m * k + k * n + 2 * m * n) / r_.bytes_per_sec);
+      const double input_bytes =
+          gathered == Gathered::kInput ? gathered_cast_bytes_ : kFp8CastBytes;
+      const double gradient_bytes =
+          gathered == Gathered::kOutputGradient ? gathered_cast_bytes_ : kFp8CastBytes;
       forward_sec_ +=
           count *
-          (gemm_sec + r_.seconds(0, kFp8CastBytes * m * k + r_.fp8_weight_cast_bytes * k * n));
-      backward_sec_ += count * (2 * gemm_sec + r_.seconds(0, kFp8CastBytes * m * n));
+          (gemm_sec + r_.seconds(0, input_bytes * m * k + r_.fp8_weight_cast_bytes * k * n));
+      backward_sec_ += count * (2 * gemm_sec + r_.seconds(0, gradient_bytes * m * n));
     }
     forward_flops_ += count * flops;
     return count * gemm_sec;
   }
-  double gemm(double m, double k, double n) { return gemms(1, m, k, n); }
+  double gemm(double m, double k, double n, Gathered gathered = Gathered::kNone) {
+    return gemms(1, m, k, n, /*in_fp8=*/true, gathered);
+  }
   // An elementwise kernel reading `in` and writing `out` elements; its backward reads the inputs
   // and the output gradient and writes one gradient per input.
   void elementwise(double in, double out) {
@@ -300,6 +324,7 @@ class PieceCost {
  private:
   Roofline r_;
   bool fp8_;
+  double gathered_cast_bytes_;
   double forward_sec_ = 0, backward_sec_ = 0, forward_flops_ = 0, core_sec_ = 0;
 };
 
@@ -320,28 +345,39 @@ struct EdgeGemms {
 };
 
 // Up (and gate) GEMM, activation, down GEMM over `rows` tokens split among `count` experts.
+// A dense MLP's (count 1) first GEMM takes the gathered input, its last one's output gradient is
+// gathered; an MoE's experts take their tokens from the dispatch.
 EdgeGemms mlp_kernels(PieceCost& c, const TransformerArch& a, const Dims& d, double count,
                       double rows) {
   const double per_gemm = rows / count;
   const bool gated = a.mlp == MlpKind::kSwiGlu;
+  const bool dense = a.experts == 1;
   EdgeGemms e;
-  e.first_sec = c.gemms(count, per_gemm, d.hidden, (gated ? 2 : 1) * d.ffn);
+  e.first_sec = c.gemms(count, per_gemm, d.hidden, (gated ? 2 : 1) * d.ffn, /*in_fp8=*/true,
+                        dense ? Gathered::kInput : Gathered::kNone);
   c.elementwise((gated ? 2 : 1) * rows * d.ffn, rows * d.ffn);  // GeLU, or SiLU(gate) * up
-  e.last_sec = c.gemms(count, per_gemm, d.ffn, d.hidden);
+  e.last_sec = c.gemms(count, per_gemm, d.ffn, d.hidden, /*in_fp8=*/true,
+                       dense ? Gathered::kOutputGradient : Gathered::kNone);
   return e;
+}
+
+// The TP degree when `s`'s sequence-parallel gathers of a dense block move fp8 (both recipes'
+// libraries cast before they gather), else 0.
+int fp8_gather_tp(const TransformerShard& s, const Roofline& r) {
+  return r.fp8_linears && s.sequence_parallel && s.tp > 1 ? s.tp : 0;
 }
 
 TransformerPiece attention_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
                                  const Roofline& r) {
-  PieceCost c(r);
+  PieceCost c(r, /*linears_in_fp8=*/true, fp8_gather_tp(s, r));
   const double qkv = d.q_width + 2 * d.kv_width;
   add_norm(c, d);
-  const double qkv_sec = c.gemm(d.tokens, d.hidden, qkv);
+  const double qkv_sec = c.gemm(d.tokens, d.hidden, qkv, Gathered::kInput);
   if (!a.learned_positions) {  // RoPE rotates queries and keys
     c.elementwise(d.tokens * (d.q_width + d.kv_width), d.tokens * (d.q_width + d.kv_width));
   }
   c.attention_core(d);
-  const double projection_sec = c.gemm(d.tokens, d.q_width, d.hidden);
+  const double projection_sec = c.gemm(d.tokens, d.q_width, d.hidden, Gathered::kOutputGradient);
   add_residual(c, d);
   TransformerPiece p = c.piece("attention", PieceKind::kAttention, attention_params(a, s.tp));
   p.tp_input_gemm_sec = qkv_sec;
@@ -352,9 +388,9 @@ TransformerPiece attention_piece(const TransformerArch& a, const TransformerShar
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the outputs of Q, V (its 1st and 3rd mm) and of the attention kernel;
     // it redoes the norm, K, RoPE, the output projection (its 4th mm) and the residual.
-    PieceCost redo(r);
+    PieceCost redo(r, /*linears_in_fp8=*/true, fp8_gather_tp(s, r));
     add_norm(redo, d);
-    redo.gemm(d.tokens, d.hidden, d.kv_width);
+    redo.gemm(d.tokens, d.hidden, d.kv_width, Gathered::kInput);
     redo.elementwise(d.tokens * (d.q_width + d.kv_width), d.tokens * (d.q_width + d.kv_width));
     redo.gemm(d.tokens, d.q_width, d.hidden);
     add_residual(redo, d);
@@ -367,9 +403,9 @@ TransformerPiece attention_piece(const TransformerArch& a, const TransformerShar
 // each token's top-k copies, the rank's experts on t * top_k rows on balance, weighted combine.
 TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
                            const Roofline& r) {
-  PieceCost c(r);
-  add_norm(c, d);
   const bool moe = a.experts > 1;
+  PieceCost c(r, /*linears_in_fp8=*/true, moe ? 0 : fp8_gather_tp(s, r));
+  add_norm(c, d);
   double before_combine_sec = 0;
   if (moe) {
     const double routed = d.tokens * d.top_k;
@@ -405,9 +441,9 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it
     // redoes the norm, the up projection (6th), SiLU(gate) * up and the residual.
-    PieceCost redo(r);
+    PieceCost redo(r, /*linears_in_fp8=*/true, fp8_gather_tp(s, r));
     add_norm(redo, d);
-    redo.gemm(d.tokens, d.hidden, d.ffn);
+    redo.gemm(d.tokens, d.hidden, d.ffn, Gathered::kInput);
     redo.elementwise(2 * d.tokens * d.ffn, d.tokens * d.ffn);
     add_residual(redo, d);
     p.recompute_sec = redo.forward_sec();
@@ -452,8 +488,7 @@ void set_communication(TransformerPiece& p, const TransformerArch& a, const Tran
     p.tp_bytes = head ? t * kLossScalarBytes : activation;
     p.tp_collectives = head ? kCrossEntropyAllReduces : 1;
     p.tp_input_bytes = p.kind == PieceKind::kEmbedding ? 0 : activation;
-    p.tp_gathers_fp8 = s.precision == "fp8" && s.fp8_recipe == Fp8Recipe::kTorchao &&
-                       s.sequence_parallel &&
+    p.tp_gathers_fp8 = s.precision == "fp8" && s.sequence_parallel &&
                        (p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp);
   }
   if (s.cp > 1 && p.kind == PieceKind::kAttention) {

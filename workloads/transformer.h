@@ -184,7 +184,7 @@ struct TransformerPiece {
   // The forward time of the GEMM next to each TP collective of a dense block's piece: the one
   // that takes the gathered input (QKV; the up and gate projection) and the one whose output TP
   // reduces (the output projection; the down projection). Their input and weight gradients take
-  // about as long each (the same FLOPs; in fp8 the casts differ). What overlapped TP
+  // as long each (the same FLOPs; fp8's casts are not part of them). What overlapped TP
   // communication hides its transfers behind (HYBRID.md); 0 for the embedding, the head and MoE
   // pieces, which do not overlap.
   double tp_input_gemm_sec = 0;

@@ -17,6 +17,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 RESULTS = REPO / "experiments/validation/results/hybrid_results.csv"
 sys.path.insert(0, str(REPO / "experiments/validation"))
 from hybrid_cases import EARLY_STOP_NOTES  # noqa: E402  the frameworks whose recompute stops early
+from hybrid_cases import FP8_RECIPE  # noqa: E402  how each source's framework casts float8
 
 
 def parse(command):
@@ -58,7 +59,7 @@ def main():
         attention = flags.get("attention", "flash2")  # the framework's kernel (hybrid_cases.py)
         # The framework's recomputation: PyTorch's non-reentrant checkpoint stops early.
         early_stop = ["--checkpoint-early-stop"] if row["source"] in EARLY_STOP_NOTES else []
-        recipe = flags.get("fp8-recipe", "torchao")  # the framework's float8 casts
+        recipe = flags.get("fp8-recipe", FP8_RECIPE.get(row["source"], "torchao"))
         question = (flags["model"], flags["device"], flags["precision"], recipe,
                     flags["platform"], flags["ranks"], flags["global-batch"], flags["seq-len"],
                     attention, bool(early_stop))

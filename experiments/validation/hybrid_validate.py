@@ -236,8 +236,8 @@ def main():
     ap.add_argument("--out", default=str(validate.REPO / "experiments/validation/results"))
     ap.add_argument("--dtsim", default=os.environ.get("DTSIM",
                                                       str(validate.REPO / "build/sim/dtsim")))
-    ap.add_argument("--limit-sec", type=float, default=180.0,
-                    help="stop a dtsim run after this many seconds of CPU (default 180)")
+    ap.add_argument("--limit-sec", type=float, default=400.0,
+                    help="stop a dtsim run after this many seconds of CPU (default 400)")
     ap.add_argument("--limit-gib", type=float, default=8.0,
                     help="stop a dtsim run above this resident memory (default 8 GiB)")
     ap.add_argument("--only", default="", help="comma-separated case_ids to run (default: all)")

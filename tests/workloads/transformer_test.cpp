@@ -486,31 +486,51 @@ TEST(TransformerPieces, TheFp8RecipeSaysWhatEachForwardCastsOfTheWeights) {
             piece(bf16(Fp8Recipe::kMegatronTe), "layers.0.mlp").forward_sec);
 }
 
-TEST(TransformerPieces, TorchaosTensorParallelGathersInFp8) {
-  // torchao's float8 TP plan casts a dense block's sequence-parallel input and output gradient
-  // before gathering them (float8_tensor_parallel.py): the attention and MLP pieces say so, the
-  // embedding and head (bf16) and the other recipes do not; without sequence parallelism there
-  // is no gather.
+TEST(TransformerPieces, Fp8TensorParallelCastsOnTheShardAndGathersInFp8) {
+  // With sequence parallelism both libraries cast a dense block's input before gathering it and
+  // the output gradient before its backward gather (Transformer Engine's layernorm_linear.py and
+  // grad_output_preprocess, torchao's float8_tensor_parallel.py): the attention and MLP pieces
+  // gather fp8; the embedding and head (bf16) do not, nor anything without sequence parallelism.
   const TransformerShard sp{.seq_len = 1024,
                             .tp = 2,
                             .sequence_parallel = true,
                             .precision = "fp8",
-                            .fp8_recipe = Fp8Recipe::kTorchao};
-  for (const TransformerPiece& p : transformer_pieces(toy_gpt(), sp)) {
-    EXPECT_EQ(p.tp_gathers_fp8, p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp)
-        << p.name;
+                            .fp8_recipe = Fp8Recipe::kMegatronTe};
+  TransformerShard torchao = sp;
+  torchao.fp8_recipe = Fp8Recipe::kTorchao;
+  for (const TransformerShard& s : {sp, torchao}) {
+    for (const TransformerPiece& p : transformer_pieces(toy_gpt(), s)) {
+      EXPECT_EQ(p.tp_gathers_fp8, p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp)
+          << p.name;
+    }
   }
-  TransformerShard te = sp;
-  te.fp8_recipe = Fp8Recipe::kTe;
   TransformerShard no_sp = sp;
   no_sp.sequence_parallel = false;
   TransformerShard bf16 = sp;
   bf16.precision = "bf16";
-  for (const TransformerShard& s : {te, no_sp, bf16}) {
+  for (const TransformerShard& s : {no_sp, bf16}) {
     for (const TransformerPiece& p : transformer_pieces(toy_gpt(), s)) {
       EXPECT_FALSE(p.tp_gathers_fp8) << p.name;
     }
   }
+  // The gathered operand's cast: 3 bytes an element on the rank's half (read 2, write 1), then a
+  // transpose of the gathered copy (read 1, write 1): 3/2 + 2 = 3.5 bytes per gathered element
+  // against 4 without sequence parallelism. On the attention piece: QKV's input in forward and
+  // the projection's output gradient in backward, each t x h = 1024 x 1024 elements, so the
+  // fp8 pieces gain 0.5 t h bytes of memory time each way beyond what sequence parallelism
+  // changes in bf16 (its sharded norm and residual, which fp8 leaves alone).
+  TransformerShard bf16_no_sp = bf16;
+  bf16_no_sp.sequence_parallel = false;
+  const auto attention = [](const TransformerShard& s) {
+    return piece(transformer_pieces(toy_gpt(), s), "layers.0.attention");
+  };
+  const double saved = memory_sec(0.5 * 1024 * 1024);
+  EXPECT_NEAR((attention(no_sp).forward_sec - attention(sp).forward_sec) -
+                  (attention(bf16_no_sp).forward_sec - attention(bf16).forward_sec),
+              saved, 1e-15);
+  EXPECT_NEAR((attention(no_sp).backward_sec - attention(sp).backward_sec) -
+                  (attention(bf16_no_sp).backward_sec - attention(bf16).backward_sec),
+              saved, 1e-15);
 }
 
 TEST(TransformerPieces, Fp8RecipeNamesRoundTrip) {
