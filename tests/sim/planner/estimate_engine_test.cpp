@@ -137,6 +137,30 @@ TEST(Estimate, FullRecomputeRedoesTheForwardAllReducesUnlessItStopsEarly) {
     EXPECT_NEAR(r.simulated_sec, closed_form + queued, 1e-6 * closed_form) << early;
   }
 }
+TEST(Estimate, Fp8GathersTakeHalfTheBytesInTheEstimateAndTheSimulation) {
+  // tp = 4 on the same star, sequence parallelism, blocking: 2 pieces with 12 MB of 16-bit
+  // activations at input and output, 1 micro-batch. In fp8 (workloads/TRANSFORMER.md, "Float8")
+  // each gather moves 6 MB: 3 * 2 us + 3/4 * 6e6 / 25e9 s = 186 us against 366 us in bf16; the
+  // reduce-scatters stay 366 us. Every gather is waited for by the compute after it (a piece's
+  // input forward, its output gradient backward): 4 gathers, 4 * 180 us shorter, by the
+  // estimate and by the simulation alike. (The two differ here by the step's last forward and
+  // backward reduce-scatters, which the simulation waits for and the estimate does not, in bf16
+  // as in fp8.)
+  HybridModel bf16 = uniform_model(2, 1e-3, 2e-3);
+  for (ModelPiece& p : bf16.pieces) {
+    p.tp_in_bytes = p.tp_out_bytes = 12'000'000;
+  }
+  HybridModel fp8 = bf16;
+  for (ModelPiece& p : fp8.pieces) {
+    p.tp_gathers_fp8 = true;
+  }
+  const HybridJob job{
+      .degrees = {.tp = 4}, .micro_batches = 1, .sequence_parallel = true, .iterations = 2};
+  const Both full = simulate_and_estimate(bf16, job, "tests/testdata/sim_star16_25GBps.json");
+  const Both half = simulate_and_estimate(fp8, job, "tests/testdata/sim_star16_25GBps.json");
+  EXPECT_NEAR(full.estimated_sec - half.estimated_sec, 4 * 180e-6, 1e-9);
+  EXPECT_NEAR(full.simulated_sec - half.simulated_sec, 4 * 180e-6, 1e-6 * full.simulated_sec);
+}
 
 // Two pieces (forward 1 ms, backward 2 ms): piece 0 reduce-scatters a 30 MB output (as an
 // embedding does), piece 1 gathers a 30 MB input (as a head does), each beside a 0.4 ms GEMM.
