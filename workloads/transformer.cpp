@@ -136,10 +136,18 @@ Roofline validate(const TransformerArch& a, const TransformerShard& s) {
   const DeviceSpec& device = find_device(s.device);
   Roofline r = make_roofline(device, s.precision);
   if (r.fp8_linears) {
-    r.fp8_weight_cast_bytes = s.fp8_recipe == Fp8Recipe::kTorchao
-                                  ? kFp8CastBytes + kFp8AmaxPassBytes
-                              : s.fp8_recipe == Fp8Recipe::kTe ? kFp8CastBytes
-                                                               : 0;
+    switch (s.fp8_recipe) {
+      case Fp8Recipe::kTorchao:
+      case Fp8Recipe::kTorchaoRowwise:
+        r.fp8_weight_cast_bytes = kFp8CastBytes + kFp8AmaxPassBytes;
+        break;
+      case Fp8Recipe::kTe:
+        r.fp8_weight_cast_bytes = kFp8CastBytes;
+        break;
+      case Fp8Recipe::kMegatronTe:
+        r.fp8_weight_cast_bytes = 0;
+        break;
+    }
   }
   if (r.element_bytes == 2) {  // FlashAttention and cuDNN's fused attention are 16-bit kernels
     // the precision's peak times the kernel's share
@@ -361,15 +369,20 @@ EdgeGemms mlp_kernels(PieceCost& c, const TransformerArch& a, const Dims& d, dou
   return e;
 }
 
-// The TP degree when `s`'s sequence-parallel gathers of a dense block move fp8 (both recipes'
-// libraries cast before they gather), else 0.
-int fp8_gather_tp(const TransformerShard& s, const Roofline& r) {
-  return r.fp8_linears && s.sequence_parallel && s.tp > 1 ? s.tp : 0;
+// Whether `s`'s sequence-parallel gathers of a dense block move fp8: Transformer Engine and
+// torchao's tensorwise TP plan cast before they gather; torchao's rowwise scaling gathers bf16.
+bool gathers_fp8(const TransformerShard& s) {
+  return s.precision == "fp8" && s.sequence_parallel && s.tp > 1 &&
+         s.fp8_recipe != Fp8Recipe::kTorchaoRowwise;
+}
+// The TP degree when `s`'s gathers move fp8 (the gathered operands' casts run on a shard), else 0.
+int fp8_gather_tp(const TransformerShard& s) {
+  return gathers_fp8(s) ? s.tp : 0;
 }
 
 TransformerPiece attention_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
                                  const Roofline& r) {
-  PieceCost c(r, /*linears_in_fp8=*/true, fp8_gather_tp(s, r));
+  PieceCost c(r, /*linears_in_fp8=*/true, fp8_gather_tp(s));
   const double qkv = d.q_width + 2 * d.kv_width;
   add_norm(c, d);
   const double qkv_sec = c.gemm(d.tokens, d.hidden, qkv, Gathered::kInput);
@@ -388,7 +401,7 @@ TransformerPiece attention_piece(const TransformerArch& a, const TransformerShar
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the outputs of Q, V (its 1st and 3rd mm) and of the attention kernel;
     // it redoes the norm, K, RoPE, the output projection (its 4th mm) and the residual.
-    PieceCost redo(r, /*linears_in_fp8=*/true, fp8_gather_tp(s, r));
+    PieceCost redo(r, /*linears_in_fp8=*/true, fp8_gather_tp(s));
     add_norm(redo, d);
     redo.gemm(d.tokens, d.hidden, d.kv_width, Gathered::kInput);
     redo.elementwise(d.tokens * (d.q_width + d.kv_width), d.tokens * (d.q_width + d.kv_width));
@@ -404,7 +417,7 @@ TransformerPiece attention_piece(const TransformerArch& a, const TransformerShar
 TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, const Dims& d,
                            const Roofline& r) {
   const bool moe = a.experts > 1;
-  PieceCost c(r, /*linears_in_fp8=*/true, moe ? 0 : fp8_gather_tp(s, r));
+  PieceCost c(r, /*linears_in_fp8=*/true, moe ? 0 : fp8_gather_tp(s));
   add_norm(c, d);
   double before_combine_sec = 0;
   if (moe) {
@@ -441,7 +454,7 @@ TransformerPiece ffn_piece(const TransformerArch& a, const TransformerShard& s, 
   if (s.recompute == Recompute::kSelectiveOp) {
     // torchtitan keeps the gate's and the down projection's outputs (its 5th and 7th mm); it
     // redoes the norm, the up projection (6th), SiLU(gate) * up and the residual.
-    PieceCost redo(r, /*linears_in_fp8=*/true, fp8_gather_tp(s, r));
+    PieceCost redo(r, /*linears_in_fp8=*/true, fp8_gather_tp(s));
     add_norm(redo, d);
     redo.gemm(d.tokens, d.hidden, d.ffn, Gathered::kInput);
     redo.elementwise(2 * d.tokens * d.ffn, d.tokens * d.ffn);
@@ -488,8 +501,8 @@ void set_communication(TransformerPiece& p, const TransformerArch& a, const Tran
     p.tp_bytes = head ? t * kLossScalarBytes : activation;
     p.tp_collectives = head ? kCrossEntropyAllReduces : 1;
     p.tp_input_bytes = p.kind == PieceKind::kEmbedding ? 0 : activation;
-    p.tp_gathers_fp8 = s.precision == "fp8" && s.sequence_parallel &&
-                       (p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp);
+    p.tp_gathers_fp8 =
+        gathers_fp8(s) && (p.kind == PieceKind::kAttention || p.kind == PieceKind::kMlp);
   }
   if (s.cp > 1 && p.kind == PieceKind::kAttention) {
     p.cp_kv_bytes = 2 * t * kv_heads_on_rank(a, s.tp) * head_dim(a) * element_bytes;
@@ -538,7 +551,8 @@ bool has_selective_op(const TransformerArch& arch) {
 }
 
 std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name) {
-  for (Fp8Recipe r : {Fp8Recipe::kTorchao, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
+  for (Fp8Recipe r :
+       {Fp8Recipe::kTorchao, Fp8Recipe::kTorchaoRowwise, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
     if (fp8_recipe_name(r) == name) {
       return r;
     }
@@ -548,6 +562,8 @@ std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name) {
 
 std::string_view fp8_recipe_name(Fp8Recipe recipe) {
   switch (recipe) {
+    case Fp8Recipe::kTorchaoRowwise:
+      return "torchao-rowwise";
     case Fp8Recipe::kTe:
       return "te";
     case Fp8Recipe::kMegatronTe:

@@ -90,12 +90,13 @@ enum class AttentionKernel { kFlash1, kFlash2, kCudnn };
 
 // How the training framework runs float8's casts (TRANSFORMER.md, "Float8"). kTorchao:
 // torchao's dynamic tensorwise scaling, as torchtitan runs it: every forward casts each weight
-// again, after an amax pass of its own. kTe: Transformer Engine's delayed scaling called once
-// per micro-batch (llm-foundry): every forward casts each weight, its amax from the history.
-// kMegatronTe: Transformer Engine as Megatron-LM and NeMo drive it, which cast a weight in a
-// step's first micro-batch only (is_first_microbatch) and reuse it.
-enum class Fp8Recipe { kTorchao, kTe, kMegatronTe };
-// "torchao", "te", "megatron-te"; nullopt for anything else.
+// again, after an amax pass of its own. kTorchaoRowwise: its rowwise scaling, cast alike, whose
+// tensor-parallel gathers stay bf16 (torchao's fp8 TP plan is tensorwise only). kTe: Transformer
+// Engine's delayed scaling called once per micro-batch (llm-foundry): every forward casts each
+// weight, its amax from the history. kMegatronTe: Transformer Engine as Megatron-LM and NeMo drive
+// it, which cast a weight in a step's first micro-batch only (is_first_microbatch) and reuse it.
+enum class Fp8Recipe { kTorchao, kTorchaoRowwise, kTe, kMegatronTe };
+// "torchao", "torchao-rowwise", "te", "megatron-te"; nullopt for anything else.
 [[nodiscard]] std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name);
 [[nodiscard]] std::string_view fp8_recipe_name(Fp8Recipe recipe);
 

@@ -71,7 +71,7 @@ MODEL_FLAGS = {
     "--stage-layers": ["12,12", "0,24", "1", "a,b"],
     "--sequence-parallel": None,
     "--attention": ["flash1", "flash2", "cudnn", "flash3", ""],
-    "--fp8-recipe": ["torchao", "te", "megatron-te", "delayed", ""],
+    "--fp8-recipe": ["torchao", "torchao-rowwise", "te", "megatron-te", "delayed", ""],
 }
 JOB = "tests/testdata/job_gpt3_1.3b.json"  # its platform made absolute before mutating
 # Texts that broke readers before: huge numbers, deep nesting, bad UTF-8, long strings.

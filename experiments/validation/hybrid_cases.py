@@ -47,6 +47,14 @@ NEMO_CUDNN_FROM = (24, 5)
 # step. Taken from the frameworks' code, not from the rows; passed on every row (it matters
 # with fp8 only), so that a what-if pair's baseline carries it.
 FP8_RECIPE = {"TT": "torchao", "LLMF": "te", "NEMO": "megatron-te", "MEG": "megatron-te"}
+
+
+def fp8_recipe(source, row):
+    """The --fp8-recipe of a row of `source` (FP8_RECIPE; a torchtitan row that states rowwise
+    scaling, its rowwise recipe)."""
+    if source == "TT" and "rowwise" in row["precision"].lower():
+        return "torchao-rowwise"
+    return FP8_RECIPE[source]
 _NEMO_CONTAINER = re.compile(r"NeMo ?(\d{2})\.(\d{2})")
 
 
@@ -486,7 +494,7 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
             assumed.append(f"TP overlapped: {NEMO_TP_OVERLAP_SOURCE}")
     if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
         args += ["--cross-entropy", "pytorch"]
-    args += ["--attention", attention_kernel(source, row), "--fp8-recipe", FP8_RECIPE[source]]
+    args += ["--attention", attention_kernel(source, row), "--fp8-recipe", fp8_recipe(source, row)]
     args += ["--recompute", recompute] + (["--checkpoint-early-stop"] if early_stop else [])
     args += ["--collective-latency", COLLECTIVE_LATENCY,
              "--algorithm", "ring" if nodes == 1 else NCCL_ALGORITHMS, "--replay", "fast",

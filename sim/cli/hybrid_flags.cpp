@@ -31,10 +31,13 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "--model's precision: fp32, tf32, fp16 or bf16 (mixed precision), or fp8 (bf16 with the "
       "layers' linear GEMMs in float8: workloads/TRANSFORMER.md)");
   add("fp8-recipe",
-      po::value(&f.fp8_recipe)->default_value("torchao")->value_name("torchao|te|megatron-te"),
+      po::value(&f.fp8_recipe)
+          ->default_value("torchao")
+          ->value_name("torchao|torchao-rowwise|te|megatron-te"),
       "with --precision fp8, how the framework casts (workloads/TRANSFORMER.md, \"Float8\"): "
       "torchao (torchtitan's float8: dynamic scaling, each weight cast in every forward after an "
-      "amax pass of its own), te (Transformer Engine called once per micro-batch, as llm-foundry "
+      "amax pass of its own; torchao-rowwise: its rowwise scaling, whose TP gathers stay bf16), "
+      "te (Transformer Engine called once per micro-batch, as llm-foundry "
       "does: each weight cast in every forward) or megatron-te (Transformer Engine as Megatron-LM "
       "and NeMo drive it: a weight cast in a step's first micro-batch only)");
   add("parallel", po::value(&f.parallel)->value_name("tp=T,pp=P,dp=D[,cp=C][,ep=E]"),
@@ -125,7 +128,7 @@ workloads::Fp8Recipe fp8_recipe_flag(const std::string& name) {
   const auto recipe = workloads::parse_fp8_recipe(name);
   if (!recipe) {
     throw ConfigError("--fp8-recipe " + parsing::printable(name) +
-                      ": expected torchao, te or megatron-te");
+                      ": expected torchao, torchao-rowwise, te or megatron-te");
   }
   return *recipe;
 }

@@ -58,7 +58,9 @@ po::options_description plan_flags(PlanFlags& f) {
       po::value(&f.attention)->default_value("flash2")->value_name("flash1|flash2|cudnn"),
       "a transformer's attention kernel, as `dtsim simulate --attention` takes it");
   add("fp8-recipe",
-      po::value(&f.fp8_recipe)->default_value("torchao")->value_name("torchao|te|megatron-te"),
+      po::value(&f.fp8_recipe)
+          ->default_value("torchao")
+          ->value_name("torchao|torchao-rowwise|te|megatron-te"),
       "with --precision fp8, how the framework casts, as `dtsim simulate --fp8-recipe` takes it");
   add("platform", po::value(&f.platform)->required()->value_name("P.json"),
       "the cluster: a star or fat-tree platform spec or preset (platforms/FORMAT.md)");

@@ -191,8 +191,9 @@ TEST_F(HybridCli, TheFp8RecipeCastsWeightsAsTheFrameworkDoesAndTpGathersFp8) {
     EXPECT_LT(tp(recipe), tp("bf16")) << recipe;
     EXPECT_GT(tp(recipe), 0.5 * tp("bf16")) << recipe;  // the reduce-scatters stay 16-bit
   }
-  expect_error(job + " --fp8-recipe TE",
-               "dtsim simulate: --fp8-recipe TE: expected torchao, te or megatron-te\n");
+  expect_error(
+      job + " --fp8-recipe TE",
+      "dtsim simulate: --fp8-recipe TE: expected torchao, torchao-rowwise, te or megatron-te\n");
 }
 
 TEST_F(HybridCli, APowerLimitSlowsTheComputeNotTheNetwork) {

@@ -199,8 +199,9 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
                "or full)\n");
   expect_error(kGpt + " --attention flash3",
                "dtsim memory: --attention flash3: expected flash1, flash2 or cudnn\n");
-  expect_error(kGpt + " --fp8-recipe delayed",
-               "dtsim memory: --fp8-recipe delayed: expected torchao, te or megatron-te\n");
+  expect_error(
+      kGpt + " --fp8-recipe delayed",
+      "dtsim memory: --fp8-recipe delayed: expected torchao, torchao-rowwise, te or megatron-te\n");
   expect_error(kGpt + " --cross-entropy torch",
                "dtsim memory: --cross-entropy torch: expected fused or pytorch\n");
   expect_error("--model resnet50 --cross-entropy pytorch",

@@ -210,8 +210,8 @@ TEST_F(PlanCli, RefusesBadInputNamingTheFlag) {
   expect_error(model + " --gpus 8 --attention flash3",
                "dtsim plan: --attention flash3: expected flash1, flash2 or cudnn\n");
   expect_error(model + " --gpus 8 --fp8-recipe transformer-engine",
-               "dtsim plan: --fp8-recipe transformer-engine: expected torchao, te or "
-               "megatron-te\n");
+               "dtsim plan: --fp8-recipe transformer-engine: expected torchao, "
+               "torchao-rowwise, te or megatron-te\n");
   expect_error(
       model + " --gpus 8 --strategies tp,fsdp",
       "dtsim plan: --strategies tp,fsdp: unknown strategy \"fsdp\" (expected tp, pp, "

@@ -468,7 +468,8 @@ TEST(TransformerPieces, TheFp8RecipeSaysWhatEachForwardCastsOfTheWeights) {
   const double attention_weights = 1024.0 * 3072 + 1024.0 * 1024;
   const double mlp_weights = 2 * 1024.0 * 4096;
   for (const auto& [recipe, bytes] :
-       {std::pair{Fp8Recipe::kTorchao, 6.0}, std::pair{Fp8Recipe::kTe, 4.0}}) {
+       {std::pair{Fp8Recipe::kTorchao, 6.0}, std::pair{Fp8Recipe::kTorchaoRowwise, 6.0},
+        std::pair{Fp8Recipe::kTe, 4.0}}) {
     const auto cast = pieces(recipe);
     for (const auto& [name, weights] : {std::pair{"layers.0.attention", attention_weights},
                                         std::pair{"layers.0.mlp", mlp_weights}}) {
@@ -508,7 +509,9 @@ TEST(TransformerPieces, Fp8TensorParallelCastsOnTheShardAndGathersInFp8) {
   no_sp.sequence_parallel = false;
   TransformerShard bf16 = sp;
   bf16.precision = "bf16";
-  for (const TransformerShard& s : {no_sp, bf16}) {
+  TransformerShard rowwise = sp;  // torchao's fp8 TP plan is tensorwise only
+  rowwise.fp8_recipe = Fp8Recipe::kTorchaoRowwise;
+  for (const TransformerShard& s : {no_sp, bf16, rowwise}) {
     for (const TransformerPiece& p : transformer_pieces(toy_gpt(), s)) {
       EXPECT_FALSE(p.tp_gathers_fp8) << p.name;
     }
@@ -534,7 +537,8 @@ TEST(TransformerPieces, Fp8TensorParallelCastsOnTheShardAndGathersInFp8) {
 }
 
 TEST(TransformerPieces, Fp8RecipeNamesRoundTrip) {
-  for (Fp8Recipe r : {Fp8Recipe::kTorchao, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
+  for (Fp8Recipe r :
+       {Fp8Recipe::kTorchao, Fp8Recipe::kTorchaoRowwise, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
     EXPECT_EQ(parse_fp8_recipe(fp8_recipe_name(r)), r);
   }
   EXPECT_EQ(fp8_recipe_name(Fp8Recipe::kMegatronTe), "megatron-te");

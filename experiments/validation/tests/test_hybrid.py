@@ -84,6 +84,8 @@ class HybridCases(unittest.TestCase):
             c = self.case(case_id)
             i = c.args.index("--fp8-recipe")
             self.assertEqual(c.args[i + 1], recipe, case_id)
+        rowwise = dict(self.rows["TT-H1"], precision="bf16+float8 rowwise")
+        self.assertEqual(hc.fp8_recipe("TT", rowwise), "torchao-rowwise")
 
     def test_a_stated_power_limit_runs_the_gpu_at_it(self):
         for text, device, assumed in (
