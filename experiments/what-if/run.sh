@@ -5,7 +5,7 @@
 # models (recomputation, pipeline schedule, float8), one knob at a time. Writes results/pairs.csv,
 # results/summary.md, results/predicted_vs_measured.png, and P3's predicted gains (p3.py:
 # results/p3.csv, results/p3.md). Builds nothing (run .ci/setup first).
-# Usage: experiments/what-if/run.sh [--quick]   (about 10 minutes, most of it Megatron-LM's
+# Usage: experiments/what-if/run.sh [--quick]   (about 7 minutes, most of it Megatron-LM's
 #        1024-2520 GPU schedule pairs; --quick: 10 s, without the pairs over 64 GPUs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
