@@ -244,10 +244,10 @@ Dims dims_of(const TransformerArch& a, const TransformerShard& s) {
           .experts = 1.0 * a.experts};
 }
 
-// The costs of one piece, kernel by kernel, on one roofline.
 // Which of a GEMM's fp8 operands arrive by a sequence-parallel all-gather (cast before it).
 enum class Gathered { kNone, kInput, kOutputGradient };
 
+// The costs of one piece, kernel by kernel, on one roofline.
 class PieceCost {
  public:
   // `linears_in_fp8`: whether this piece's linear layers take fp8 when the roofline has them

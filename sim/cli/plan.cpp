@@ -292,7 +292,7 @@ std::vector<SimulatedRun> simulate_best(const PlanFlags& f,
 namespace {
 
 // What run_plan's flags say beyond their values, checked before anything is read: the
-// attention kernel, and the CSV that goes beside the report.
+// attention kernel, the float8 recipe, and the CSV that goes beside the report.
 struct CheckedPlanFlags {
   workloads::AttentionKernel attention;
   workloads::Fp8Recipe fp8_recipe;
