@@ -550,6 +550,27 @@ bool has_selective_op(const TransformerArch& arch) {
   return arch.mlp == MlpKind::kSwiGlu && arch.experts == 1 && !arch.linear_biases;
 }
 
+std::optional<CrossEntropy> parse_cross_entropy(std::string_view name) {
+  for (CrossEntropy l : {CrossEntropy::kFused, CrossEntropy::kPyTorch, CrossEntropy::kCompiled}) {
+    if (cross_entropy_name(l) == name) {
+      return l;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view cross_entropy_name(CrossEntropy loss) {
+  switch (loss) {
+    case CrossEntropy::kPyTorch:
+      return "pytorch";
+    case CrossEntropy::kCompiled:
+      return "compiled";
+    case CrossEntropy::kFused:
+      break;
+  }
+  return "fused";
+}
+
 std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name) {
   for (Fp8Recipe r :
        {Fp8Recipe::kTorchao, Fp8Recipe::kTorchaoRowwise, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {

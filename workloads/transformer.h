@@ -100,6 +100,16 @@ enum class Fp8Recipe { kTorchao, kTorchaoRowwise, kTe, kMegatronTe };
 [[nodiscard]] std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name);
 [[nodiscard]] std::string_view fp8_recipe_name(Fp8Recipe recipe);
 
+// The loss (sim/strategies/MEMORY.md, "The loss's backward"): kFused, Megatron-LM's fused
+// vocab-parallel cross-entropy; kPyTorch, F.cross_entropy on an fp32 copy of the logits
+// (torchtitan), which holds more while its backward runs; kCompiled, the same under
+// torch.compile (torchtitan compiles its loss with the model since April 2025), which keeps the
+// 16-bit logits and writes a 16-bit gradient.
+enum class CrossEntropy { kFused, kPyTorch, kCompiled };
+// "fused", "pytorch", "compiled"; nullopt for anything else.
+[[nodiscard]] std::optional<CrossEntropy> parse_cross_entropy(std::string_view name);
+[[nodiscard]] std::string_view cross_entropy_name(CrossEntropy loss);
+
 struct TransformerShard {  // how one rank runs one micro-batch
   int micro_batch = 1;     // sequences per micro-batch
   int seq_len = 2048;
@@ -118,13 +128,10 @@ struct TransformerShard {  // how one rank runs one micro-batch
   // again (Megatron-LM, NeMo, reentrant checkpoint).
   bool checkpoint_early_stop = false;
   AttentionKernel attention = AttentionKernel::kFlash2;
-  // The loss: Megatron-LM's fused vocab-parallel cross-entropy (false), or PyTorch's
-  // F.cross_entropy on an fp32 copy of the logits (torchtitan), which holds more while its
-  // backward runs (sim/strategies/MEMORY.md). Changes memory only.
-  bool pytorch_cross_entropy = false;
-  std::string device = "h100";                 // device_catalog() name
-  std::string precision = "bf16";              // fp32, tf32, fp16, bf16, fp8
-  Fp8Recipe fp8_recipe = Fp8Recipe::kTorchao;  // with fp8: how its casts run
+  CrossEntropy cross_entropy = CrossEntropy::kFused;  // the loss; changes memory only
+  std::string device = "h100";                        // device_catalog() name
+  std::string precision = "bf16";                     // fp32, tf32, fp16, bf16, fp8
+  Fp8Recipe fp8_recipe = Fp8Recipe::kTorchao;         // with fp8: how its casts run
   // Megatron-LM's --make-vocab-size-divisible-by: the embedding and the head run a vocabulary
   // padded up to a multiple of vocab_divisible_by * tp (1: no padding beyond a multiple of tp).
   int vocab_divisible_by = 128;

@@ -235,13 +235,32 @@ def _precision(row, device):
     raise HybridSkip("precision", f"'{row['precision']}' not understood")
 
 
+# torchtitan compiles its loss with the model since pytorch/torchtitan#1033 (merged 2025-04-01:
+# "compiling the loss fn if job_config.training.compile is set"); before, only the blocks. A
+# row's torchtitan date is its benchmark file's (llama3_h100_202412_..., ..._2025-06_...).
+TT_COMPILED_LOSS_FROM = (2025, 4)
+_TT_BENCHMARK_DATE = re.compile(r"_(20\d\d)-?(\d\d)_")
+COMPILE = re.compile(r"compile=on|torch\.compile|\+ compile\b")
+
+
+def cross_entropy(source, row):
+    """The --cross-entropy of a row (None: the default, fused): torchtitan's F.cross_entropy on
+    fp32 logits, compiled where the row ran torch.compile with a torchtitan of April 2025 on."""
+    if source != "TT":
+        return None
+    date = _TT_BENCHMARK_DATE.search(row["source"])
+    compiled = (date and (int(date[1]), int(date[2])) >= TT_COMPILED_LOSS_FROM
+                and COMPILE.search(row["notes"] + " " + row["what_if"]))
+    return "compiled" if compiled else "pytorch"
+
+
 def _flags(row):
     """What the row ran that dtsim does not model (README: such rows are predicted, flagged, and
     kept out of the headline MAPE)."""
     notes, what_if = row["notes"], row["what_if"]
     text = notes + " " + what_if
     flags = []
-    if re.search(r"compile=on|torch\.compile|\+ compile\b", text):
+    if COMPILE.search(text):
         flags.append("torch.compile (fused kernels)")
     if re.search(r"async[\s_-]?tp(?!=off)", text, re.IGNORECASE):
         flags.append("asynchronous TP")
@@ -492,8 +511,9 @@ def make_hybrid_case(row, workdir, catalog, memory=False):
         if source == "NEMO" and name in NEMO_TP_OVERLAP:
             args.append("--tp-overlap")
             assumed.append(f"TP overlapped: {NEMO_TP_OVERLAP_SOURCE}")
-    if source == "TT":  # torchtitan's loss: F.cross_entropy on fp32 logits (MEMORY.md)
-        args += ["--cross-entropy", "pytorch"]
+    loss = cross_entropy(source, row)  # torchtitan's F.cross_entropy, maybe compiled (MEMORY.md)
+    if loss:
+        args += ["--cross-entropy", loss]
     args += ["--attention", attention_kernel(source, row), "--fp8-recipe", fp8_recipe(source, row)]
     args += ["--recompute", recompute] + (["--checkpoint-early-stop"] if early_stop else [])
     args += ["--collective-latency", COLLECTIVE_LATENCY,

@@ -105,9 +105,11 @@ po::options_description hybrid_flags(HybridFlags& f) {
       "FlashAttention-3); flash2 and cudnn differ on Hopper and later "
       "(workloads/TRANSFORMER.md)");
   add("cross-entropy",
-      po::value(&f.cross_entropy)->default_value("fused")->value_name("fused|pytorch"),
-      "the loss, for memory: fused (Megatron-LM's vocab-parallel cross-entropy) or pytorch "
-      "(F.cross_entropy on fp32 logits, as torchtitan: more held while its backward runs)");
+      po::value(&f.cross_entropy)->default_value("fused")->value_name("fused|pytorch|compiled"),
+      "the loss, for memory: fused (Megatron-LM's vocab-parallel cross-entropy), pytorch "
+      "(F.cross_entropy on fp32 logits, as torchtitan: more held while its backward runs) or "
+      "compiled (the same under torch.compile, as torchtitan since April 2025 with compile on: "
+      "the 16-bit logits kept, a 16-bit gradient)");
   add("cp", po::value(&f.cp)->default_value(0)->value_name("C"), "context parallel degree");
   add("ep", po::value(&f.ep)->default_value(0)->value_name("E"), "expert parallel degree");
   add("stage-layers", po::value(&f.stage_layers)->value_name("N,N,..."),
@@ -330,10 +332,12 @@ HybridConfig hybrid_config(const HybridFlags& f, const RunOptions& run,
   c.checkpoint_early_stop = f.checkpoint_early_stop;
   c.attention = attention_flag(f.attention);
   c.fp8_recipe = fp8_recipe_flag(f.fp8_recipe);
-  if (f.cross_entropy != "fused" && f.cross_entropy != "pytorch") {
-    throw ConfigError("--cross-entropy " + f.cross_entropy + ": expected fused or pytorch");
+  const auto loss = workloads::parse_cross_entropy(f.cross_entropy);
+  if (!loss) {
+    throw ConfigError("--cross-entropy " + parsing::printable(f.cross_entropy) +
+                      ": expected fused, pytorch or compiled");
   }
-  c.pytorch_cross_entropy = f.cross_entropy == "pytorch";
+  c.cross_entropy = *loss;
   set_sharding(f, c.job);
   c.job.bucket_cap_bytes = bucket_cap_bytes;
   c.job.iterations = iterations;

@@ -103,7 +103,7 @@ workloads::TransformerShard transformer_shard(const HybridConfig& c, int seq_len
           .recompute_every = c.recompute_every,
           .checkpoint_early_stop = c.checkpoint_early_stop,
           .attention = c.attention,
-          .pytorch_cross_entropy = c.pytorch_cross_entropy,
+          .cross_entropy = c.cross_entropy,
           .device = c.device,
           .precision = c.precision,
           .fp8_recipe = c.fp8_recipe};
@@ -405,10 +405,11 @@ PreparedJob prepare(const HybridConfig& config) {
   int micro_batch = config.micro_batch;
   workloads::TransformerArch arch;  // a transformer's
   const bool zoo_cnn = !config.model.empty() && workloads::is_cnn(config.model);
-  if (config.pytorch_cross_entropy && (zoo_cnn || config.model.empty())) {
+  if (config.cross_entropy != workloads::CrossEntropy::kFused &&
+      (zoo_cnn || config.model.empty())) {
     throw ConfigError("cross_entropy",
-                      "pytorch: the loss's memory is a transformer's (its "
-                      "vocabulary's logits); " +
+                      std::string(workloads::cross_entropy_name(config.cross_entropy)) +
+                          ": the loss's memory is a transformer's (its vocabulary's logits); " +
                           (zoo_cnn ? config.model : std::string("a trace")) + " has none");
   }
   if (config.recompute != workloads::Recompute::kNone && (zoo_cnn || config.model.empty())) {

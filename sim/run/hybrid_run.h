@@ -29,7 +29,7 @@ struct HybridConfig {
   workloads::Recompute recompute = workloads::Recompute::kNone;
   int recompute_every = 1;             // full recompute of every N-th block (TransformerShard)
   bool checkpoint_early_stop = false;  // PyTorch's non-reentrant early stop (TransformerShard)
-  bool pytorch_cross_entropy = false;  // the loss's memory (workloads::TransformerShard)
+  workloads::CrossEntropy cross_entropy = workloads::CrossEntropy::kFused;  // the loss's memory
   workloads::AttentionKernel attention = workloads::AttentionKernel::kFlash2;
   workloads::Fp8Recipe fp8_recipe = workloads::Fp8Recipe::kTorchao;  // with precision fp8
   // A CNN of the zoo (--model, or the model a trace names): its model-parallel split

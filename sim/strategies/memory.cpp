@@ -9,6 +9,7 @@
 
 namespace dtsim::sim {
 
+using workloads::CrossEntropy;
 using workloads::Recompute;
 using workloads::TransformerArch;
 using workloads::TransformerShard;
@@ -126,12 +127,22 @@ U64 embedding_activation_bytes(const TransformerArch& arch, const TransformerSha
 
 U64 head_activation_bytes(const TransformerArch& arch, const TransformerShard& shard) {
   const Shapes d = shapes_of(arch, shard);
-  return ceil_div(d.tokens * 2 * d.element * d.hidden, d.sp) + d.tokens * 4 * d.vocab;
+  // The loss keeps fp32 logits (its softmax), or compiled, the 16-bit logits it was given.
+  const U64 logit = shard.cross_entropy == CrossEntropy::kCompiled ? d.element : 4;
+  return ceil_div(d.tokens * 2 * d.element * d.hidden, d.sp) + d.tokens * logit * d.vocab;
 }
 
 U64 loss_backward_bytes(const TransformerArch& arch, const TransformerShard& shard) {
   const Shapes d = shapes_of(arch, shard);
-  return shard.pytorch_cross_entropy ? d.tokens * 8 * d.vocab : 0;
+  switch (shard.cross_entropy) {
+    case CrossEntropy::kPyTorch:  // the loss's gradient and log_softmax's, fp32
+      return d.tokens * 8 * d.vocab;
+    case CrossEntropy::kCompiled:  // one fused kernel writes the logits' 16-bit gradient
+      return d.tokens * d.element * d.vocab;
+    case CrossEntropy::kFused:  // the gradient written over the saved softmax
+      break;
+  }
+  return 0;
 }
 
 U64 peak_held_bytes(const std::vector<PipelineStep>& order, const std::vector<U64>& chunk_bytes) {

@@ -48,15 +48,16 @@ inline constexpr std::uint64_t kNcclBytesPerCommunicator = 16ULL << 20;
                                                    AttentionMemory attention);
 // The same for the embedding (its output's dropout mask, models with dropout only) and for the
 // head (the final norm's and the output projection's inputs, the fp32 logits of the loss over
-// the rank's V'/tp vocabulary). Neither is ever recomputed.
+// the rank's V'/tp vocabulary; a compiled loss's 16-bit logits). Neither is ever recomputed.
 [[nodiscard]] std::uint64_t embedding_activation_bytes(const workloads::TransformerArch& arch,
                                                        const workloads::TransformerShard& shard);
 [[nodiscard]] std::uint64_t head_activation_bytes(const workloads::TransformerArch& arch,
                                                   const workloads::TransformerShard& shard);
 // What the loss's backward holds beyond head_activation_bytes while it runs, once per stage
 // with the head: 0 for Megatron-LM's fused cross-entropy (it writes the gradient over the saved
-// softmax); 8*T*V'/tp with shard.pytorch_cross_entropy (PyTorch's F.cross_entropy on fp32
-// logits: the loss's gradient and log_softmax's, beside its saved output; MEMORY.md).
+// softmax); 8*T*V'/tp with PyTorch's F.cross_entropy on fp32 logits (the loss's gradient and
+// log_softmax's, beside its saved output); e*T*V'/tp compiled (the logits' gradient in 16 bits,
+// from one fused kernel; MEMORY.md).
 [[nodiscard]] std::uint64_t loss_backward_bytes(const workloads::TransformerArch& arch,
                                                 const workloads::TransformerShard& shard);
 

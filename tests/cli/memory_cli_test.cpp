@@ -126,6 +126,20 @@ TEST_F(MemoryCli, PytorchCrossEntropyAddsEightBytesPerLogitToTheHeadStage) {
             fused[1]["activations_bytes"].get<std::uint64_t>() + 8ULL * 2048 * 128256);
 }
 
+TEST_F(MemoryCli, CompiledCrossEntropyHoldsEightBytesPerLogitLessThanEager) {
+  // The same under torch.compile (sim/strategies/MEMORY.md): the last stage keeps the bf16
+  // logits (2 bytes, not fp32's 4) and its backward writes a bf16 gradient (2, not 8): 8 bytes
+  // per logit less, 8 * 2048 * 128256; stage 0 unchanged.
+  const std::string llama =
+      "--model llama3.1-8b --parallel pp=2 --micro-batch 2 --seq-len 1024 "
+      "--recompute selective-op";
+  const json pytorch = memory(llama + " --cross-entropy pytorch")["memory"]["stages"];
+  const json compiled = memory(llama + " --cross-entropy compiled")["memory"]["stages"];
+  EXPECT_EQ(compiled[0]["activations_bytes"], pytorch[0]["activations_bytes"]);
+  EXPECT_EQ(compiled[1]["activations_bytes"].get<std::uint64_t>(),
+            pytorch[1]["activations_bytes"].get<std::uint64_t>() - 8ULL * 2048 * 128256);
+}
+
 TEST_F(MemoryCli, MptsPositionTableFollowsTheSequence) {
   // llm-foundry sizes MPT's learned position table to the run's sequence: at 8192 tokens
   // mpt-125m has 12 (12 d^2 + 13 d) + 50368 d + 8192 d + 2 d = 130,030,080 parameters (d = 768;
@@ -203,7 +217,7 @@ TEST_F(MemoryCli, BadInputIsALocatedError) {
       kGpt + " --fp8-recipe delayed",
       "dtsim memory: --fp8-recipe delayed: expected torchao, torchao-rowwise, te or megatron-te\n");
   expect_error(kGpt + " --cross-entropy torch",
-               "dtsim memory: --cross-entropy torch: expected fused or pytorch\n");
+               "dtsim memory: --cross-entropy torch: expected fused, pytorch or compiled\n");
   expect_error("--model resnet50 --cross-entropy pytorch",
                "dtsim memory: --cross-entropy pytorch: the loss's memory is a transformer's (its "
                "vocabulary's logits); resnet50 has none\n");

@@ -76,6 +76,23 @@ class HybridCases(unittest.TestCase):
         # The GPU column's "500W limit" is the device's power limit, not an assumption.
         self.assertFalse(any("500W" in a for a in c.assumed))
 
+    def test_torchtitan_compiles_its_loss_from_april_2025_with_compile_on(self):
+        # pytorch/torchtitan#1033 (2025-04-01); the date is the benchmark file's.
+        row = dict(self.rows["TT-H1"])
+        self.assertEqual(hc.cross_entropy("TT", row), "pytorch")
+        self.assertIsNone(hc.cross_entropy("NEMO", self.rows["NEMO-H1"]))
+        for source, notes, loss in (
+                ("benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md", "torch.compile",
+                 "compiled"),
+                ("benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md", "FSDP, torch.compile",
+                 "compiled"),
+                ("benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md", "eager", "pytorch"),
+                ("benchmarks/llama3_h100_202412_torchtitan.md", "FSDP + torch.compile",
+                 "pytorch"),
+                ("benchmarks/llama3_h100_202503_x.md", "torch.compile", "pytorch")):
+            row.update(source=source, notes=notes, what_if="")
+            self.assertEqual(hc.cross_entropy("TT", row), loss, (source, notes))
+
     def test_each_source_casts_float8_as_its_framework_does(self):
         # torchtitan runs torchao; NeMo and Megatron-LM pass is_first_microbatch to Transformer
         # Engine (workloads/TRANSFORMER.md, "Float8"). No llm-foundry row among the fixtures runs.

@@ -13,6 +13,7 @@
 namespace dtsim::sim {
 namespace {
 
+using workloads::CrossEntropy;
 using workloads::Recompute;
 using workloads::TransformerArch;
 using workloads::TransformerShard;
@@ -193,17 +194,34 @@ TEST(MemoryModel, SelectiveOpKeepsEverySecondGemmOutputByHand) {
 TEST(MemoryModel, PytorchCrossEntropyHoldsTwoMoreLogitGradientsByHand) {
   TransformerShard shard = tiny_shard(Recompute::kSelectiveOp);
   EXPECT_EQ(model_of(tiny_llama(), shard, tiny_job({})).stages[0].activations_bytes, 138240u);
-  shard.pytorch_cross_entropy = true;
+  shard.cross_entropy = CrossEntropy::kPyTorch;
   EXPECT_EQ(loss_backward_bytes(tiny_llama(), shard), 32768u);
   EXPECT_EQ(model_of(tiny_llama(), shard, tiny_job({})).stages[0].activations_bytes,
             138240u + 32768);
   // Only the stage with the head holds it: pp = 2, one block each; stage 0 has none of it.
   const MemoryReport pp2 = model_of(tiny_llama(), shard, tiny_job({.pp = 2}, 2));
   TransformerShard fused = shard;
-  fused.pytorch_cross_entropy = false;
+  fused.cross_entropy = CrossEntropy::kFused;
   const MemoryReport pp2_fused = model_of(tiny_llama(), fused, tiny_job({.pp = 2}, 2));
   EXPECT_EQ(pp2.stages[0].activations_bytes, pp2_fused.stages[0].activations_bytes);
   EXPECT_EQ(pp2.stages[1].activations_bytes, pp2_fused.stages[1].activations_bytes + 32768);
+}
+
+// The same under torch.compile: the loss keeps the bf16 logits it was given (2*T*V = 8192, for
+// the 16384 of fp32) and its backward writes their bf16 gradient (2*T*V = 8192): the stage holds
+// 138240 - 8192 + 8192 = 138240 while it runs, 32768 less than eager PyTorch's, and as much as
+// the fused loss (its fp32 softmax, 4*T*V, is the same 16384 bytes as the two bf16 tensors).
+// (T*V = 32 tokens x 128 vocabulary = 4096, as above.)
+TEST(MemoryModel, CompiledCrossEntropyKeepsSixteenBitLogitsAndGradient) {
+  TransformerShard shard = tiny_shard(Recompute::kSelectiveOp);
+  shard.cross_entropy = CrossEntropy::kCompiled;
+  EXPECT_EQ(head_activation_bytes(tiny_llama(), shard),
+            head_activation_bytes(tiny_llama(), tiny_shard(Recompute::kSelectiveOp)) - 8192);
+  EXPECT_EQ(loss_backward_bytes(tiny_llama(), shard), 8192u);
+  EXPECT_EQ(model_of(tiny_llama(), shard, tiny_job({})).stages[0].activations_bytes, 138240u);
+  EXPECT_EQ(workloads::parse_cross_entropy("compiled"), CrossEntropy::kCompiled);
+  EXPECT_EQ(workloads::cross_entropy_name(CrossEntropy::kPyTorch), "pytorch");
+  EXPECT_EQ(workloads::parse_cross_entropy("torch"), std::nullopt);
 }
 
 // ZeRO by hand, dp = 4, one stage, one micro-batch: shards of ceil(N/4) = 28832 parameters.
