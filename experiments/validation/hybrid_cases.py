@@ -214,8 +214,8 @@ def _system(row):
 FP8_DEVICES = ("h100", "h100-pcie", "h200", "b200", "l40s", "l4")
 FP8_NOTE = ("float8: the layers' linear GEMMs in fp8 at the datasheet's fp8 peak with casts of "
             "their operands as the source's framework runs them (FP8_RECIPE); attention, norms, "
-            "the output head and communication in bf16, but torchtitan's TP all-gathers "
-            "(workloads/TRANSFORMER.md, \"Float8\")")
+            "the output head and communication in bf16, but the sequence-parallel TP all-gathers "
+            "(fp8 except with torchao's rowwise scaling; workloads/TRANSFORMER.md, \"Float8\")")
 
 
 def _precision(row, device):
