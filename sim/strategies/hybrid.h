@@ -84,8 +84,9 @@ struct ModelPiece {
   std::uint64_t tp_in_bytes = 0;
   std::uint64_t tp_out_bytes = 0;
   // With sequence parallelism, the all-gathers move fp8 copies of the 16-bit activations and
-  // output gradients these bytes count: half of them (torchao's float8 TP plan, which casts
-  // before it gathers; workloads/TRANSFORMER.md, "Float8"). Reduce-scatters stay 16-bit.
+  // output gradients these bytes count: half of them (Transformer Engine and torchao's tensorwise
+  // float8 TP plan cast before they gather; workloads/TRANSFORMER.md, "Float8"). Reduce-scatters
+  // stay 16-bit.
   bool tp_gathers_fp8 = false;
   [[nodiscard]] std::uint64_t tp_gather_bytes(std::uint64_t bytes) const {
     return tp_gathers_fp8 ? bytes / 2 : bytes;
