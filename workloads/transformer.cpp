@@ -1,6 +1,7 @@
 #include "workloads/transformer.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -512,6 +513,18 @@ void set_communication(TransformerPiece& p, const TransformerArch& a, const Tran
   }
 }
 
+// The value of `values` whose `name_of` is `name`, if any: the parsers of the named choices.
+template <typename Enum>
+std::optional<Enum> parse_named(std::string_view name, std::initializer_list<Enum> values,
+                                std::string_view (*name_of)(Enum)) {
+  for (Enum v : values) {
+    if (name_of(v) == name) {
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::uint64_t parameter_count(const TransformerArch& arch) {
@@ -523,13 +536,9 @@ std::uint64_t parameter_count(const TransformerArch& arch) {
 }
 
 std::optional<Recompute> parse_recompute(std::string_view name) {
-  for (Recompute r :
-       {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveOp, Recompute::kFull}) {
-    if (recompute_name(r) == name) {
-      return r;
-    }
-  }
-  return std::nullopt;
+  return parse_named(
+      name, {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveOp, Recompute::kFull},
+      recompute_name);
 }
 
 std::string_view recompute_name(Recompute recompute) {
@@ -551,12 +560,8 @@ bool has_selective_op(const TransformerArch& arch) {
 }
 
 std::optional<CrossEntropy> parse_cross_entropy(std::string_view name) {
-  for (CrossEntropy l : {CrossEntropy::kFused, CrossEntropy::kPyTorch, CrossEntropy::kCompiled}) {
-    if (cross_entropy_name(l) == name) {
-      return l;
-    }
-  }
-  return std::nullopt;
+  return parse_named(name, {CrossEntropy::kFused, CrossEntropy::kPyTorch, CrossEntropy::kCompiled},
+                     cross_entropy_name);
 }
 
 std::string_view cross_entropy_name(CrossEntropy loss) {
@@ -572,13 +577,10 @@ std::string_view cross_entropy_name(CrossEntropy loss) {
 }
 
 std::optional<Fp8Recipe> parse_fp8_recipe(std::string_view name) {
-  for (Fp8Recipe r :
-       {Fp8Recipe::kTorchao, Fp8Recipe::kTorchaoRowwise, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe}) {
-    if (fp8_recipe_name(r) == name) {
-      return r;
-    }
-  }
-  return std::nullopt;
+  return parse_named(
+      name,
+      {Fp8Recipe::kTorchao, Fp8Recipe::kTorchaoRowwise, Fp8Recipe::kTe, Fp8Recipe::kMegatronTe},
+      fp8_recipe_name);
 }
 
 std::string_view fp8_recipe_name(Fp8Recipe recipe) {
@@ -596,13 +598,9 @@ std::string_view fp8_recipe_name(Fp8Recipe recipe) {
 }
 
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view name) {
-  for (AttentionKernel k :
-       {AttentionKernel::kFlash1, AttentionKernel::kFlash2, AttentionKernel::kCudnn}) {
-    if (attention_kernel_name(k) == name) {
-      return k;
-    }
-  }
-  return std::nullopt;
+  return parse_named(name,
+                     {AttentionKernel::kFlash1, AttentionKernel::kFlash2, AttentionKernel::kCudnn},
+                     attention_kernel_name);
 }
 
 std::string_view attention_kernel_name(AttentionKernel kernel) {
